@@ -1,0 +1,33 @@
+//! `taskhook recover PATH`: restore a store from its newest valid checkpoint.
+
+use std::path::PathBuf;
+
+use crate::context::Ctx;
+use crate::error::{Error, Result};
+use crate::layouts::registry;
+
+use super::Io;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The store's folder, or a file inside it.
+    pub path: PathBuf,
+}
+
+pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
+    let target = cx.absolute(&args.path);
+    let project = cx.project_dir(None).to_path_buf();
+    for &layout in registry() {
+        for store in layout.discover(cx, &project)? {
+            if target.starts_with(&store.root) {
+                let msg = layout.recover(cx, &store)?;
+                super::out(io, &msg)?;
+                return Ok(0);
+            }
+        }
+    }
+    Err(Error::NotFound(format!(
+        "no taskhook store at `{}` (see `taskhook status`)",
+        target.display()
+    )))
+}

@@ -1,0 +1,73 @@
+//! Environment variables taskhook reads, as documented constants, and an injectable snapshot.
+//!
+//! Nothing below `cli/` calls `std::env` directly: the CLI takes one [`Env`] snapshot at start
+//! and passes it down, so tests can drive every code path with an explicit environment.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+
+/// Project folder override (after `--project-dir`).
+pub const TASKHOOK_PROJECT_DIR: &str = "TASKHOOK_PROJECT_DIR";
+/// Fixed clock, RFC 3339 (`2026-01-01T00:00:00Z`), for tests, replay and stale detection.
+pub const TASKHOOK_NOW: &str = "TASKHOOK_NOW";
+/// Longest wait for a sidecar lock, in seconds (decimals allowed); default 10.
+pub const TASKHOOK_LOCK_TIMEOUT: &str = "TASKHOOK_LOCK_TIMEOUT";
+/// Project folder Claude Code gives its hooks.
+pub const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
+/// Claude Code's configuration folder (default `~/.claude`).
+pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+/// Seed 002's named task list.
+pub const CLAUDE_CODE_TASK_LIST_ID: &str = "CLAUDE_CODE_TASK_LIST_ID";
+/// Seed 004's workspace.
+pub const CDD_DIR: &str = "CDD_DIR";
+/// The user's home folder (after `--home`).
+pub const HOME: &str = "HOME";
+
+/// A snapshot of the environment, taken once by the CLI.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: HashMap<String, OsString>,
+}
+
+impl Env {
+    /// Snapshots the process environment.
+    pub fn from_process() -> Self {
+        let vars = std::env::vars_os()
+            .filter_map(|(k, v)| k.into_string().ok().map(|k| (k, v)))
+            .collect();
+        Env { vars }
+    }
+
+    /// Builds an environment from explicit pairs (tests).
+    pub fn from_pairs<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<OsString>,
+    {
+        Env {
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// Returns the variable as a string when set, valid UTF-8 and not empty.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.vars
+            .get(key)
+            .and_then(|v| v.to_str())
+            .filter(|s| !s.is_empty())
+    }
+
+    /// Returns the raw variable when set and not empty (paths may be non-UTF-8).
+    pub fn get_os(&self, key: &str) -> Option<&OsString> {
+        self.vars.get(key).filter(|v| !v.is_empty())
+    }
+
+    /// Sets a variable in this snapshot (never in the process).
+    pub fn set(&mut self, key: &str, value: impl Into<OsString>) {
+        self.vars.insert(key.to_string(), value.into());
+    }
+}

@@ -1,0 +1,156 @@
+//! Test harness: a throw-away project and home, a fixed clock, and helpers that run the real
+//! binary with a payload on stdin and snapshot every file.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// Where the captured Claude Code payloads live.
+pub fn reference_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference/claude-code-2.1.330/payloads")
+}
+
+/// The fixed time every test runs at.
+pub const NOW: &str = "2026-03-01T12:00:00Z";
+
+/// A temp folder holding `proj/` (with `.git/`) and `home/`.
+pub struct Project {
+    pub tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+}
+
+/// One finished run of the binary.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Parses stdout as one JSON value.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {:?}", self.stdout))
+    }
+
+    /// Parses stdout as JSON Lines.
+    pub fn json_lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+
+    /// Asserts exit 1 with exactly one `taskhook: ` line on stderr and nothing on stdout.
+    pub fn assert_one_line_error(&self) {
+        assert_eq!(self.code, 1, "{self:?}");
+        assert!(self.stdout.is_empty(), "{self:?}");
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{self:?}");
+        assert!(lines[0].starts_with("taskhook: "), "{self:?}");
+    }
+}
+
+impl Project {
+    pub fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("proj");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        Project { tmp, root, home }
+    }
+
+    /// The binary, run in the project with a clean environment, `HOME` inside the temp folder
+    /// and the clock fixed at [`NOW`].
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("taskhook").unwrap();
+        c.current_dir(&self.root).env_clear();
+        c.env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TASKHOOK_NOW", NOW);
+        c
+    }
+
+    /// Runs `taskhook <args>` with `stdin`.
+    pub fn run(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> Run {
+        self.run_with(self.cmd(), args, stdin)
+    }
+
+    /// Runs a prepared command.
+    pub fn run_with(&self, mut c: Command, args: &[&str], stdin: impl Into<Vec<u8>>) -> Run {
+        let out = c.args(args).write_stdin(stdin).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs `taskhook hook` with one payload.
+    pub fn hook(&self, payload: &Value) -> Run {
+        self.run(&["hook"], serde_json::to_vec(payload).unwrap())
+    }
+
+    /// A captured payload with its `cwd` pointed at this project.
+    pub fn payload(&self, file: &str) -> Value {
+        let mut v = reference_payload(file);
+        v["cwd"] = Value::String(self.root.display().to_string());
+        v
+    }
+
+    /// Every file under the temp folder (project and home) with its bytes.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        snapshot(self.tmp.path())
+    }
+
+    /// Writes a file (creating folders) inside the project.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+}
+
+/// A captured payload by file name.
+pub fn reference_payload(file: &str) -> Value {
+    let text = std::fs::read_to_string(reference_dir().join(file)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The names of every captured payload (excluding `hook_env.*`, which are environments).
+pub fn reference_payload_files() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(reference_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".json") && !n.starts_with("hook_env."))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every file (and empty folder marker) under `root`, with its bytes.
+pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                out.insert(p.strip_prefix(root).unwrap().join(""), Vec::new());
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}

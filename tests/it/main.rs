@@ -1,0 +1,10 @@
+//! The one integration test binary: every test drives the real `taskhook` binary (or, for the
+//! store's process-level proofs, re-executes this test binary as a child).
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+mod install;
+mod protocol;
+mod replay;
+mod schemas;
+mod store;

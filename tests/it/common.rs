@@ -148,7 +148,10 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                 out.insert(p.strip_prefix(root).unwrap().join(""), Vec::new());
                 stack.push(p);
             } else {
-                out.insert(p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
             }
         }
     }

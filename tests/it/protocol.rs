@@ -1,1 +1,148 @@
-//! (tests to come)
+//! The hook protocol through the real binary: every captured payload, malformed input, unknown
+//! events, and the no-op path touching nothing.
+
+use serde_json::json;
+
+use crate::common::{reference_payload_files, Project};
+
+#[test]
+fn every_captured_payload_parses_and_exits_zero() {
+    let files = reference_payload_files();
+    assert!(files.len() >= 50, "only {} payloads found", files.len());
+    for file in files {
+        let p = Project::new();
+        let run = p.hook(&p.payload(&file));
+        assert_eq!(run.code, 0, "{file}: {run:?}");
+        assert!(run.stderr.is_empty(), "{file}: {run:?}");
+        let out = run.stdout.trim();
+        if !out.is_empty() {
+            assert_eq!(
+                run.stdout.lines().count(),
+                1,
+                "{file}: one JSON line: {run:?}"
+            );
+            assert!(run.json().is_object(), "{file}: {run:?}");
+        }
+    }
+}
+
+#[test]
+fn no_op_events_touch_nothing() {
+    for file in [
+        "PostToolUse.Read.json",
+        "PostToolUse.Bash.json",
+        "PreToolUse.Bash.json",
+        "UserPromptSubmit.json",
+        "Stop.json",
+        "MessageDisplay.json",
+        "PermissionRequest.Write.json",
+    ] {
+        let p = Project::new();
+        let before = p.snapshot();
+        let run = p.hook(&p.payload(file));
+        assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{file}: {run:?}");
+        assert_eq!(p.snapshot(), before, "{file} changed files");
+    }
+}
+
+#[test]
+fn unknown_event_is_silent() {
+    let p = Project::new();
+    let before = p.snapshot();
+    let run =
+        p.hook(&json!({"hook_event_name": "TeleportStart", "session_id": "s", "cwd": p.root}));
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (0, "", "")
+    );
+    assert_eq!(p.snapshot(), before);
+}
+
+#[test]
+fn unknown_fields_and_enum_values_are_tolerated() {
+    let p = Project::new();
+    let run = p.hook(&json!({
+        "hook_event_name": "SessionStart", "source": "teleport", "cwd": p.root,
+        "brand_new_field": {"nested": [1, 2]}, "session_id": "s"
+    }));
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = p.hook(&json!({
+        "hook_event_name": "PostToolUse", "tool_name": "QuantumEdit", "cwd": p.root,
+        "tool_input": {"x": 1}, "tool_response": "weird"
+    }));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+}
+
+#[test]
+fn malformed_input_is_one_line_exit_one_and_changes_nothing() {
+    let garbage: Vec<u8> = (0..50 * 1024 * 1024u32)
+        .map(|i| b"#%!x\x01"[(i % 5) as usize])
+        .collect();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", Vec::new()),
+        ("blank", b"  \n\t".to_vec()),
+        ("not json", b"hello there".to_vec()),
+        ("array", b"[{\"hook_event_name\":\"Stop\"}]".to_vec()),
+        ("string", b"\"SessionStart\"".to_vec()),
+        ("no event name", b"{}".to_vec()),
+        ("null event name", b"{\"hook_event_name\": null}".to_vec()),
+        ("truncated", b"{\"hook_event_name\": \"Stop\", ".to_vec()),
+        (
+            "invalid utf-8",
+            b"{\"hook_event_name\": \"Stop\xff\xfe\"}".to_vec(),
+        ),
+        (
+            "wrong type",
+            br#"{"hook_event_name": "SessionStart", "source": 5}"#.to_vec(),
+        ),
+        ("50 MB of garbage", garbage),
+    ];
+    for (what, input) in cases {
+        let p = Project::new();
+        let before = p.snapshot();
+        let run = p.run(&["hook"], input);
+        run.assert_one_line_error();
+        assert_eq!(p.snapshot(), before, "{what} changed files");
+    }
+}
+
+#[test]
+fn oversized_payload_is_refused_cleanly() {
+    let p = Project::new();
+    let mut big =
+        br#"{"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"content": ""#
+            .to_vec();
+    big.extend(std::iter::repeat_n(b'a', 65 * 1024 * 1024));
+    big.extend(br#""}}"#);
+    let run = p.run(&["hook"], big);
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("larger than"), "{run:?}");
+}
+
+#[test]
+fn bad_environment_is_a_clear_error() {
+    let p = Project::new();
+    let run = p.run_with(
+        {
+            let mut c = p.cmd();
+            c.env("TASKHOOK_NOW", "not a time");
+            c
+        },
+        &["hook"],
+        serde_json::to_vec(&p.payload("SessionStart.startup.json")).unwrap(),
+    );
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("TASKHOOK_NOW"), "{run:?}");
+}
+
+#[test]
+fn usage_errors_are_one_line_exit_one() {
+    let p = Project::new();
+    for args in [&["frobnicate"][..], &["replay"], &["status", "--nope"]] {
+        let run = p.run(args, "");
+        run.assert_one_line_error();
+    }
+    let help = p.run(&["--help"], "");
+    assert_eq!(help.code, 0);
+    assert!(help.stdout.contains("replay"), "{help:?}");
+}

@@ -1,1 +1,170 @@
-fn main() {}
+//! Process-level latency of `taskhook hook`, against the floor of a hello-world binary built
+//! with the same optimisation settings. Run with `cargo bench --bench latency`.
+//!
+//! Each case spawns the process, writes the payload to its stdin and waits for it to exit;
+//! cases are interleaved round-robin so drift on a shared machine hits them alike. Prints the
+//! median and 90th percentile per case, and the no-op/floor ratio (target: at most 1.5).
+#![allow(clippy::disallowed_methods)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 400;
+
+struct Case {
+    name: &'static str,
+    bin: PathBuf,
+    args: Vec<&'static str>,
+    payload: Vec<u8>,
+    samples: Vec<Duration>,
+}
+
+fn build_floor(out_dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/floor.rs");
+    let out = out_dir.join("floor");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let status = Command::new(rustc)
+        .args([
+            "--edition",
+            "2021",
+            "-C",
+            "opt-level=3",
+            "-C",
+            "codegen-units=1",
+        ])
+        .args([
+            "-C",
+            "lto=fat",
+            "-C",
+            "strip=symbols",
+            "-C",
+            "panic=unwind",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("run rustc");
+    assert!(status.success(), "building the floor binary failed");
+    out
+}
+
+fn time_once(case: &Case, home: &Path, project: &Path) -> Duration {
+    let start = Instant::now();
+    let mut child = Command::new(&case.bin)
+        .args(&case.args)
+        .env_clear()
+        .env("HOME", home)
+        .current_dir(project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&case.payload)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let elapsed = start.elapsed();
+    assert!(status.success(), "{} exited {status}", case.name);
+    elapsed
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() {
+    // `cargo bench` passes flags such as `--bench`; this harness takes none.
+    let tmp = std::env::temp_dir().join(format!("taskhook-bench-{}", std::process::id()));
+    let home = tmp.join("home");
+    let project = tmp.join("proj");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let floor = build_floor(&tmp);
+    let taskhook = PathBuf::from(env!("CARGO_BIN_EXE_taskhook"));
+    let cwd = project.display().to_string();
+    let read = serde_json::json!({
+        "session_id": "d0f25021-a11f-4950-869e-feafa9106abd",
+        "transcript_path": "/home/dev/.claude/projects/-home-dev-proj/d0f25021.jsonl",
+        "cwd": cwd, "prompt_id": "a10ee3db-ea76-4d9d-aea7-6c551e275ec1",
+        "permission_mode": "bypassPermissions", "effort": {"level": "medium"},
+        "hook_event_name": "PostToolUse", "tool_name": "Read",
+        "tool_input": {"file_path": "/home/dev/proj/hello.txt"},
+        "tool_response": {"type": "text", "file": {"filePath": "/home/dev/proj/hello.txt",
+            "content": "hello world\n", "numLines": 2, "startLine": 1, "totalLines": 2}},
+        "tool_use_id": "toolu_13445a7515124958bdd0c042", "duration_ms": 3
+    });
+    let start = serde_json::json!({
+        "session_id": "d0f25021-a11f-4950-869e-feafa9106abd",
+        "transcript_path": "/home/dev/.claude/projects/-home-dev-proj/d0f25021.jsonl",
+        "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"
+    });
+    let mut cases = vec![
+        Case {
+            name: "floor (hello world)",
+            bin: floor,
+            args: vec![],
+            payload: serde_json::to_vec(&read).unwrap(),
+            samples: vec![],
+        },
+        Case {
+            name: "hook: no-op PostToolUse Read",
+            bin: taskhook.clone(),
+            args: vec!["hook"],
+            payload: serde_json::to_vec(&read).unwrap(),
+            samples: vec![],
+        },
+        Case {
+            name: "hook: SessionStart, no stores",
+            bin: taskhook,
+            args: vec!["hook"],
+            payload: serde_json::to_vec(&start).unwrap(),
+            samples: vec![],
+        },
+    ];
+    for case in &cases {
+        for _ in 0..20 {
+            time_once(case, &home, &project); // warm the page cache
+        }
+    }
+    for _ in 0..RUNS {
+        for case in cases.iter_mut() {
+            let d = time_once(case, &home, &project);
+            case.samples.push(d);
+        }
+    }
+    println!(
+        "{:<34} {:>10} {:>10}   ({RUNS} runs each, interleaved)",
+        "case", "median", "p90"
+    );
+    let mut medians = Vec::new();
+    for case in cases.iter_mut() {
+        case.samples.sort();
+        let med = percentile(&case.samples, 0.5);
+        let p90 = percentile(&case.samples, 0.9);
+        medians.push(med);
+        println!(
+            "{:<34} {:>8.0}µs {:>8.0}µs",
+            case.name,
+            med.as_secs_f64() * 1e6,
+            p90.as_secs_f64() * 1e6
+        );
+    }
+    let ratio = medians[1].as_secs_f64() / medians[0].as_secs_f64();
+    let ratio_start = medians[2].as_secs_f64() / medians[0].as_secs_f64();
+    println!(
+        "no-op / floor: {ratio:.2}x (target <= 1.50x); SessionStart / floor: {ratio_start:.2}x"
+    );
+    // The contract's hot path must stay at process-start cost.
+    let _ = std::fs::remove_dir_all(&tmp);
+    if ratio > 1.5 {
+        eprintln!("no-op hook is over 1.5x the floor");
+        std::process::exit(1);
+    }
+}

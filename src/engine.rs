@@ -8,36 +8,227 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::agents;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::input::{Event, Payload};
+use crate::hook::input::{Event, Payload, SubagentStop, ToolUse};
 use crate::hook::output::{Decision, HookOutput, HookSpecific};
 use crate::hook::Outcome;
-use crate::layouts::{registry, Layout, Reaction, StoreRef, StoreStatus};
+use crate::layouts::{registry, Layout, Reaction, StoreRef, StoreStatus, Turn, Unit};
+use crate::signals::{
+    bound_names, parse_signals, read_transcript, split_name, SignalKind, UnitName,
+};
 use crate::store::{parse_json, schema, Loaded};
 
 /// Handles one payload across every layout that wants it.
 pub fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
-    if matches!(payload.event, Event::Unknown) {
-        return Ok(Outcome::default());
+    match &payload.event {
+        Event::Unknown => Ok(Outcome::default()),
+        Event::SubagentStop(ev) => subagent_stop(cx, payload, ev),
+        Event::PostToolUse(tool) if !payload.in_subagent() => main_post_tool_use(cx, payload, tool),
+        _ => {
+            let (reaction, errors) = layouts_reaction(cx, payload);
+            finish(&payload.name, reaction, errors)
+        }
     }
+}
+
+/// Runs the layouts that want `payload` on each of their stores. No layout wanting it costs no
+/// I/O at all (not even finding the project).
+fn layouts_reaction(cx: &Ctx, payload: &Payload) -> (Reaction, Vec<(String, Error)>) {
     let layouts: Vec<&dyn Layout> = registry()
         .iter()
         .copied()
         .filter(|l| l.wants(payload))
         .collect();
     if layouts.is_empty() {
-        return Ok(Outcome::default());
+        return (Reaction::default(), Vec::new());
     }
     let project = cx.project_dir(payload.common.cwd.as_deref()).to_path_buf();
     let is_start = matches!(payload.event, Event::SessionStart(_));
-    let (reaction, errors) = for_each_store(cx, &project, &layouts, |layout, store| {
+    for_each_store(cx, &project, &layouts, |layout, store| {
         if is_start {
             layout.session_start(cx, store)
         } else {
             layout.on_event(cx, store, payload)
         }
-    });
+    })
+}
+
+/// A PostToolUse of the main agent: the layouts' own handling, then (CONTRACT §4–§5) the
+/// binding an `Agent` call's prompt makes, and the notices subagents left for the main agent.
+fn main_post_tool_use(cx: &Ctx, payload: &Payload, tool: &ToolUse) -> Result<Outcome> {
+    let (mut reaction, mut errors) = layouts_reaction(cx, payload);
+    let project = cx.project_dir(payload.common.cwd.as_deref()).to_path_buf();
+    if matches!(tool.tool_name.as_str(), "Agent" | "Task") {
+        let agent_id = tool.tool_response.get("agentId").and_then(Value::as_str);
+        let prompt = tool.tool_input.get("prompt").and_then(Value::as_str);
+        if let (Some(agent_id), Some(prompt)) = (agent_id, prompt) {
+            let names = bound_names(prompt);
+            if !names.is_empty() {
+                if let Err(e) = agents::remember_binding(cx, &project, agent_id, &names) {
+                    errors.push(("agent bindings".into(), e));
+                }
+            }
+        }
+    }
+    match agents::take_notices(cx, &project, None) {
+        Ok(notices) => reaction.context.extend(notices),
+        Err(e) => errors.push(("agent notices".into(), e)),
+    }
+    finish(&payload.name, reaction, errors)
+}
+
+/// A store with its layout and units, as a candidate for resolving unit names.
+struct Candidate {
+    layout: &'static dyn Layout,
+    store: StoreRef,
+    units: Vec<Unit>,
+}
+
+enum Resolved {
+    One(usize, String),
+    Many(Vec<String>),
+    Nothing,
+}
+
+/// Resolves `STORE/ID` in that store, or a bare `ID` to the one active unit with that id.
+fn resolve(cands: &[Candidate], name: &str) -> Resolved {
+    let UnitName { store, id } = split_name(name);
+    let hits: Vec<usize> = cands
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| match &store {
+            Some(s) => c.store.id == *s && c.units.iter().any(|u| u.id == id),
+            None => c.units.iter().any(|u| u.id == id && u.active),
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match hits.as_slice() {
+        [] => Resolved::Nothing,
+        [one] => Resolved::One(*one, id),
+        many => Resolved::Many(
+            many.iter()
+                .map(|&i| format!("{}/{id} ({})", cands[i].store.id, cands[i].layout.name()))
+                .collect(),
+        ),
+    }
+}
+
+/// SubagentStop: the layouts' own handling (seed 002's `tasks_completed`), then signals in the
+/// final message applied wherever they resolve, and "keep going" for bound units left without
+/// one. What the main agent should learn is kept as a notice, never sent here.
+fn subagent_stop(cx: &Ctx, payload: &Payload, ev: &SubagentStop) -> Result<Outcome> {
+    let (mut reaction, mut errors) = layouts_reaction(cx, payload);
+    let agent_id = payload.common.agent_id.as_deref().filter(|a| !a.is_empty());
+    let transcript = match ev
+        .agent_transcript_path
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        Some(p) => cx.store.read_text(Path::new(p)).ok().flatten(),
+        None => None,
+    };
+    let (prompt, transcript_last) = transcript
+        .as_deref()
+        .map(read_transcript)
+        .unwrap_or_default();
+    let final_text = ev
+        .last_assistant_message
+        .clone()
+        .or(transcript_last)
+        .unwrap_or_default();
+    let signals = parse_signals(&final_text);
+    let project = cx.project_dir(payload.common.cwd.as_deref()).to_path_buf();
+    let mut bound: Vec<String> = prompt.as_deref().map(bound_names).unwrap_or_default();
+    if let Some(a) = agent_id {
+        for name in agents::binding(cx, &project, a).unwrap_or_default() {
+            if !bound.contains(&name) {
+                bound.push(name);
+            }
+        }
+    }
+    if !signals.is_empty() || !bound.is_empty() {
+        let mut cands = Vec::new();
+        for &layout in registry() {
+            match layout.discover(cx, &project) {
+                Err(e) => errors.push((layout.name().to_string(), e)),
+                Ok(stores) => {
+                    for store in stores {
+                        match layout.units(cx, &store) {
+                            Ok(units) if !units.is_empty() => cands.push(Candidate {
+                                layout,
+                                store,
+                                units,
+                            }),
+                            Ok(_) => {}
+                            Err(e) => errors.push((format!("{} {}", store.layout, store.id), e)),
+                        }
+                    }
+                }
+            }
+        }
+        let ambiguous = |name: &str, c: &[String]| {
+            format!(
+                "taskhook: {name:?} matches several active units: {}; nothing changed. Name one as STORE/ID, e.g. {}.",
+                c.join(", "),
+                c[0].split(' ').next().unwrap_or_default()
+            )
+        };
+        let mut bound_units: Vec<(usize, String)> = Vec::new();
+        for name in &bound {
+            match resolve(&cands, name) {
+                Resolved::One(i, id) if !bound_units.contains(&(i, id.clone())) => {
+                    bound_units.push((i, id))
+                }
+                Resolved::Many(c) => reaction.system.push(ambiguous(name, &c)),
+                _ => {}
+            }
+        }
+        let turn = |bound: bool| Turn {
+            agent_id,
+            bound,
+            stop_hook_active: ev.stop_hook_active.unwrap_or(false),
+            final_text: &final_text,
+        };
+        let mut signalled: Vec<(usize, String)> = Vec::new();
+        let mut applied: Vec<(usize, String, SignalKind)> = Vec::new();
+        for signal in &signals {
+            match resolve(&cands, &signal.name) {
+                Resolved::One(i, id) => {
+                    if applied.contains(&(i, id.clone(), signal.kind)) {
+                        continue;
+                    }
+                    applied.push((i, id.clone(), signal.kind));
+                    let c = &cands[i];
+                    let is_bound = bound_units.contains(&(i, id.clone()));
+                    match c
+                        .layout
+                        .apply_signal(cx, &c.store, &id, signal, &turn(is_bound))
+                    {
+                        Ok(r) => reaction.merge(r),
+                        Err(e) => errors.push((format!("{} {}", c.store.layout, c.store.id), e)),
+                    }
+                    signalled.push((i, id));
+                }
+                Resolved::Many(c) => reaction.system.push(ambiguous(&signal.name, &c)),
+                Resolved::Nothing => {}
+            }
+        }
+        for (i, id) in bound_units.iter().filter(|u| !signalled.contains(u)) {
+            let c = &cands[*i];
+            match c.layout.unsignalled_stop(cx, &c.store, id, &turn(true)) {
+                Ok(r) => reaction.merge(r),
+                Err(e) => errors.push((format!("{} {}", c.store.layout, c.store.id), e)),
+            }
+        }
+    }
+    if !reaction.context.is_empty() {
+        let text = std::mem::take(&mut reaction.context).join("\n");
+        if let Err(e) = agents::push_notice(cx, &project, agent_id.unwrap_or(""), &text) {
+            errors.push(("agent notices".into(), e));
+        }
+    }
     finish(&payload.name, reaction, errors)
 }
 
@@ -190,6 +381,18 @@ pub fn validate(cx: &Ctx) -> Result<Vec<FileReport>> {
             }
         }
     }
+    let own = agents::path(&project);
+    if cx.store.exists(&own) {
+        let errors = check_document(cx, &own, "taskhook-agents")?;
+        out.push(FileReport {
+            layout: "taskhook",
+            store: "agents".into(),
+            path: own,
+            schema: "taskhook-agents",
+            valid: errors.is_empty(),
+            errors,
+        });
+    }
     Ok(out)
 }
 
@@ -255,8 +458,7 @@ pub fn load_or_refuse(
     match cx.store.load_json(path, schema_name)? {
         Loaded::Missing => Ok((None, None)),
         Loaded::Valid(v) => Ok((Some(v), None)),
-        Loaded::Invalid(details) if rebuildable => {
-            let _ = details;
+        Loaded::Invalid(_) if rebuildable => {
             let aside = cx.store.quarantine(path)?;
             Ok((None, Some(aside)))
         }
@@ -265,5 +467,78 @@ pub fn load_or_refuse(
             store: store.root.display().to_string(),
             details,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fake;
+    impl Layout for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn wants(&self, _: &Payload) -> bool {
+            false
+        }
+        fn discover(&self, _: &Ctx, _: &Path) -> Result<Vec<StoreRef>> {
+            Ok(Vec::new())
+        }
+        fn state_files(&self, _: &Ctx, _: &StoreRef) -> Result<Vec<crate::layouts::StateFile>> {
+            Ok(Vec::new())
+        }
+        fn status(&self, _: &Ctx, _: &StoreRef) -> Result<StoreStatus> {
+            Ok(StoreStatus::default())
+        }
+        fn session_start(&self, _: &Ctx, _: &StoreRef) -> Result<Reaction> {
+            Ok(Reaction::default())
+        }
+        fn on_event(&self, _: &Ctx, _: &StoreRef, _: &Payload) -> Result<Reaction> {
+            Ok(Reaction::default())
+        }
+    }
+    static FAKE: Fake = Fake;
+
+    fn cand(store: &str, units: &[(&str, bool)]) -> Candidate {
+        Candidate {
+            layout: &FAKE,
+            store: StoreRef {
+                layout: "fake",
+                id: store.into(),
+                root: store.into(),
+            },
+            units: units
+                .iter()
+                .map(|(id, active)| Unit {
+                    id: id.to_string(),
+                    active: *active,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn bare_names_resolve_to_the_one_active_unit() {
+        let cands = [
+            cand("a", &[("T1", true), ("T2", false)]),
+            cand("b", &[("T2", true), ("T3", true)]),
+        ];
+        assert!(matches!(resolve(&cands, "T1"), Resolved::One(0, ref id) if id == "T1"));
+        // T2 is done in `a`, active in `b`: the active one wins.
+        assert!(matches!(resolve(&cands, "T2"), Resolved::One(1, _)));
+        assert!(matches!(resolve(&cands, "T9"), Resolved::Nothing));
+        let cands = [cand("a", &[("T1", true)]), cand("b", &[("T1", true)])];
+        match resolve(&cands, "T1") {
+            Resolved::Many(c) => assert_eq!(c, ["a/T1 (fake)", "b/T1 (fake)"]),
+            _ => panic!("expected ambiguity"),
+        }
+    }
+
+    #[test]
+    fn qualified_names_resolve_in_their_store_even_when_inactive() {
+        let cands = [cand("a", &[("T1", true)]), cand("b", &[("T1", false)])];
+        assert!(matches!(resolve(&cands, "b/T1"), Resolved::One(1, ref id) if id == "T1"));
+        assert!(matches!(resolve(&cands, "c/T1"), Resolved::Nothing));
     }
 }

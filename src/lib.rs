@@ -8,6 +8,7 @@
 //! - [`install`]: merging taskhook's registrations into Claude Code's `settings.json`.
 //! - [`cli`]: the clap commands, thin.
 
+pub mod agents;
 pub mod cli;
 pub mod context;
 pub mod engine;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod hook;
 pub mod install;
 pub mod layouts;
+pub mod signals;
 pub mod store;
 
 pub use error::{Error, Result};

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::hook::input::Payload;
+use crate::signals::Signal;
 
 /// One store a layout found: which layout, its id (project id, slug, list id, …) and its root.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -91,6 +92,26 @@ pub struct StoreStatus {
     pub problems: Vec<String>,
 }
 
+/// A unit (task, phase, …) that a `<task>` or `<signal>` name can resolve to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    pub id: String,
+    /// Not done, completed, cancelled, abandoned or archived.
+    pub active: bool,
+}
+
+/// The subagent turn a signal or an unsignalled stop came from.
+#[derive(Debug, Clone, Copy)]
+pub struct Turn<'a> {
+    pub agent_id: Option<&'a str>,
+    /// Whether the subagent's prompt named this unit.
+    pub bound: bool,
+    /// SubagentStop's `stop_hook_active` (informational: loops are bounded by the state).
+    pub stop_hook_active: bool,
+    /// The subagent's final message.
+    pub final_text: &'a str,
+}
+
 /// A task-state format.
 pub trait Layout: Sync {
     /// The layout's name (`claude-tasks`, `iterative`, …).
@@ -115,6 +136,38 @@ pub trait Layout: Sync {
 
     /// Handles any other event for one store.
     fn on_event(&self, cx: &Ctx, store: &StoreRef, payload: &Payload) -> Result<Reaction>;
+
+    /// The units of a store, for resolving `<task>` and `<signal>` names (CONTRACT §4).
+    fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
+        let _ = (cx, store);
+        Ok(Vec::new())
+    }
+
+    /// Applies a signal that resolved to `unit`. Context lines in the reaction are for the
+    /// main agent: the engine delivers them at its next PostToolUse, never on SubagentStop.
+    fn apply_signal(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        unit: &str,
+        signal: &Signal,
+        turn: &Turn<'_>,
+    ) -> Result<Reaction> {
+        let _ = (cx, store, unit, signal, turn);
+        Ok(Reaction::default())
+    }
+
+    /// A subagent bound to `unit` stopped without a signal for it.
+    fn unsignalled_stop(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        unit: &str,
+        turn: &Turn<'_>,
+    ) -> Result<Reaction> {
+        let _ = (cx, store, unit, turn);
+        Ok(Reaction::default())
+    }
 
     /// Restores the store from its newest valid checkpoint; returns what was done.
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {

@@ -58,6 +58,10 @@ pub static SCHEMAS: &[SchemaDef] = &[
         "cdd-history",
         "one line of $CDD_DIR/tasks/history.jsonl (seed 004)"
     ),
+    schema!(
+        "taskhook-agents",
+        ".claude/taskhook/agents.json (subagent bindings, notices)"
+    ),
 ];
 
 /// One schema violation: where in the instance (JSON pointer) and what.

@@ -2,6 +2,7 @@
 //! store's process-level proofs, re-executes this test binary as a child).
 #![allow(clippy::disallowed_methods)]
 
+mod agents;
 mod common;
 mod install;
 mod protocol;

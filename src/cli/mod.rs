@@ -3,6 +3,7 @@
 
 mod hook;
 mod install;
+mod iterative;
 mod reconcile;
 mod recover;
 mod replay;
@@ -55,6 +56,8 @@ pub enum Command {
     Install(install::Args),
     /// Print the embedded JSON Schemas.
     Schema(schema::Args),
+    /// Seed 003's iterative stores: new, status, signal, guardrail, archive.
+    Iterative(iterative::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -139,6 +142,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Recover(a) => recover::run(&cx, a, io),
         Command::Install(a) => install::run(&cx, a, io),
         Command::Schema(a) => schema::run(a, io),
+        Command::Iterative(a) => iterative::run(&cx, a, io),
     }
 }
 

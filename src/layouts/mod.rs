@@ -2,6 +2,8 @@
 //! [`registry`]. A layout owns its types, transitions and reconciliation, and reaches the disk
 //! only through [`crate::store::Store`].
 
+pub mod iterative;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -182,7 +184,8 @@ pub trait Layout: Sync {
 
 /// Every layout, in a stable order.
 pub fn registry() -> &'static [&'static dyn Layout] {
-    &[]
+    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT];
+    REGISTRY
 }
 
 /// Looks a layout up by name.

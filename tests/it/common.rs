@@ -105,9 +105,13 @@ impl Project {
         v
     }
 
-    /// Every file under the temp folder (project and home) with its bytes.
-    pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
-        snapshot(self.tmp.path())
+    /// Every file and folder under the project and the home folder, with its content.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, String> {
+        let mut all = snapshot(&self.root);
+        for (k, v) in snapshot(&self.home) {
+            all.insert(Path::new("~").join(k), v);
+        }
+        all
     }
 
     /// Writes a file (creating folders) inside the project.
@@ -136,8 +140,9 @@ pub fn reference_payload_files() -> Vec<String> {
     names
 }
 
-/// Every file (and empty folder marker) under `root`, with its bytes.
-pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+/// Every file (and folder, as `name/`) under `root`, with its content (lossy UTF-8, so a
+/// failing comparison prints readably).
+pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -145,12 +150,13 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let e = e.unwrap();
             let p = e.path();
             if e.file_type().unwrap().is_dir() {
-                out.insert(p.strip_prefix(root).unwrap().join(""), Vec::new());
+                out.insert(p.strip_prefix(root).unwrap().join(""), String::new());
                 stack.push(p);
             } else {
+                let bytes = std::fs::read(&p).unwrap();
                 out.insert(
                     p.strip_prefix(root).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
+                    String::from_utf8_lossy(&bytes).into_owned(),
                 );
             }
         }

@@ -5,6 +5,7 @@
 mod agents;
 mod common;
 mod install;
+mod iterative;
 mod protocol;
 mod replay;
 mod schemas;

@@ -1,0 +1,320 @@
+//! Seed 003's markdown files, parsed and written: `tasks.md` / `plan.md` (units, criteria,
+//! dependencies, max iterations), `progress.md` (iteration entries), `guardrails.md` entries.
+//! Pure functions over `&str`.
+
+use std::collections::BTreeMap;
+
+/// What the plan says about one unit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanUnit {
+    pub id: String,
+    pub title: String,
+    pub criteria: Option<String>,
+    pub max_iterations: Option<u64>,
+    pub depends: Vec<String>,
+}
+
+/// Parses `tasks.md` or `plan.md`: `- [ ] **T1**: title` blocks with `- Criteria:`,
+/// `- Max iterations:` and `- Depends:` lines, and chains like `T1 → T2 → T3` anywhere in a
+/// `## Dependencies` section (each unit depends on the one before it).
+pub fn parse_plan(text: &str) -> Vec<PlanUnit> {
+    let mut units: Vec<PlanUnit> = Vec::new();
+    let mut in_deps = false;
+    let mut chains: Vec<Vec<String>> = Vec::new();
+    for raw in text.lines() {
+        let line = raw.trim();
+        if let Some(h) = line.strip_prefix("## ") {
+            in_deps = h.trim().eq_ignore_ascii_case("dependencies");
+            continue;
+        }
+        if in_deps && (line.contains('→') || line.contains("->")) {
+            let chain: Vec<String> = line
+                .replace("->", "→")
+                .split('→')
+                .map(first_word)
+                .filter(|w| !w.is_empty())
+                .collect();
+            chains.push(chain);
+            continue;
+        }
+        if let Some(unit) = unit_heading(line) {
+            units.push(unit);
+            continue;
+        }
+        let Some(cur) = units.last_mut() else {
+            continue;
+        };
+        let Some(item) = line.strip_prefix("- ") else {
+            continue;
+        };
+        if let Some(v) = field(item, "Criteria") {
+            cur.criteria = Some(v.to_string());
+        } else if let Some(v) = field(item, "Max iterations") {
+            cur.max_iterations = v.trim().parse().ok();
+        } else if let Some(v) = field(item, "Depends") {
+            cur.depends = v
+                .split([',', ' '])
+                .map(|d| d.trim().trim_matches('`'))
+                .filter(|d| !d.is_empty() && !d.eq_ignore_ascii_case("none") && !d.starts_with('{'))
+                .map(str::to_string)
+                .collect();
+        }
+    }
+    for chain in chains {
+        for pair in chain.windows(2) {
+            let (before, after) = (&pair[0], &pair[1]);
+            if let Some(u) = units.iter_mut().find(|u| &u.id == after) {
+                if !u.depends.contains(before) {
+                    u.depends.push(before.clone());
+                }
+            } else {
+                units.push(PlanUnit {
+                    id: after.clone(),
+                    depends: vec![before.clone()],
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    units
+}
+
+fn first_word(s: &str) -> String {
+    s.split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+        .to_string()
+}
+
+/// `- [ ] **T1**: title` or `- [x] **T1**: title`.
+fn unit_heading(line: &str) -> Option<PlanUnit> {
+    let rest = line
+        .strip_prefix("- [ ] ")
+        .or_else(|| line.strip_prefix("- [x] "))
+        .or_else(|| line.strip_prefix("- [X] "))?;
+    let rest = rest.strip_prefix("**")?;
+    let (id, after) = rest.split_once("**")?;
+    let title = after.trim_start_matches(':').trim().to_string();
+    (!id.is_empty()).then(|| PlanUnit {
+        id: id.trim().to_string(),
+        title,
+        ..Default::default()
+    })
+}
+
+/// `Name: value` (also `**Name:** value`), case-insensitive on the name.
+fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let l = line.trim_start_matches("**");
+    let head = l.get(..name.len())?;
+    if !head.eq_ignore_ascii_case(name) {
+        return None;
+    }
+    let rest = l[name.len()..].trim_start_matches("**");
+    let rest = rest.strip_prefix(':')?.trim_start_matches("**");
+    Some(rest.trim())
+}
+
+/// One iteration entry of `progress.md`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Entry {
+    pub unit: String,
+    pub iteration: u64,
+    pub timestamp: String,
+    pub did: Option<String>,
+    pub remaining: Option<String>,
+    pub blockers: Option<String>,
+    /// The signal text as logged (`T1_DONE`, `T1_FAILED: reason`).
+    pub signal: Option<String>,
+    pub commit: Option<String>,
+}
+
+/// Parses every `## {ID} - Iteration {N} - {timestamp}` entry, in file order. Other headings
+/// (taskhook's reconciliation notes, free text) are skipped.
+pub fn parse_progress(text: &str) -> Vec<Entry> {
+    let mut out: Vec<Entry> = Vec::new();
+    let mut current: Option<Entry> = None;
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            if let Some(e) = current.take() {
+                out.push(e);
+            }
+            current = entry_heading(h);
+            continue;
+        }
+        let Some(e) = current.as_mut() else { continue };
+        let l = line.trim();
+        if let Some(v) = field(l, "Did") {
+            e.did = Some(v.to_string());
+        } else if let Some(v) = field(l, "Remaining") {
+            e.remaining = Some(v.to_string());
+        } else if let Some(v) = field(l, "Blockers") {
+            e.blockers = Some(v.to_string());
+        } else if let Some(v) = field(l, "Signal") {
+            e.signal = Some(v.to_string());
+        } else if let Some(v) = field(l, "Commit") {
+            e.commit = Some(v.to_string());
+        }
+    }
+    out.extend(current);
+    out
+}
+
+fn entry_heading(h: &str) -> Option<Entry> {
+    let mut parts = h.splitn(3, " - ");
+    let unit = parts.next()?.trim();
+    let iter = parts
+        .next()?
+        .trim()
+        .strip_prefix("Iteration ")?
+        .trim()
+        .parse()
+        .ok()?;
+    let ts = parts.next().unwrap_or("").trim();
+    (!unit.is_empty() && !unit.contains(' ')).then(|| Entry {
+        unit: unit.to_string(),
+        iteration: iter,
+        timestamp: ts.to_string(),
+        ..Default::default()
+    })
+}
+
+/// Renders one entry in the seed's format (ending with a blank line).
+pub fn render_entry(e: &Entry) -> String {
+    let mut s = format!(
+        "## {} - Iteration {} - {}\n",
+        e.unit, e.iteration, e.timestamp
+    );
+    let line = |name: &str, v: &Option<String>, s: &mut String| {
+        if let Some(v) = v {
+            s.push_str(&format!("**{name}:** {}\n", one_paragraph(v)));
+        }
+    };
+    line("Did", &e.did, &mut s);
+    line("Remaining", &e.remaining, &mut s);
+    line("Blockers", &e.blockers, &mut s);
+    line("Signal", &e.signal, &mut s);
+    line("Commit", &e.commit, &mut s);
+    s.push('\n');
+    s
+}
+
+/// Folds text onto one line (entries are one line per field) and bounds it.
+pub fn one_paragraph(text: &str) -> String {
+    let folded = crate::error::one_line(text);
+    if folded.chars().count() > 1500 {
+        folded.chars().take(1500).collect::<String>() + "…"
+    } else {
+        folded
+    }
+}
+
+/// The last entry of each unit.
+pub fn last_entries(entries: &[Entry]) -> BTreeMap<&str, &Entry> {
+    let mut m = BTreeMap::new();
+    for e in entries {
+        m.insert(e.unit.as_str(), e);
+    }
+    m
+}
+
+/// Renders a guardrail in the seed's format.
+pub fn render_guardrail(
+    name: &str,
+    when: &str,
+    problem: &str,
+    solution: &str,
+    learned: &str,
+) -> String {
+    format!(
+        "## {}\n- **When**: {}\n- **Problem**: {}\n- **Solution**: {}\n- **Learned**: {}\n\n",
+        one_paragraph(name),
+        one_paragraph(when),
+        one_paragraph(problem),
+        one_paragraph(solution),
+        one_paragraph(learned)
+    )
+}
+
+/// Pulls `Remaining:` / `Blockers:` lines out of a subagent's final message, if it wrote them.
+pub fn message_field(message: &str, name: &str) -> Option<String> {
+    message
+        .lines()
+        .map(|l| l.trim().trim_start_matches(['-', '*', ' ']))
+        .find_map(|l| field(l, name).map(str::to_string))
+        .filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TASKS: &str = "# Auth - Tasks\n\n## Dependencies\n\nT1 → T2 → T3 (sequential)\nT4 (independent)\n\n## Tasks\n\n\
+- [x] **T1**: User model\n  - Files: `src/user.rs`\n  - Criteria: tests pass\n  - Completion: `<signal>T1_DONE</signal>`\n  - Max iterations: 5\n  - Depends: none\n\
+- [ ] **T2**: Auth service\n  - Criteria: login works\n  - Max iterations: 8\n  - Depends: T1\n\
+- [ ] **T3**: Routes\n  - Max iterations: 10\n\
+- [ ] **T4**: Docs\n  - Depends: {none|T1}\n";
+
+    #[test]
+    fn plan_units_criteria_and_dependencies() {
+        let units = parse_plan(TASKS);
+        let ids: Vec<&str> = units.iter().map(|u| u.id.as_str()).collect();
+        assert_eq!(ids, ["T1", "T2", "T3", "T4"]);
+        assert_eq!(units[0].criteria.as_deref(), Some("tests pass"));
+        assert_eq!(units[1].max_iterations, Some(8));
+        assert_eq!(units[1].depends, ["T1"]);
+        assert_eq!(units[2].depends, ["T2"]);
+        assert!(units[3].depends.is_empty());
+        assert!(units[0].depends.is_empty());
+    }
+
+    #[test]
+    fn knowledge_plan_chain() {
+        let plan = "## Phases\n\n- [ ] **R1**: Gather\n  - Criteria: 10 sources\n- [ ] **R2**: Synthesize\n\n## Dependencies\n\nR1 -> R2\n";
+        let units = parse_plan(plan);
+        assert_eq!(units[1].depends, ["R1"]);
+    }
+
+    #[test]
+    fn progress_round_trip() {
+        let e = Entry {
+            unit: "T1".into(),
+            iteration: 2,
+            timestamp: "2026-01-14T10:30:00Z".into(),
+            did: Some("Added model\nand tests".into()),
+            remaining: Some("None".into()),
+            blockers: Some("None".into()),
+            signal: Some("T1_DONE".into()),
+            commit: Some("abc1234".into()),
+        };
+        let text = format!(
+            "# Progress Log\n\n{}## Reconciled - x\nnote\n\n",
+            render_entry(&e)
+        );
+        let parsed = parse_progress(&text);
+        assert_eq!(parsed.len(), 1);
+        assert_eq!(parsed[0].did.as_deref(), Some("Added model and tests"));
+        assert_eq!(parsed[0].signal.as_deref(), Some("T1_DONE"));
+        assert_eq!(parsed[0].iteration, 2);
+    }
+
+    #[test]
+    fn seed_progress_example_parses() {
+        let text = "# Progress Log\n\n## T1 - Iteration 1 - 2026-01-14T10:00:00Z\n**Did:** a\n**Remaining:** b\n**Blockers:** None\n**Commit:** abc\n\n## T1 - Iteration 2 - 2026-01-14T11:00:00Z\n**Did:** c\n**Remaining:** None\n**Signal:** T1_DONE\n**Commit:** def\n";
+        let p = parse_progress(text);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].remaining.as_deref(), Some("b"));
+        assert_eq!(p[1].signal.as_deref(), Some("T1_DONE"));
+    }
+
+    #[test]
+    fn message_fields() {
+        let m = "Did the thing.\nRemaining: wire the routes\n- **Blockers:** flaky CI\n";
+        assert_eq!(
+            message_field(m, "Remaining").as_deref(),
+            Some("wire the routes")
+        );
+        assert_eq!(message_field(m, "Blockers").as_deref(), Some("flaky CI"));
+        assert_eq!(message_field(m, "Signal"), None);
+    }
+}

@@ -1,0 +1,315 @@
+//! End-to-end: the real Claude Code CLI (pinned in tests/e2e/package.json), offline, against a
+//! fake Messages API (tests/e2e/fake_api.py), with taskhook registered by `taskhook install`.
+//! Each scenario checks the files taskhook wrote AND what reached the model (the fake API's
+//! request log). See docs/e2e.md.
+#![allow(clippy::disallowed_methods)]
+
+#[path = "e2e/harness.rs"]
+mod harness;
+
+use harness::{Request, Scenario};
+use serde_json::{json, Value};
+
+const SESSION_CONTEXT: &str = "SessionStart hook additional context: ";
+
+fn guardrail(s: &Scenario, slug: &str, marker: &str) {
+    s.taskhook(&[
+        "iterative",
+        "guardrail",
+        slug,
+        "--when",
+        "always",
+        "--problem",
+        &format!("{marker} was forgotten"),
+        "--solution",
+        "read guardrails.md first",
+    ]);
+}
+
+/// The taskhook SessionStart contexts in a request (each cut at the next hook's text).
+fn taskhook_contexts(r: &Request) -> Vec<String> {
+    r.hook_contexts(SESSION_CONTEXT)
+        .into_iter()
+        .filter(|c| c[SESSION_CONTEXT.len()..].starts_with("taskhook · "))
+        .collect()
+}
+
+fn iterations(progress: &str, unit: &str) -> usize {
+    progress
+        .lines()
+        .filter(|l| l.starts_with(&format!("## {unit} - Iteration ")))
+        .count()
+}
+
+/// Scenario 1, session continuity: taskhook's SessionStart context (with guardrails.md)
+/// reaches the model at startup, after `--resume`, and after `/compact`.
+#[test]
+fn session_continuity() {
+    let script = json!({
+        "main": ["E2E-REPLY-STARTUP", "E2E-REPLY-RESUME"],
+        "compacted": ["E2E-REPLY-AFTER-COMPACT", "E2E-REPLY-AFTER-COMPACT"],
+    });
+    let s = Scenario::new("continuity", &script);
+    s.taskhook(&["iterative", "new", "cont", "--task", "T1", "--task", "T2"]);
+    guardrail(&s, "cont", "E2E-GUARD-STARTUP");
+    let state_before = s.read(".claude/iterative/cont/state.json");
+
+    // Startup: the first request carries the context as a system message.
+    let run = s.claude(&["-p", "E2E-PROMPT-STARTUP: carry on"], &[]);
+    assert_eq!(run.text(), "E2E-REPLY-STARTUP", "{:?}", run.result);
+    let sid = run.session_id();
+    let main = s.stream("main");
+    assert_eq!(main.len(), 1, "one main request at startup");
+    let ctx = taskhook_contexts(&main[0]);
+    assert_eq!(
+        ctx.len(),
+        1,
+        "one taskhook context: {:#?}",
+        main[0].messages()
+    );
+    assert!(ctx[0].contains("iterative \"cont\""), "{}", ctx[0]);
+    assert!(ctx[0].contains("Current: T1 (pending"), "{}", ctx[0]);
+    assert!(
+        ctx[0].contains("E2E-GUARD-STARTUP was forgotten"),
+        "{}",
+        ctx[0]
+    );
+
+    // Resume: a new guardrail, and the new context is added after the new prompt.
+    guardrail(&s, "cont", "E2E-GUARD-RESUME");
+    let run = s.claude(&["--resume", &sid, "-p", "E2E-PROMPT-RESUME"], &[]);
+    assert_eq!(run.session_id(), sid);
+    assert_eq!(run.text(), "E2E-REPLY-RESUME");
+    let main = s.stream("main");
+    assert_eq!(main.len(), 2);
+    let msgs = main[1].messages();
+    let prompt_at = msgs
+        .iter()
+        .position(|(r, t)| r == "user" && t.contains("E2E-PROMPT-RESUME"))
+        .expect("the resume prompt reached the model");
+    let after: Vec<&(String, String)> = msgs[prompt_at..]
+        .iter()
+        .filter(|(r, t)| r == "system" && t.contains("E2E-GUARD-RESUME"))
+        .collect();
+    assert_eq!(after.len(), 1, "resume context after the prompt: {msgs:#?}");
+    assert!(after[0].1.contains(SESSION_CONTEXT));
+
+    // /compact: one summary request; no main-agent request in that run.
+    guardrail(&s, "cont", "E2E-GUARD-COMPACT");
+    let run = s.claude(&["--resume", &sid, "-p", "/compact"], &[]);
+    assert_eq!(run.session_id(), sid);
+    assert_eq!(s.stream("compact").len(), 1, "one summary request");
+    assert_eq!(s.stream("main").len(), 2);
+
+    // After the compaction, the next request has lost the old conversation but carries the
+    // context SessionStart(compact) gave (before E2E-GUARD-AFTER existed) and the resume's.
+    guardrail(&s, "cont", "E2E-GUARD-AFTER");
+    let run = s.claude(&["--resume", &sid, "-p", "E2E-PROMPT-AFTER"], &[]);
+    assert_eq!(run.text(), "E2E-REPLY-AFTER-COMPACT");
+    let after = s.stream("compacted");
+    assert_eq!(
+        after.len(),
+        1,
+        "requests: {:?}",
+        s.requests()
+            .iter()
+            .map(|r| (r.n, r.stream.clone()))
+            .collect::<Vec<_>>()
+    );
+    let r = &after[0];
+    let all = r.all_text();
+    assert!(
+        !all.contains("E2E-PROMPT-STARTUP"),
+        "pre-compact prompt still sent"
+    );
+    assert!(all.contains("E2E-PROMPT-AFTER"));
+    let ctx = taskhook_contexts(r);
+    assert!(
+        ctx.iter()
+            .any(|c| c.contains("E2E-GUARD-COMPACT") && !c.contains("E2E-GUARD-AFTER")),
+        "no SessionStart(compact) context after the compaction: {ctx:#?}"
+    );
+    assert!(
+        ctx.iter().any(|c| c.contains("E2E-GUARD-AFTER")),
+        "no SessionStart(resume) context after the compaction: {ctx:#?}"
+    );
+
+    // On disk: nothing to change, so nothing changed; every file still validates.
+    assert_eq!(
+        s.read(".claude/iterative/cont/state.json"),
+        state_before,
+        "state.json rewritten by sessions that changed nothing"
+    );
+    let progress = s.read(".claude/iterative/cont/progress.md");
+    assert_eq!(iterations(&progress, "T1"), 0, "{progress}");
+    assert!(!progress.contains("## Reconciled"), "{progress}");
+    let guardrails = s.read(".claude/iterative/cont/guardrails.md");
+    for m in [
+        "E2E-GUARD-STARTUP",
+        "E2E-GUARD-RESUME",
+        "E2E-GUARD-COMPACT",
+        "E2E-GUARD-AFTER",
+    ] {
+        assert!(guardrails.contains(m), "{guardrails}");
+    }
+    s.taskhook(&["validate"]);
+}
+
+/// Scenario 2, the confirm / verify loop: a foreground subagent bound to T1 signals T1_DONE
+/// three times; taskhook's confirmation and verification instructions reach it as Stop hook
+/// feedback; T1 ends done; the main agent is told.
+#[test]
+fn confirm_verify_loop() {
+    let prompt = "SUBAGENT-T1 <task>T1</task> Implement T1 from .claude/iterative/loop/tasks.md.";
+    let script = json!({
+        "main": [
+            [
+                {"text": "Delegating T1."},
+                {"tool": "Agent", "input": {
+                    "description": "Work on T1",
+                    "prompt": prompt,
+                    "subagent_type": "general-purpose",
+                    "run_in_background": false
+                }}
+            ],
+            "E2E-MAIN-FINISHED"
+        ],
+        "agents": {"SUBAGENT-T1": [
+            "Implemented the parser.\nRemaining: None\n<signal>T1_DONE</signal>",
+            "Re-checked every criterion: all hold.\n<signal>T1_DONE</signal>",
+            "Reviewed the diff: clean.\n<signal>T1_DONE</signal>",
+            "E2E-SUBAGENT-TOO-MANY-TURNS"
+        ]},
+    });
+    let s = Scenario::new("confirm-verify", &script);
+    s.taskhook(&["iterative", "new", "loop", "--task", "T1", "--task", "T2"]);
+
+    let run = s.claude(&["-p", "Work through the plan."], &[]);
+    assert_eq!(run.text(), "E2E-MAIN-FINISHED", "{:?}", run.result);
+
+    // What reached the subagent: its prompt, then the two Stop hook feedbacks, then nothing.
+    let sub = s.stream("SUBAGENT-T1");
+    assert_eq!(
+        sub.len(),
+        3,
+        "the subagent stops after verification: {:#?}",
+        sub.iter().map(Request::last_user_text).collect::<Vec<_>>()
+    );
+    assert_eq!(sub.iter().map(|r| r.turn).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(sub[0].last_user_text().contains(prompt));
+    let confirm = sub[1].last_user_text();
+    assert!(
+        confirm.starts_with("Stop hook feedback:\nT1: confirmation pass"),
+        "{confirm}"
+    );
+    assert!(confirm.contains("<signal>T1_DONE</signal>"), "{confirm}");
+    let verify = sub[2].last_user_text();
+    assert!(
+        verify.starts_with("Stop hook feedback:\nT1: verification pass"),
+        "{verify}"
+    );
+
+    // What reached the main agent after the Agent call: taskhook's notice.
+    let main = s.stream("main");
+    assert_eq!(main.len(), 2);
+    let notices = main[1].hook_contexts("PostToolUse:Agent hook additional context: ");
+    assert_eq!(notices.len(), 1, "{:#?}", main[1].messages());
+    assert!(
+        notices[0]
+            .contains("iterative loop: T1 is done (confirmed and verified after 3 iterations)"),
+        "{}",
+        notices[0]
+    );
+    assert!(notices[0].contains("Ready now: T2"), "{}", notices[0]);
+
+    // On disk.
+    let state = s.json(".claude/iterative/loop/state.json");
+    let t1 = &state["tasks"]["T1"];
+    assert_eq!(t1["status"], "done", "{state:#}");
+    assert_eq!(t1["confirmations_used"], 1, "{state:#}");
+    assert_eq!(t1["iterations_used"], 3, "{state:#}");
+    assert_eq!(t1["verification_passed"], true, "{state:#}");
+    assert!(t1["completed_at"].is_string(), "{state:#}");
+    assert_eq!(state["current_task"], "T2", "{state:#}");
+    let progress = s.read(".claude/iterative/loop/progress.md");
+    assert_eq!(iterations(&progress, "T1"), 3, "{progress}");
+    assert_eq!(
+        progress.matches("**Signal:** T1_DONE").count(),
+        3,
+        "{progress}"
+    );
+    let agents = s.json(".claude/taskhook/agents.json");
+    let bindings = agents["bindings"].as_object().expect("bindings");
+    assert_eq!(bindings.len(), 1, "{agents:#}");
+    let binding = bindings.values().next().unwrap();
+    assert_eq!(binding["units"], json!(["T1"]), "{agents:#}");
+    assert_eq!(agents["notices"], json!([]), "notice delivered: {agents:#}");
+    s.taskhook(&["validate"]);
+}
+
+/// Scenario 5, bad day: state.json is corrupt before the session starts. The session runs;
+/// taskhook rebuilds state.json from progress.md, keeps the bad bytes, and tells the model.
+#[test]
+fn bad_day_corrupt_state() {
+    let script = json!({
+        "main": [
+            [{"tool": "Bash", "input": {"command": "echo E2E-BASH-RAN", "description": "check"}}],
+            "E2E-BAD-DAY-DONE"
+        ],
+    });
+    let s = Scenario::new("bad-day", &script);
+    s.taskhook(&["iterative", "new", "bad", "--task", "T1", "--task", "T2"]);
+    for _ in 0..3 {
+        s.taskhook(&["iterative", "signal", "bad", "T1", "DONE"]);
+    }
+    s.taskhook(&["iterative", "signal", "bad", "T2", "DONE"]);
+    let good: Value = s.json(".claude/iterative/bad/state.json");
+    assert_eq!(good["tasks"]["T1"]["status"], "done");
+    assert_eq!(good["tasks"]["T2"]["status"], "confirming");
+    let bad_bytes = b"{\"task\": \"bad\", \"tasks\": {\"T1\": {\"status\": \"do";
+    std::fs::write(s.path(".claude/iterative/bad/state.json"), bad_bytes).unwrap();
+
+    let run = s.claude(&["-p", "Carry on."], &[]);
+    assert_eq!(run.text(), "E2E-BAD-DAY-DONE", "{:?}", run.result);
+
+    // What reached the model: the problem and the rebuilt state, in the first request.
+    let main = s.stream("main");
+    assert_eq!(main.len(), 2);
+    let ctx = taskhook_contexts(&main[0]);
+    assert_eq!(ctx.len(), 1, "{:#?}", main[0].messages());
+    assert!(ctx[0].contains("state.json was unusable"), "{}", ctx[0]);
+    assert!(ctx[0].contains("rebuilt it from progress.md"), "{}", ctx[0]);
+    assert!(ctx[0].contains("Current: T2 (confirming"), "{}", ctx[0]);
+    assert!(ctx[0].contains("Done: T1."), "{}", ctx[0]);
+    // The session still ran its tools.
+    assert!(main[1].all_text().contains("E2E-BASH-RAN"));
+
+    // On disk: rebuilt, valid, and the bad bytes kept.
+    let state = s.json(".claude/iterative/bad/state.json");
+    for unit in ["T1", "T2"] {
+        for key in ["status", "iterations_used", "confirmations_used"] {
+            assert_eq!(
+                state["tasks"][unit][key], good["tasks"][unit][key],
+                "{unit}.{key}: rebuilt {state:#} vs before {good:#}"
+            );
+        }
+    }
+    assert_eq!(state["current_task"], "T2", "{state:#}");
+    let dir = s.path(".claude/iterative/bad");
+    let corrupt: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("state.json.corrupt-")
+        })
+        .collect();
+    assert_eq!(corrupt.len(), 1, "{corrupt:?}");
+    assert_eq!(std::fs::read(&corrupt[0]).unwrap(), bad_bytes);
+    let progress = s.read(".claude/iterative/bad/progress.md");
+    assert!(progress.contains("## Reconciled - "), "{progress}");
+    assert!(progress.contains("state.json was unusable"), "{progress}");
+    s.taskhook(&["validate"]);
+}

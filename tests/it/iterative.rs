@@ -604,3 +604,47 @@ fn hostile_slugs_and_ids_are_refused() {
     }
     assert_eq!(p.snapshot(), before);
 }
+
+#[test]
+fn lock_timeout_exits_one_naming_the_lock_and_changes_nothing() {
+    use std::time::Duration;
+    use taskhook::store::{folder_lock_path, Clock, Store};
+    let l = Loop::new("s", &["T1"], 5);
+    let lock = folder_lock_path(&l.dir());
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        Store::new(Clock::system(), Duration::from_secs(5))
+            .with_lock(&lock, || {
+                held_tx.send(()).unwrap();
+                done_rx.recv().unwrap();
+                Ok(())
+            })
+            .unwrap();
+    });
+    held_rx.recv().unwrap();
+    let before = l.p.snapshot();
+    let transcript = l.p.tmp.path().join("t.jsonl");
+    std::fs::write(
+        &transcript,
+        "{\"type\":\"user\",\"message\":{\"content\":\"<task>T1</task>\"}}\n",
+    )
+    .unwrap();
+    let mut payload = l.p.payload("SubagentStop.json");
+    payload["agent_transcript_path"] = json!(transcript);
+    let mut cmd = l.p.cmd();
+    cmd.env("TASKHOOK_LOCK_TIMEOUT", "0.3");
+    let start = std::time::Instant::now();
+    let run =
+        l.p.run_with(cmd, &["hook"], serde_json::to_vec(&payload).unwrap());
+    let waited = start.elapsed();
+    done_tx.send(()).unwrap();
+    holder.join().unwrap();
+    run.assert_one_line_error();
+    assert!(
+        run.stderr.contains(".taskhook.lock") && run.stderr.contains("TASKHOOK_LOCK_TIMEOUT"),
+        "{run:?}"
+    );
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+    assert_eq!(l.p.snapshot(), before);
+}

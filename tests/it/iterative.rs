@@ -648,3 +648,21 @@ fn lock_timeout_exits_one_naming_the_lock_and_changes_nothing() {
     assert!(waited < Duration::from_secs(5), "{waited:?}");
     assert_eq!(l.p.snapshot(), before);
 }
+
+#[test]
+fn nothing_to_reconcile_takes_no_lock_and_writes_nothing() {
+    let l = Loop::new("s", &["T1"], 5);
+    std::fs::remove_file(l.dir().join(".taskhook.lock")).unwrap();
+    let before = l.p.snapshot();
+    let run = l.p.hook(&l.p.payload("SessionStart.startup.json"));
+    assert!(run.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("Current: T1"));
+    // A commit while no unit is in work (T1 is still pending) records nothing.
+    let mut bash = l.p.payload("PostToolUse.Bash.json");
+    bash["tool_input"]["command"] = json!("git commit -m x");
+    bash["tool_response"]["stdout"] = json!("[main 1a2b3c4] x");
+    silent(&l.p.hook(&bash));
+    assert_eq!(l.p.snapshot(), before, "no lock file, no write");
+}

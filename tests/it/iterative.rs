@@ -666,3 +666,51 @@ fn nothing_to_reconcile_takes_no_lock_and_writes_nothing() {
     silent(&l.p.hook(&bash));
     assert_eq!(l.p.snapshot(), before, "no lock file, no write");
 }
+
+#[test]
+fn reconcile_dry_run_reports_then_reconcile_writes_and_recover_rebuilds() {
+    let l = Loop::new("s", &["T1"], 5);
+    let state = l.dir().join("state.json");
+    let first = std::fs::read(&state).unwrap();
+    reason(&l.bound("T1", "<signal>T1_DONE</signal>"));
+    std::fs::write(&state, &first).unwrap();
+    let before = l.p.snapshot();
+    let dry = l.p.run(&["reconcile", "--dry-run", "--json"], "");
+    assert_eq!(dry.code, 0, "{dry:?}");
+    let v = dry.json();
+    assert_eq!(v["dry_run"], true);
+    let changed: Vec<String> = v["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        changed.iter().any(|p| p.ends_with("s/state.json"))
+            && changed.iter().any(|p| p.ends_with("s/progress.md")),
+        "{changed:?}"
+    );
+    assert_eq!(l.p.snapshot(), before, "dry run wrote");
+    let real = l.p.run(&["reconcile"], "");
+    assert_eq!(real.code, 0, "{real:?}");
+    assert!(
+        real.stdout.contains("changed: ") && real.stdout.contains("T1 is now confirming"),
+        "{real:?}"
+    );
+    assert_eq!(l.unit("T1")["status"], "confirming");
+    assert_eq!(
+        l.p.run(&["reconcile"], "").stdout.trim_end().lines().last(),
+        Some("Nothing to reconcile.")
+    );
+
+    // recover: rebuild state.json from progress.md, keeping the bad file aside.
+    std::fs::write(&state, b"garbage").unwrap();
+    assert_eq!(l.p.run(&["validate"], "").code, 1);
+    let rec = l.p.run(&["recover", ".claude/iterative/s"], "");
+    assert_eq!(rec.code, 0, "{rec:?}");
+    assert!(rec.stdout.contains("Rebuilt"), "{rec:?}");
+    assert_eq!(l.unit("T1")["status"], "confirming");
+    assert_eq!(l.p.run(&["validate"], "").code, 0);
+    l.p.run(&["recover", ".claude/nowhere"], "")
+        .assert_one_line_error();
+}

@@ -63,6 +63,8 @@ pub enum Command {
 /// Standard streams, injected so the whole CLI can run in-process.
 pub struct Io<'a> {
     pub stdin: &'a mut dyn Read,
+    /// Whether stdin is an interactive terminal (no payload will ever arrive).
+    pub stdin_is_terminal: bool,
     pub stdout: &'a mut dyn Write,
     pub stderr: &'a mut dyn Write,
 }
@@ -77,8 +79,10 @@ pub fn main() -> std::process::ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let code = std::panic::catch_unwind(|| {
         let (mut i, mut o, mut e) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
+        let stdin_is_terminal = std::io::IsTerminal::is_terminal(&i);
         let mut io = Io {
             stdin: &mut i,
+            stdin_is_terminal,
             stdout: &mut o,
             stderr: &mut e,
         };
@@ -134,6 +138,9 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
     };
     let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, dry_run)?;
     match cli.command {
+        Command::Hook if io.stdin_is_terminal => Err(Error::Usage(
+            "`taskhook hook` reads one hook payload on stdin; pipe one in (taskhook hook < payload.json)".into(),
+        )),
         Command::Hook => hook::run(&cx, io),
         Command::Replay(a) => replay::run(&cx, a, io),
         Command::Status(a) => status::run(&cx, a, io),

@@ -2,6 +2,7 @@
 //! [`registry`]. A layout owns its types, transitions and reconciliation, and reaches the disk
 //! only through [`crate::store::Store`].
 
+pub mod claude_tasks;
 pub mod iterative;
 
 use std::collections::BTreeMap;
@@ -200,7 +201,7 @@ pub trait Layout: Sync {
 
 /// Every layout, in a stable order.
 pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT];
+    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT];
     REGISTRY
 }
 

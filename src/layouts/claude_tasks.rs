@@ -269,10 +269,11 @@ pub fn update<T>(
             unblocked,
         })
     };
-    if let Ok(dry) = attempt() {
-        if !dry.changed {
-            return Ok(dry);
-        }
+    match attempt() {
+        Ok(dry) if !dry.changed => return Ok(dry),
+        // Only `taskhook recover` changes a corrupt file: no need to lock to learn it again.
+        Err(e @ Error::Corrupt { .. }) => return Err(e),
+        _ => {}
     }
     cx.store.with_lock(&lock_path_for(&path), || {
         let applied = attempt()?;
@@ -417,7 +418,7 @@ fn object_entry<'a>(m: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<Str
 fn merge_keys(target: &mut Map<String, Value>, patch: &Map<String, Value>) {
     for (k, v) in patch {
         if v.is_null() {
-            target.remove(k);
+            target.shift_remove(k);
         } else {
             target.insert(k.clone(), v.clone());
         }
@@ -700,13 +701,13 @@ fn mirror_todos(cx: &Ctx, store: &StoreRef, payload: &Payload, t: &ToolUse) -> R
             match todo.get("activeForm").and_then(Value::as_str) {
                 Some(a) => set_str(cf, "activeForm", a),
                 None => {
-                    cf.remove("activeForm");
+                    cf.shift_remove("activeForm");
                 }
             }
             match scope {
                 Some(a) => set_str(cf, "agent_id", a),
                 None => {
-                    cf.remove("agent_id");
+                    cf.shift_remove("agent_id");
                 }
             }
         }
@@ -819,7 +820,12 @@ fn claude_own_task(cx: &Ctx, dir: Option<&Path>, id: &str) -> Option<Value> {
 
 /// A mirrored task for a Claude Code task the mirror has not seen created: from Claude Code's
 /// own file when it is readable, else a placeholder.
-fn imported_task(id: &str, own: Option<&Value>, now: &str) -> Map<String, Value> {
+fn imported_task(
+    id: &str,
+    own: Option<&Value>,
+    session: Option<&str>,
+    now: &str,
+) -> Map<String, Value> {
     let subject = own.map_or("", |o| str_field(o, "subject"));
     let body = own.map_or("", |o| str_field(o, "description"));
     let description = match join_subject(subject, body) {
@@ -842,6 +848,9 @@ fn imported_task(id: &str, own: Option<&Value>, now: &str) -> Map<String, Value>
     let cf = custom_fields(&mut task);
     if !subject.is_empty() {
         set_str(cf, "subject", subject);
+    }
+    if let Some(sid) = session {
+        set_str(cf, "session_id", sid);
     }
     if let Some(a) = own
         .and_then(|o| o.get("activeForm"))
@@ -929,6 +938,11 @@ fn mirror_task_tool(
         return Ok(Reaction::default());
     }
     let status = input.get("status").and_then(Value::as_str);
+    let session = payload
+        .common
+        .session_id
+        .as_deref()
+        .filter(|s| !s.is_empty());
     let blocked_by = string_list(input, "addBlockedBy");
     let blocks = string_list(input, "addBlocks");
     // Claude Code's own files for every task this call names, read once, before the lock.
@@ -952,6 +966,7 @@ fn mirror_task_tool(
             return Ok(notes);
         }
         if create {
+            let mut same_session = false;
             if let Some(existing) = find(doc, id) {
                 if origin_of(existing) != "TaskCreate" {
                     notes.push(format!(
@@ -960,6 +975,11 @@ fn mirror_task_tool(
                     ));
                     return Ok(notes);
                 }
+                same_session = session.is_some()
+                    && existing
+                        .pointer("/metadata/custom_fields/session_id")
+                        .and_then(Value::as_str)
+                        == session;
             }
             let subject = input
                 .get("subject")
@@ -975,6 +995,9 @@ fn mirror_task_tool(
             mark_agent(&mut task, "TaskCreate");
             let cf = custom_fields(&mut task);
             set_str(cf, "subject", subject);
+            if let Some(sid) = session {
+                set_str(cf, "session_id", sid);
+            }
             if let Some(a) = input.get("activeForm").and_then(Value::as_str) {
                 set_str(cf, "activeForm", a);
             }
@@ -985,10 +1008,22 @@ fn mirror_task_tool(
                     cf.insert("metadata".into(), Value::Object(kept));
                 }
             }
-            // A task from an earlier session with the same number is replaced in place.
-            match position(doc, id) {
-                Some(i) => tasks_mut(doc)[i] = Value::Object(task),
-                None => tasks_mut(doc).push(Value::Object(task)),
+            match (position(doc, id), same_session) {
+                // The same call seen again (a replay): refresh what TaskCreate set, keep the rest.
+                (Some(_), true) => {
+                    if let Some(old) = find_mut(doc, id) {
+                        set_str(old, "description", &join_subject(subject, body));
+                        let cf = custom_fields(old);
+                        set_str(cf, "subject", subject);
+                        if let Some(a) = input.get("activeForm").and_then(Value::as_str) {
+                            set_str(cf, "activeForm", a);
+                        }
+                    }
+                }
+                // Claude Code numbers tasks per session: a task of an earlier session with the
+                // same number is replaced in place.
+                (Some(i), false) => tasks_mut(doc)[i] = Value::Object(task),
+                (None, _) => tasks_mut(doc).push(Value::Object(task)),
             }
             return Ok(notes);
         }
@@ -997,9 +1032,16 @@ fn mirror_task_tool(
             .chain(blocks.iter().map(String::as_str))
         {
             if position(doc, other).is_none() {
-                let task = imported_task(other, own.get(other), now);
+                let task = imported_task(other, own.get(other), session, now);
                 tasks_mut(doc).push(Value::Object(task));
             }
+        }
+        if find(doc, id).is_some_and(|t| origin_of(t) != "TaskCreate") {
+            notes.push(format!(
+                "taskhook: Claude Code task #{id} was not mirrored: the task list has a task {id:?} \
+                 that did not come from TaskCreate."
+            ));
+            return Ok(notes);
         }
         let Some(task) = find_mut(doc, id) else {
             return Ok(notes);
@@ -1048,14 +1090,11 @@ fn mirror_task_tool(
             let meta = object_entry(cf, "metadata");
             merge_keys(meta, m);
             if meta.is_empty() {
-                cf.remove("metadata");
+                cf.shift_remove("metadata");
             }
         }
         if let Some(s @ ("pending" | "in_progress" | "completed")) = status {
             set_mirrored_status(task, s);
-        }
-        if task.get("metadata").is_none() || origin_of(&Value::Object(task.clone())).is_empty() {
-            mark_agent(task, "TaskCreate");
         }
         for dep in &blocked_by {
             add_dependency(doc, id, dep, &mut notes);

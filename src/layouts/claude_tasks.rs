@@ -565,7 +565,10 @@ pub fn write_task(cx: &Ctx, store: &StoreRef, params: &WriteParams) -> Result<Ap
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        if matches!(status.as_str(), "in_progress" | "completed") {
+        // Checked when this write sets the status or the dependencies: a task the mirror
+        // recorded as started early can still have its description edited.
+        let rule_applies = params.status.is_some() || params.dependencies.is_some();
+        if rule_applies && matches!(status.as_str(), "in_progress" | "completed") {
             let waiting = unmet(doc, &id);
             if !waiting.is_empty() {
                 return Err(Error::Rule(format!(
@@ -621,26 +624,14 @@ pub fn read_tasks(cx: &Ctx, store: &StoreRef, params: &ReadParams) -> Result<Val
         })
         .cloned()
         .collect();
-    Ok(json!({
-        "count": picked.len(),
-        "tasks": picked,
-        "pending_count": count_of("pending"),
-        "in_progress_count": count_of("in_progress"),
-        "completed_count": count_of("completed"),
-        "blocked_count": count_of("blocked"),
-    }))
-    .map(|mut v: Value| {
-        // Seed order: tasks first.
-        if let Some(m) = v.as_object_mut() {
-            if let Some(t) = m.shift_remove("tasks") {
-                let mut out = Map::new();
-                out.insert("tasks".into(), t);
-                out.extend(std::mem::take(m));
-                *m = out;
-            }
-        }
-        v
-    })
+    let count = picked.len();
+    let mut out = Map::new();
+    out.insert("tasks".into(), Value::Array(picked));
+    out.insert("count".into(), json!(count));
+    for s in ["pending", "in_progress", "completed", "blocked"] {
+        out.insert(format!("{s}_count"), json!(count_of(s)));
+    }
+    Ok(Value::Object(out))
 }
 
 // ---- the mirror -------------------------------------------------------------------------
@@ -961,6 +952,15 @@ fn mirror_task_tool(
     let applied = update(cx, store, |doc, now| {
         let before = doc.clone();
         let mut notes = Vec::new();
+        // Claude Code's ids are "1", "2", …: a task of the list with such an id that another
+        // writer made is left alone.
+        if find(doc, id).is_some_and(|t| origin_of(t) != "TaskCreate") {
+            notes.push(format!(
+                "taskhook: Claude Code task #{id} was not mirrored: the task list has a task \
+                 {id:?} that did not come from TaskCreate."
+            ));
+            return Ok(notes);
+        }
         if status == Some("deleted") {
             remove_task(doc, id);
             return Ok(notes);
@@ -968,13 +968,6 @@ fn mirror_task_tool(
         if create {
             let mut same_session = false;
             if let Some(existing) = find(doc, id) {
-                if origin_of(existing) != "TaskCreate" {
-                    notes.push(format!(
-                        "taskhook: Claude Code task #{id} was not mirrored: the task list already \
-                         has a task {id:?} that did not come from TaskCreate."
-                    ));
-                    return Ok(notes);
-                }
                 same_session = session.is_some()
                     && existing
                         .pointer("/metadata/custom_fields/session_id")
@@ -1035,13 +1028,6 @@ fn mirror_task_tool(
                 let task = imported_task(other, own.get(other), session, now);
                 tasks_mut(doc).push(Value::Object(task));
             }
-        }
-        if find(doc, id).is_some_and(|t| origin_of(t) != "TaskCreate") {
-            notes.push(format!(
-                "taskhook: Claude Code task #{id} was not mirrored: the task list has a task {id:?} \
-                 that did not come from TaskCreate."
-            ));
-            return Ok(notes);
         }
         let Some(task) = find_mut(doc, id) else {
             return Ok(notes);

@@ -665,11 +665,20 @@ fn mirror_records_what_claude_code_did_and_says_so() {
         ctx.contains("in_progress") && ctx.contains("1 (Write parser"),
         "{ctx}"
     );
+    // Editing that task's description is not blamed on the early start.
+    ok(&write(
+        &p,
+        &["--id", "2", "--description", "edited by a person"],
+    ));
+    hook_ok(
+        &p,
+        &update(&p, json!({"taskId": "2", "subject": "Test the parser"})),
+    );
     let d = doc(&p);
     let t2 = task(&d, "2");
     assert_eq!(t2["status"], "in_progress");
     assert_eq!(t2["assignee"], "agent-7");
-    assert_eq!(t2["description"], "Test the parser\n\ndo Test parser");
+    assert_eq!(t2["description"], "Test the parser\n\nedited by a person");
     assert_eq!(t2["metadata"]["custom_fields"]["metadata"], json!({"k": 1}));
     // A cycle Claude Code would allow is left out of the mirror, with a note.
     let r = hook_ok(
@@ -701,6 +710,24 @@ fn mirror_records_what_claude_code_did_and_says_so() {
     let r = hook_ok(&p, &failed);
     assert!(r.stdout.is_empty(), "{r:?}");
     assert_eq!(p.snapshot(), before);
+}
+
+#[test]
+fn claude_code_ids_never_clobber_other_tasks() {
+    let p = Project::new();
+    let mine = ok(&write(
+        &p,
+        &["--id", "1", "--description", "a person's task"],
+    ));
+    let r = hook_ok(&p, &create(&p, "1", "Write parser"));
+    assert!(r.stdout.contains("not mirrored"), "{r:?}");
+    let r = hook_ok(&p, &update(&p, json!({"taskId": "1", "status": "deleted"})));
+    assert!(r.stdout.contains("not mirrored"), "{r:?}");
+    hook_ok(
+        &p,
+        &update(&p, json!({"taskId": "1", "status": "completed"})),
+    );
+    assert_eq!(task(&doc(&p), "1"), &mine);
 }
 
 #[test]

@@ -400,6 +400,7 @@ fn reference_payloads_replay_into_the_expected_list() {
     let p = Project::new();
     let files = [
         "PostToolUse.Read.json",
+        "PreToolUse.TaskCreate.json",
         "PostToolUse.TaskCreate.json",
         "PostToolUse.TaskGet.json",
         "PostToolUse.TaskList.json",
@@ -408,10 +409,17 @@ fn reference_payloads_replay_into_the_expected_list() {
         "PostToolUse.TaskUpdate.completion_blocked.json",
         "PostToolUse.TaskUpdate.deleted.json",
         "PostToolUse.TaskUpdate.json",
+        "PreToolUse.TodoWrite.json",
         "PostToolUse.TodoWrite.json",
         "PostToolUseFailure.TaskCreate.hook_blocked.json",
         "TaskCreated.json",
     ];
+    // Every captured Task*/TodoWrite payload takes part.
+    for f in crate::common::reference_payload_files() {
+        if f.contains("Task") || f.contains("TodoWrite") {
+            assert!(files.contains(&f.as_str()), "{f} is not replayed");
+        }
+    }
     let seq: Vec<Value> = files.iter().map(|f| p.payload(f)).collect();
     let path = p.tmp.path().join("seq.json");
     std::fs::write(&path, serde_json::to_vec(&seq).unwrap()).unwrap();
@@ -428,9 +436,12 @@ fn reference_payloads_replay_into_the_expected_list() {
         .collect();
     assert_eq!(
         changed,
-        [false, true, false, false, true, false, false, false, true, true, false, false]
+        [
+            false, false, true, false, false, true, false, false, false, true, false, true, false,
+            false
+        ]
     );
-    let ready = lines[8]["stdout"]["hookSpecificOutput"]["additionalContext"]
+    let ready = lines[9]["stdout"]["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap();
     assert!(

@@ -27,7 +27,8 @@ use crate::env::CLAUDE_CODE_TASK_LIST_ID;
 use crate::error::{Error, Result};
 use crate::graph::{self, Node};
 use crate::hook::input::{Event, Payload, TaskEvent, ToolUse};
-use crate::layouts::{Layout, Reaction, StateFile, StoreRef, StoreStatus};
+use crate::layouts::{Layout, Reaction, StateFile, StoreRef, StoreStatus, Turn, Unit};
+use crate::signals::{Signal, SignalKind};
 use crate::store::{check_id, lock_path_for, sanitize_id, Loaded};
 
 /// The layout's name, and its schema's.
@@ -1125,6 +1126,11 @@ fn task_completed(cx: &Ctx, store: &StoreRef, e: &TaskEvent) -> Result<Reaction>
 /// returns the SubagentStop reaction: `tasks_to_update` naming every task of the list among
 /// `ids` (never `block`, never `context`); unknown ids go to `systemMessage`.
 pub fn complete_tasks(cx: &Ctx, store: &StoreRef, ids: &[String]) -> Result<Reaction> {
+    complete(cx, store, ids).map(|(r, _)| r)
+}
+
+/// [`complete_tasks`], also returning the tasks the completion unblocked (as labels).
+fn complete(cx: &Ctx, store: &StoreRef, ids: &[String]) -> Result<(Reaction, Vec<String>)> {
     let applied = update(cx, store, |doc, _now| {
         let mut found = Vec::new();
         let mut unknown = Vec::new();
@@ -1157,7 +1163,12 @@ pub fn complete_tasks(cx: &Ctx, store: &StoreRef, ids: &[String]) -> Result<Reac
             unknown.join(", ")
         ));
     }
-    Ok(r)
+    let ready = applied
+        .unblocked
+        .iter()
+        .map(|id| label(&applied.doc, id))
+        .collect();
+    Ok((r, ready))
 }
 
 // ---- summaries --------------------------------------------------------------------------
@@ -1434,6 +1445,59 @@ impl Layout for ClaudeTasks {
                 _ => Ok(Reaction::default()),
             },
             _ => Ok(Reaction::default()),
+        }
+    }
+
+    /// Every task is a unit; completed ones are inactive.
+    fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
+        Ok(load(cx, store)?
+            .map(|doc| {
+                tasks(&doc)
+                    .iter()
+                    .map(|t| Unit {
+                        id: id_of(t).to_string(),
+                        active: status_of(t) != "completed",
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// `DONE` completes the task like `tasks_completed` (reply: `tasks_to_update`); the main
+    /// agent later learns which tasks became ready. `FAILED` and `BLOCKED` change nothing (seed
+    /// 002 has no such status; `blocked` means unmet dependencies): the main agent is told.
+    fn apply_signal(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        unit: &str,
+        signal: &Signal,
+        _turn: &Turn<'_>,
+    ) -> Result<Reaction> {
+        let reason = signal
+            .reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        match signal.kind {
+            SignalKind::Done => {
+                let (mut r, ready) = complete(cx, store, &[unit.to_string()])?;
+                let mut line = format!("taskhook: a subagent completed task {unit} of list {}", store.id);
+                if !ready.is_empty() {
+                    line.push_str(&format!("; now ready: {}", ready.join(", ")));
+                }
+                r.context.push(format!("{line}."));
+                Ok(r)
+            }
+            SignalKind::Failed | SignalKind::Blocked => Ok(Reaction {
+                context: vec![format!(
+                    "taskhook: a subagent reported task {unit} of list {} as {}{reason}; its status \
+                     is unchanged.",
+                    store.id,
+                    signal.kind.word()
+                )],
+                ..Default::default()
+            }),
         }
     }
 

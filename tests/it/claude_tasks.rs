@@ -818,6 +818,44 @@ fn subagent_stop_tasks_completed_updates_without_block_or_context() {
 }
 
 #[test]
+fn subagent_signals_complete_list_tasks_and_tell_the_main_agent() {
+    let p = Project::new();
+    ok(&write(&p, &["--id", "a", "--description", "A"]));
+    ok(&write(
+        &p,
+        &["--id", "b", "--description", "B", "--dependency", "a"],
+    ));
+    let mut stop = reference_payload("SubagentStop.json");
+    stop["cwd"] = json!(p.root.display().to_string());
+    stop["last_assistant_message"] = json!("tried\n<signal>b_FAILED: tests red</signal>");
+    let r = hook_ok(&p, &stop);
+    assert!(r.stdout.is_empty(), "{r:?}");
+    assert_eq!(task(&doc(&p), "b")["status"], "blocked");
+    stop["last_assistant_message"] = json!("done\n<signal>proj/a_DONE</signal>");
+    let out = hook_ok(&p, &stop).json();
+    assert!(out.get("decision").is_none(), "{out}");
+    assert_eq!(
+        out["hookSpecificOutput"],
+        json!({"hookEventName": "SubagentStop",
+               "tasks_to_update": [{"task_id": "a", "status": "completed"}]})
+    );
+    let d = doc(&p);
+    assert_eq!(task(&d, "a")["status"], "completed");
+    assert_eq!(task(&d, "b")["status"], "pending");
+    // The main agent hears about both at its next tool call.
+    let ctx = hook_ok(&p, &p.payload("PostToolUse.Read.json")).json()["hookSpecificOutput"]
+        ["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(ctx.contains("b of list proj as FAILED: tests red"), "{ctx}");
+    assert!(
+        ctx.contains("completed task a") && ctx.contains("now ready: b (B)"),
+        "{ctx}"
+    );
+}
+
+#[test]
 fn session_start_summarizes_the_list_and_is_silent_without_one() {
     let p = Project::new();
     let start = p.payload("SessionStart.startup.json");

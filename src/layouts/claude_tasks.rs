@@ -1173,13 +1173,23 @@ fn complete(cx: &Ctx, store: &StoreRef, ids: &[String]) -> Result<(Reaction, Vec
 
 // ---- summaries --------------------------------------------------------------------------
 
-/// Counts, current, ready and blocked tasks of a valid document.
+/// Counts, current, ready and blocked tasks of a valid document (ids, in list order).
 struct Summary {
     counts: std::collections::BTreeMap<String, usize>,
     current: Vec<String>,
     ready: Vec<String>,
-    blocked: Vec<String>,
+    /// Blocked tasks with the dependencies they wait for.
+    blocked: Vec<(String, Vec<String>)>,
     problems: Vec<String>,
+}
+
+impl Summary {
+    fn blocked_lines(&self) -> Vec<String> {
+        self.blocked
+            .iter()
+            .map(|(id, waits)| format!("{id} (waits for {})", waits.join(", ")))
+            .collect()
+    }
 }
 
 fn summarize(doc: &Value) -> Summary {
@@ -1192,23 +1202,23 @@ fn summarize(doc: &Value) -> Summary {
     let current = tasks(doc)
         .iter()
         .filter(|t| status_of(t) == "in_progress")
-        .map(|t| label(doc, id_of(t)))
+        .map(|t| id_of(t).to_string())
         .collect();
     let ready = graph::ready(&ns, &done)
         .into_iter()
         .filter(|id| find(doc, id).is_some_and(|t| status_of(t) == "pending"))
-        .map(|id| label(doc, id))
+        .map(str::to_string)
         .collect();
     let blocked = tasks(doc)
         .iter()
         .filter(|t| status_of(t) == "blocked")
         .map(|t| {
             let node = Node::new(id_of(t), deps_of(t));
-            format!(
-                "{} (waits for {})",
-                id_of(t),
-                graph::pending_deps(&node, &done).join(", ")
-            )
+            let waits = graph::pending_deps(&node, &done)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            (id_of(t).to_string(), waits)
         })
         .collect();
     let mut problems = Vec::new();
@@ -1360,14 +1370,20 @@ impl Layout for ClaudeTasks {
             )),
             Loaded::Valid(doc) => {
                 let s = summarize(&doc);
+                let waits: Vec<String> = s
+                    .blocked
+                    .iter()
+                    .map(|(id, deps)| format!("{id} waits for {}", deps.join(", ")))
+                    .collect();
                 st.counts = s.counts;
                 st.current = (!s.current.is_empty()).then(|| s.current.join(", "));
+                st.notes = waits;
                 st.ready = s.ready;
-                st.blocked = s.blocked;
+                st.blocked = s.blocked.into_iter().map(|(id, _)| id).collect();
                 st.problems = s.problems;
             }
         }
-        st.notes = claude_own_lines(cx, &store.root)?;
+        st.notes.extend(claude_own_lines(cx, &store.root)?);
         Ok(st)
     }
 
@@ -1411,10 +1427,12 @@ impl Layout for ClaudeTasks {
             count("blocked"),
             count("completed"),
         )];
+        let labels =
+            |ids: &[String]| -> Vec<String> { ids.iter().map(|id| label(&doc, id)).collect() };
         for (label, list) in [
-            ("In progress", &s.current),
-            ("Ready", &s.ready),
-            ("Blocked", &s.blocked),
+            ("In progress", &labels(&s.current)),
+            ("Ready", &labels(&s.ready)),
+            ("Blocked", &s.blocked_lines()),
             ("Problems", &s.problems),
         ] {
             if list.is_empty() {

@@ -885,6 +885,10 @@ fn session_start_summarizes_the_list_and_is_silent_without_one() {
         st["counts"],
         json!({"blocked": 1, "completed": 1, "in_progress": 1})
     );
+    assert_eq!(st["current"], "task-002");
+    assert_eq!(st["ready"], json!([]));
+    assert_eq!(st["blocked"], json!(["task-003"]));
+    assert_eq!(st["notes"], json!(["task-003 waits for task-002"]));
 }
 
 #[test]

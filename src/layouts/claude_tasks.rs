@@ -274,6 +274,8 @@ pub fn update<T>(
         Ok(dry) if !dry.changed => return Ok(dry),
         // Only `taskhook recover` changes a corrupt file: no need to lock to learn it again.
         Err(e @ Error::Corrupt { .. }) => return Err(e),
+        // A refused first write creates nothing, not even the folder and its lock file.
+        Err(e) if !cx.store.exists(&path) => return Err(e),
         _ => {}
     }
     cx.store.with_lock(&lock_path_for(&path), || {

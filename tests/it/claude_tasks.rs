@@ -290,6 +290,19 @@ fn uuid_v4(s: &str) -> bool {
 #[test]
 fn cycles_and_unknown_dependencies_are_refused() {
     let p = Project::new();
+    // A refused first write creates nothing at all.
+    let empty = p.snapshot();
+    write(
+        &p,
+        &["--id", "c", "--description", "C", "--dependency", "nope"],
+    )
+    .assert_one_line_error();
+    write(
+        &p,
+        &["--id", "c", "--description", "C", "--dependency", "c"],
+    )
+    .assert_one_line_error();
+    assert_eq!(p.snapshot(), empty);
     ok(&write(&p, &["--id", "task-a", "--description", "A"]));
     ok(&write(
         &p,

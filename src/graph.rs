@@ -76,7 +76,7 @@ pub fn find_cycle(nodes: &[Node<'_>]) -> Option<Vec<String>> {
         let mut next = vec![0usize];
         mark[start] = Mark::Open;
         while let Some(&node) = path.last() {
-            let edge = next.last_mut().expect("next follows path");
+            let Some(edge) = next.last_mut() else { break };
             let Some(dep) = nodes[node].deps.get(*edge) else {
                 mark[node] = Mark::Done;
                 path.pop();
@@ -88,7 +88,8 @@ pub fn find_cycle(nodes: &[Node<'_>]) -> Option<Vec<String>> {
             match mark[d] {
                 Mark::Done => {}
                 Mark::Open => {
-                    let from = path.iter().position(|&p| p == d).expect("open is on path");
+                    // An open node is always on the path.
+                    let from = path.iter().position(|&p| p == d).unwrap_or(0);
                     let mut cycle: Vec<String> = path[from..]
                         .iter()
                         .map(|&p| nodes[p].id.to_string())

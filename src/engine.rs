@@ -46,7 +46,8 @@ fn layouts_reaction(cx: &Ctx, payload: &Payload) -> (Reaction, Vec<(String, Erro
     }
     let project = cx.project_dir(payload.common.cwd.as_deref()).to_path_buf();
     let is_start = matches!(payload.event, Event::SessionStart(_));
-    for_each_store(cx, &project, &layouts, |layout, store| {
+    let event = (!is_start).then_some(payload);
+    for_each_store(cx, &project, &layouts, event, |layout, store| {
         if is_start {
             layout.session_start(cx, store)
         } else {
@@ -236,21 +237,28 @@ fn subagent_stop(cx: &Ctx, payload: &Payload, ev: &SubagentStop) -> Result<Outco
 pub fn reconcile(cx: &Ctx) -> Result<(Reaction, Vec<(String, Error)>)> {
     let project = cx.project_dir(None).to_path_buf();
     let layouts: Vec<&dyn Layout> = registry().to_vec();
-    Ok(for_each_store(cx, &project, &layouts, |l, s| {
+    Ok(for_each_store(cx, &project, &layouts, None, |l, s| {
         l.session_start(cx, s)
     }))
 }
 
+/// Runs `f` on every store of `layouts`: the stores `event` may reach (which can include one it
+/// will create, see [`Layout::discover_for_event`]), or, without an event, those that exist.
 fn for_each_store(
     cx: &Ctx,
     project: &Path,
     layouts: &[&dyn Layout],
+    event: Option<&Payload>,
     mut f: impl FnMut(&dyn Layout, &StoreRef) -> Result<Reaction>,
 ) -> (Reaction, Vec<(String, Error)>) {
     let mut total = Reaction::default();
     let mut errors = Vec::new();
     for &layout in layouts {
-        let stores = match layout.discover(cx, project) {
+        let found = match event {
+            Some(payload) => layout.discover_for_event(cx, project, payload),
+            None => layout.discover(cx, project),
+        };
+        let stores = match found {
             Ok(s) => s,
             Err(e) => {
                 errors.push((layout.name().to_string(), e));

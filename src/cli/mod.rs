@@ -9,6 +9,7 @@ mod recover;
 mod replay;
 mod schema;
 mod status;
+mod tasks;
 mod validate;
 
 use std::ffi::OsString;
@@ -58,6 +59,8 @@ pub enum Command {
     Schema(schema::Args),
     /// Seed 003's iterative stores: new, status, signal, guardrail, archive.
     Iterative(iterative::Args),
+    /// Seed 002's task list: `tasks write` (TodoWrite) and `tasks read` (TodoRead).
+    Tasks(tasks::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -150,6 +153,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Install(a) => install::run(&cx, a, io),
         Command::Schema(a) => schema::run(a, io),
         Command::Iterative(a) => iterative::run(&cx, a, io),
+        Command::Tasks(a) => tasks::run(&cx, a, io),
     }
 }
 

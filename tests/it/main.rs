@@ -3,6 +3,7 @@
 #![allow(clippy::disallowed_methods, clippy::print_stderr)]
 
 mod agents;
+mod claude_tasks;
 mod common;
 mod install;
 mod iterative;

@@ -278,7 +278,11 @@ fn for_each_store(
 /// Merges reactions into the reply `event` accepts. A store that failed is reported beside the
 /// others' results; when nothing else has anything to say, its error becomes the exit-1 error.
 fn finish(event: &str, mut r: Reaction, mut errors: Vec<(String, Error)>) -> Result<Outcome> {
-    if !errors.is_empty() && r.is_empty() && errors.len() == 1 {
+    // At SessionStart a store's problem goes to the model in the context (exit 1 would reach
+    // only the user); a lock timeout stays an exit-1 error everywhere (CONTRACT §2).
+    let report_in_context =
+        event == "SessionStart" && !matches!(errors.first(), Some((_, Error::LockTimeout { .. })));
+    if errors.len() == 1 && r.is_empty() && !report_in_context {
         return Err(errors.remove(0).1);
     }
     for (who, e) in &errors {

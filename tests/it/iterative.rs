@@ -714,3 +714,24 @@ fn reconcile_dry_run_reports_then_reconcile_writes_and_recover_rebuilds() {
     l.p.run(&["recover", ".claude/nowhere"], "")
         .assert_one_line_error();
 }
+
+#[test]
+fn a_failing_store_at_session_start_is_told_to_the_model() {
+    let l = Loop::new("s", &["T1"], 5);
+    std::fs::remove_file(l.dir().join("state.json")).unwrap();
+    std::fs::create_dir(l.dir().join("state.json")).unwrap();
+    let run = l.p.hook(&l.p.payload("SessionStart.startup.json"));
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = run.json();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ctx.contains("taskhook: iterative s: failed to read"),
+        "{ctx}"
+    );
+    assert!(
+        v["systemMessage"].as_str().unwrap().contains("state.json"),
+        "{v}"
+    );
+}

@@ -108,12 +108,21 @@ pub fn push_notice(cx: &Ctx, project: &Path, agent_id: &str, text: &str) -> Resu
 pub fn take_notices(cx: &Ctx, project: &Path, agent_id: Option<&str>) -> Result<Vec<String>> {
     let path = path(project);
     let matches = |n: &Value| agent_id.is_none_or(|a| n["agent_id"] == a);
-    match cx.store.load_json(&path, SCHEMA)? {
-        Loaded::Valid(doc)
-            if doc["notices"]
-                .as_array()
-                .is_some_and(|n| n.iter().any(matches)) => {}
-        _ => return Ok(Vec::new()),
+    // The hot path (every main-agent PostToolUse): one read and a plain parse; no schema
+    // compilation and no lock unless there is something to take.
+    let Some(bytes) = cx.store.read(&path)? else {
+        return Ok(Vec::new());
+    };
+    let pending = crate::store::parse_json(&bytes)
+        .ok()
+        .and_then(|doc| {
+            doc.get("notices")
+                .and_then(Value::as_array)
+                .map(|n| n.iter().any(matches))
+        })
+        .unwrap_or(false);
+    if !pending {
+        return Ok(Vec::new());
     }
     let mut taken = Vec::new();
     update(cx, project, |doc| {

@@ -46,7 +46,8 @@ fn layouts_reaction(cx: &Ctx, payload: &Payload) -> (Reaction, Vec<(String, Erro
     }
     let project = cx.project_dir(payload.common.cwd.as_deref()).to_path_buf();
     let is_start = matches!(payload.event, Event::SessionStart(_));
-    for_each_store(cx, &project, &layouts, |layout, store| {
+    let event = (!is_start).then_some(payload);
+    for_each_store(cx, &project, &layouts, event, |layout, store| {
         if is_start {
             layout.session_start(cx, store)
         } else {
@@ -236,21 +237,28 @@ fn subagent_stop(cx: &Ctx, payload: &Payload, ev: &SubagentStop) -> Result<Outco
 pub fn reconcile(cx: &Ctx) -> Result<(Reaction, Vec<(String, Error)>)> {
     let project = cx.project_dir(None).to_path_buf();
     let layouts: Vec<&dyn Layout> = registry().to_vec();
-    Ok(for_each_store(cx, &project, &layouts, |l, s| {
+    Ok(for_each_store(cx, &project, &layouts, None, |l, s| {
         l.session_start(cx, s)
     }))
 }
 
+/// Runs `f` on every store of `layouts`: the stores `event` may reach (which can include one it
+/// will create, see [`Layout::discover_for_event`]), or, without an event, those that exist.
 fn for_each_store(
     cx: &Ctx,
     project: &Path,
     layouts: &[&dyn Layout],
+    event: Option<&Payload>,
     mut f: impl FnMut(&dyn Layout, &StoreRef) -> Result<Reaction>,
 ) -> (Reaction, Vec<(String, Error)>) {
     let mut total = Reaction::default();
     let mut errors = Vec::new();
     for &layout in layouts {
-        let stores = match layout.discover(cx, project) {
+        let found = match event {
+            Some(payload) => layout.discover_for_event(cx, project, payload),
+            None => layout.discover(cx, project),
+        };
+        let stores = match found {
             Ok(s) => s,
             Err(e) => {
                 errors.push((layout.name().to_string(), e));
@@ -270,7 +278,11 @@ fn for_each_store(
 /// Merges reactions into the reply `event` accepts. A store that failed is reported beside the
 /// others' results; when nothing else has anything to say, its error becomes the exit-1 error.
 fn finish(event: &str, mut r: Reaction, mut errors: Vec<(String, Error)>) -> Result<Outcome> {
-    if !errors.is_empty() && r.is_empty() && errors.len() == 1 {
+    // At SessionStart a store's problem goes to the model in the context (exit 1 would reach
+    // only the user); a lock timeout stays an exit-1 error everywhere (CONTRACT §2).
+    let report_in_context =
+        event == "SessionStart" && !matches!(errors.first(), Some((_, Error::LockTimeout { .. })));
+    if errors.len() == 1 && r.is_empty() && !report_in_context {
         return Err(errors.remove(0).1);
     }
     for (who, e) in &errors {

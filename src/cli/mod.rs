@@ -9,6 +9,7 @@ mod recover;
 mod replay;
 mod schema;
 mod status;
+mod tasks;
 mod validate;
 
 use std::ffi::OsString;
@@ -58,11 +59,15 @@ pub enum Command {
     Schema(schema::Args),
     /// Seed 003's iterative stores: new, status, signal, guardrail, archive.
     Iterative(iterative::Args),
+    /// Seed 002's task list: `tasks write` (TodoWrite) and `tasks read` (TodoRead).
+    Tasks(tasks::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
 pub struct Io<'a> {
     pub stdin: &'a mut dyn Read,
+    /// Whether stdin is an interactive terminal (no payload will ever arrive).
+    pub stdin_is_terminal: bool,
     pub stdout: &'a mut dyn Write,
     pub stderr: &'a mut dyn Write,
 }
@@ -77,8 +82,10 @@ pub fn main() -> std::process::ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let code = std::panic::catch_unwind(|| {
         let (mut i, mut o, mut e) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
+        let stdin_is_terminal = std::io::IsTerminal::is_terminal(&i);
         let mut io = Io {
             stdin: &mut i,
+            stdin_is_terminal,
             stdout: &mut o,
             stderr: &mut e,
         };
@@ -134,6 +141,9 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
     };
     let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, dry_run)?;
     match cli.command {
+        Command::Hook if io.stdin_is_terminal => Err(Error::Usage(
+            "`taskhook hook` reads one hook payload on stdin; pipe one in (taskhook hook < payload.json)".into(),
+        )),
         Command::Hook => hook::run(&cx, io),
         Command::Replay(a) => replay::run(&cx, a, io),
         Command::Status(a) => status::run(&cx, a, io),
@@ -143,6 +153,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Install(a) => install::run(&cx, a, io),
         Command::Schema(a) => schema::run(a, io),
         Command::Iterative(a) => iterative::run(&cx, a, io),
+        Command::Tasks(a) => tasks::run(&cx, a, io),
     }
 }
 

@@ -49,6 +49,9 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 super::out(io, &format!("  {label}: {}", list.join(", ")))?;
             }
         }
+        for note in &s.notes {
+            super::out(io, &format!("  {note}"))?;
+        }
     }
     Ok(0)
 }

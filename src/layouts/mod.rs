@@ -2,6 +2,7 @@
 //! [`registry`]. A layout owns its types, transitions and reconciliation, and reaches the disk
 //! only through [`crate::store::Store`].
 
+pub mod claude_tasks;
 pub mod iterative;
 
 use std::collections::BTreeMap;
@@ -92,6 +93,9 @@ pub struct StoreStatus {
     pub stops_waiting: Vec<String>,
     /// Problems found (corrupt files, …), one line each.
     pub problems: Vec<String>,
+    /// Other facts worth showing (Claude Code's own task files, read-only), one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A unit (task, phase, …) that a `<task>` or `<signal>` name can resolve to.
@@ -125,6 +129,19 @@ pub trait Layout: Sync {
 
     /// Finds this layout's stores for the project. Cheap: a few stats and folder listings.
     fn discover(&self, cx: &Ctx, project: &Path) -> Result<Vec<StoreRef>>;
+
+    /// Finds the stores an event should reach: by default those [`Layout::discover`] finds. A
+    /// layout whose events may create its store (claude-tasks' first TodoWrite) also returns a
+    /// store that does not exist yet.
+    fn discover_for_event(
+        &self,
+        cx: &Ctx,
+        project: &Path,
+        payload: &Payload,
+    ) -> Result<Vec<StoreRef>> {
+        let _ = payload;
+        self.discover(cx, project)
+    }
 
     /// The state files of a store, with their schemas, for `validate`.
     fn state_files(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>>;
@@ -184,7 +201,7 @@ pub trait Layout: Sync {
 
 /// Every layout, in a stable order.
 pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT];
+    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT];
     REGISTRY
 }
 

@@ -345,22 +345,27 @@ impl Store {
         prefix: &str,
         max_age: Duration,
     ) -> Result<Vec<PathBuf>> {
-        let now = SystemTime::now();
-        let mut removed = Vec::new();
-        for e in self.list_dir(dir)? {
-            if e.is_dir || !e.name.starts_with(prefix) {
-                continue;
-            }
-            let path = dir.join(&e.name);
-            let old = fs::modified(&path)
-                .and_then(|m| now.duration_since(m).ok())
-                .is_some_and(|age| age > max_age);
-            if old {
-                self.remove(&path)?;
-                removed.push(path);
-            }
+        let stale = self.stale_temps(dir, prefix, max_age)?;
+        for path in &stale {
+            self.remove(path)?;
         }
-        Ok(removed)
+        Ok(stale)
+    }
+
+    /// The files [`Store::clean_stale_temps`] would remove, without removing them.
+    pub fn stale_temps(&self, dir: &Path, prefix: &str, max_age: Duration) -> Result<Vec<PathBuf>> {
+        let now = SystemTime::now();
+        Ok(self
+            .list_dir(dir)?
+            .into_iter()
+            .filter(|e| !e.is_dir && e.name.starts_with(prefix))
+            .map(|e| dir.join(&e.name))
+            .filter(|path| {
+                fs::modified(path)
+                    .and_then(|m| now.duration_since(m).ok())
+                    .is_some_and(|age| age > max_age)
+            })
+            .collect())
     }
 }
 

@@ -604,3 +604,134 @@ fn hostile_slugs_and_ids_are_refused() {
     }
     assert_eq!(p.snapshot(), before);
 }
+
+#[test]
+fn lock_timeout_exits_one_naming_the_lock_and_changes_nothing() {
+    use std::time::Duration;
+    use taskhook::store::{folder_lock_path, Clock, Store};
+    let l = Loop::new("s", &["T1"], 5);
+    let lock = folder_lock_path(&l.dir());
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        Store::new(Clock::system(), Duration::from_secs(5))
+            .with_lock(&lock, || {
+                held_tx.send(()).unwrap();
+                done_rx.recv().unwrap();
+                Ok(())
+            })
+            .unwrap();
+    });
+    held_rx.recv().unwrap();
+    let before = l.p.snapshot();
+    let transcript = l.p.tmp.path().join("t.jsonl");
+    std::fs::write(
+        &transcript,
+        "{\"type\":\"user\",\"message\":{\"content\":\"<task>T1</task>\"}}\n",
+    )
+    .unwrap();
+    let mut payload = l.p.payload("SubagentStop.json");
+    payload["agent_transcript_path"] = json!(transcript);
+    let mut cmd = l.p.cmd();
+    cmd.env("TASKHOOK_LOCK_TIMEOUT", "0.3");
+    let start = std::time::Instant::now();
+    let run =
+        l.p.run_with(cmd, &["hook"], serde_json::to_vec(&payload).unwrap());
+    let waited = start.elapsed();
+    done_tx.send(()).unwrap();
+    holder.join().unwrap();
+    run.assert_one_line_error();
+    assert!(
+        run.stderr.contains(".taskhook.lock") && run.stderr.contains("TASKHOOK_LOCK_TIMEOUT"),
+        "{run:?}"
+    );
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+    assert_eq!(l.p.snapshot(), before);
+}
+
+#[test]
+fn nothing_to_reconcile_takes_no_lock_and_writes_nothing() {
+    let l = Loop::new("s", &["T1"], 5);
+    std::fs::remove_file(l.dir().join(".taskhook.lock")).unwrap();
+    let before = l.p.snapshot();
+    let run = l.p.hook(&l.p.payload("SessionStart.startup.json"));
+    assert!(run.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("Current: T1"));
+    // A commit while no unit is in work (T1 is still pending) records nothing.
+    let mut bash = l.p.payload("PostToolUse.Bash.json");
+    bash["tool_input"]["command"] = json!("git commit -m x");
+    bash["tool_response"]["stdout"] = json!("[main 1a2b3c4] x");
+    silent(&l.p.hook(&bash));
+    assert_eq!(l.p.snapshot(), before, "no lock file, no write");
+}
+
+#[test]
+fn reconcile_dry_run_reports_then_reconcile_writes_and_recover_rebuilds() {
+    let l = Loop::new("s", &["T1"], 5);
+    let state = l.dir().join("state.json");
+    let first = std::fs::read(&state).unwrap();
+    reason(&l.bound("T1", "<signal>T1_DONE</signal>"));
+    std::fs::write(&state, &first).unwrap();
+    let before = l.p.snapshot();
+    let dry = l.p.run(&["reconcile", "--dry-run", "--json"], "");
+    assert_eq!(dry.code, 0, "{dry:?}");
+    let v = dry.json();
+    assert_eq!(v["dry_run"], true);
+    let changed: Vec<String> = v["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        changed.iter().any(|p| p.ends_with("s/state.json"))
+            && changed.iter().any(|p| p.ends_with("s/progress.md")),
+        "{changed:?}"
+    );
+    assert_eq!(l.p.snapshot(), before, "dry run wrote");
+    let real = l.p.run(&["reconcile"], "");
+    assert_eq!(real.code, 0, "{real:?}");
+    assert!(
+        real.stdout.contains("changed: ") && real.stdout.contains("T1 is now confirming"),
+        "{real:?}"
+    );
+    assert_eq!(l.unit("T1")["status"], "confirming");
+    assert_eq!(
+        l.p.run(&["reconcile"], "").stdout.trim_end().lines().last(),
+        Some("Nothing to reconcile.")
+    );
+
+    // recover: rebuild state.json from progress.md, keeping the bad file aside.
+    std::fs::write(&state, b"garbage").unwrap();
+    assert_eq!(l.p.run(&["validate"], "").code, 1);
+    let rec = l.p.run(&["recover", ".claude/iterative/s"], "");
+    assert_eq!(rec.code, 0, "{rec:?}");
+    assert!(rec.stdout.contains("Rebuilt"), "{rec:?}");
+    assert_eq!(l.unit("T1")["status"], "confirming");
+    assert_eq!(l.p.run(&["validate"], "").code, 0);
+    l.p.run(&["recover", ".claude/nowhere"], "")
+        .assert_one_line_error();
+}
+
+#[test]
+fn a_failing_store_at_session_start_is_told_to_the_model() {
+    let l = Loop::new("s", &["T1"], 5);
+    std::fs::remove_file(l.dir().join("state.json")).unwrap();
+    std::fs::create_dir(l.dir().join("state.json")).unwrap();
+    let run = l.p.hook(&l.p.payload("SessionStart.startup.json"));
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = run.json();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ctx.contains("taskhook: iterative s: failed to read"),
+        "{ctx}"
+    );
+    assert!(
+        v["systemMessage"].as_str().unwrap().contains("state.json"),
+        "{v}"
+    );
+}

@@ -1,8 +1,9 @@
 //! The one integration test binary: every test drives the real `taskhook` binary (or, for the
 //! store's process-level proofs, re-executes this test binary as a child).
-#![allow(clippy::disallowed_methods)]
+#![allow(clippy::disallowed_methods, clippy::print_stderr)]
 
 mod agents;
+mod claude_tasks;
 mod common;
 mod install;
 mod iterative;

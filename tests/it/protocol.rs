@@ -146,3 +146,30 @@ fn usage_errors_are_one_line_exit_one() {
     assert_eq!(help.code, 0);
     assert!(help.stdout.contains("replay"), "{help:?}");
 }
+
+#[test]
+fn hook_refuses_a_terminal_stdin_instead_of_waiting() {
+    let p = Project::new();
+    let (mut stdin, mut stdout, mut stderr) = (std::io::empty(), Vec::new(), Vec::new());
+    let mut io = taskhook::cli::Io {
+        stdin: &mut stdin,
+        stdin_is_terminal: true,
+        stdout: &mut stdout,
+        stderr: &mut stderr,
+    };
+    let env = taskhook::env::Env::from_pairs([("HOME", p.home.as_os_str())]);
+    let code = taskhook::cli::run(
+        ["taskhook", "hook"].map(Into::into),
+        env,
+        p.root.clone(),
+        &mut io,
+    );
+    assert_eq!(code, 1);
+    assert!(stdout.is_empty());
+    let err = String::from_utf8(stderr).unwrap();
+    assert_eq!(err.lines().count(), 1);
+    assert!(
+        err.starts_with("taskhook: `taskhook hook` reads one hook payload on stdin"),
+        "{err}"
+    );
+}

@@ -641,7 +641,8 @@ impl Iterative {
         r
     }
 
-    /// Records a commit (`hash: message`) in every slug that has a unit in work.
+    /// Records a commit (`hash: message`) in a slug that has a unit in work. Decided read-only
+    /// first; only a commit to record takes the lock (and is re-checked under it).
     fn record_commit(
         &self,
         cx: &Ctx,
@@ -649,36 +650,57 @@ impl Iterative {
         hash: &str,
         message: &str,
     ) -> Result<Reaction> {
+        let wants = |l: &Loaded3| {
+            let Some(cur) = l.state[current_key(&l.state)].as_str() else {
+                return false;
+            };
+            let in_work = matches!(
+                status_of(&l.state, cur),
+                "in_progress" | "confirming" | "verifying"
+            );
+            let known = l.state["commits"].as_array().is_some_and(|a| {
+                a.iter()
+                    .any(|c| c.as_str().is_some_and(|c| c.starts_with(hash)))
+            });
+            in_work && !known
+        };
+        match self.load(cx, store, false) {
+            Ok(l) if wants(&l) => {}
+            Ok(_) | Err(Error::NotFound(_)) => return Ok(Reaction::default()),
+            Err(e) => return Err(e),
+        }
         cx.store.with_lock(&folder_lock_path(&store.root), || {
             let mut l = self.load(cx, store, true)?;
-            let ck = current_key(&l.state);
-            let Some(cur) = l.state[ck].as_str().map(str::to_string) else {
-                self.save(cx, store, &l)?;
-                return Ok(Reaction::default());
-            };
-            if !matches!(
-                status_of(&l.state, &cur),
-                "in_progress" | "confirming" | "verifying"
-            ) {
-                self.save(cx, store, &l)?;
-                return Ok(Reaction::default());
+            if wants(&l) {
+                let mut commits = l.state["commits"].as_array().cloned().unwrap_or_default();
+                commits.push(json!(format!("{hash}: {message}")));
+                l.state["commits"] = Value::Array(commits);
+                l.state["updated"] = json!(cx.store.clock().stamp());
+                l.dirty = true;
             }
-            let line = format!("{hash}: {message}");
-            let commits = l.state["commits"].as_array().cloned().unwrap_or_default();
-            if commits
-                .iter()
-                .any(|c| c.as_str().is_some_and(|c| c.starts_with(hash)))
-            {
-                self.save(cx, store, &l)?;
-                return Ok(Reaction::default());
-            }
-            let mut commits = commits;
-            commits.push(json!(line));
-            l.state["commits"] = Value::Array(commits);
-            l.state["updated"] = json!(cx.store.clock().stamp());
-            l.dirty = true;
             self.save(cx, store, &l)?;
             Ok(Reaction::default())
+        })
+    }
+
+    /// SessionStart's writes for one slug, under its lock: stale temp files removed, state.json
+    /// rebuilt or caught up from progress.md, discrepancies logged.
+    fn reconcile_locked(&self, cx: &Ctx, store: &StoreRef) -> Result<Option<Loaded3>> {
+        cx.store.with_lock(&folder_lock_path(&store.root), || {
+            let removed =
+                cx.store
+                    .clean_stale_temps(&store.root, ".state.json.tmp-", STALE_TEMP)?;
+            let mut l = match self.load(cx, store, true) {
+                Ok(l) => l,
+                Err(Error::NotFound(_)) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            if !removed.is_empty() {
+                l.notes
+                    .push(format!("removed {} abandoned temp file(s)", removed.len()));
+            }
+            self.save(cx, store, &l)?;
+            Ok(Some(l))
         })
     }
 
@@ -895,22 +917,19 @@ impl Layout for Iterative {
 
     fn session_start(&self, cx: &Ctx, store: &StoreRef) -> Result<Reaction> {
         let mut r = Reaction::default();
-        let l = cx.store.with_lock(&folder_lock_path(&store.root), || {
-            let removed =
-                cx.store
-                    .clean_stale_temps(&store.root, ".state.json.tmp-", STALE_TEMP)?;
-            let mut l = match self.load(cx, store, true) {
-                Ok(l) => l,
-                Err(Error::NotFound(_)) => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            if !removed.is_empty() {
-                l.notes
-                    .push(format!("removed {} abandoned temp file(s)", removed.len()));
-            }
-            self.save(cx, store, &l)?;
-            Ok(Some(l))
-        })?;
+        // Decide read-only first: a slug with nothing to reconcile is neither locked nor written.
+        let peek = match self.load(cx, store, false) {
+            Ok(l) => Some(l),
+            Err(Error::NotFound(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let temps = cx
+            .store
+            .stale_temps(&store.root, ".state.json.tmp-", STALE_TEMP)?;
+        let l = match peek {
+            Some(l) if !l.dirty && temps.is_empty() => Some(l),
+            _ => self.reconcile_locked(cx, store)?,
+        };
         let Some(l) = l else { return Ok(r) };
         if l.state["phase"] == "complete" {
             return Ok(r);

@@ -1,0 +1,278 @@
+//! Dependency graphs of tasks, shared by every layout: unknown dependency ids, cycles (named as
+//! `task-a → task-b → task-a`), which tasks are ready or blocked, and which tasks a completion
+//! unblocked.
+//!
+//! Pure functions over `(id, dependencies)` pairs: no I/O, deterministic (results follow the
+//! order of the input), and tolerant of bad input (a duplicate id keeps its first occurrence; an
+//! unknown dependency is never ready and never part of a cycle).
+
+use std::collections::{HashMap, HashSet};
+
+/// One task as the graph sees it: its id and the ids it depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node<'a> {
+    pub id: &'a str,
+    pub deps: Vec<&'a str>,
+}
+
+impl<'a> Node<'a> {
+    /// A node from an id and its dependencies.
+    pub fn new(id: &'a str, deps: impl IntoIterator<Item = &'a str>) -> Self {
+        Node {
+            id,
+            deps: deps.into_iter().collect(),
+        }
+    }
+}
+
+/// Returns every `(task, dependency)` pair whose dependency is not a task of the graph, in order.
+pub fn unknown_deps<'a>(nodes: &[Node<'a>]) -> Vec<(&'a str, &'a str)> {
+    let ids: HashSet<&str> = nodes.iter().map(|n| n.id).collect();
+    let mut out = Vec::new();
+    for n in nodes {
+        for &d in &n.deps {
+            if !ids.contains(d) && !out.contains(&(n.id, d)) {
+                out.push((n.id, d));
+            }
+        }
+    }
+    out
+}
+
+/// Returns the ids that occur more than once, in order of their second occurrence.
+pub fn duplicate_ids<'a>(nodes: &[Node<'a>]) -> Vec<&'a str> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for n in nodes {
+        if !seen.insert(n.id) && !out.contains(&n.id) {
+            out.push(n.id);
+        }
+    }
+    out
+}
+
+/// Finds a dependency cycle, returned as the path that closes it (`[a, b, a]`: `a` depends on
+/// `b`, which depends on `a`). `None` when the graph is acyclic. Unknown ids are ignored.
+pub fn find_cycle(nodes: &[Node<'_>]) -> Option<Vec<String>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let index: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, n)| (n.id, i))
+        .collect();
+    let mut mark = vec![Mark::New; nodes.len()];
+    for start in 0..nodes.len() {
+        if mark[start] != Mark::New || index.get(nodes[start].id) != Some(&start) {
+            continue;
+        }
+        // Iterative depth-first search; `path` holds the open nodes, `next` the next edge of each.
+        let mut path = vec![start];
+        let mut next = vec![0usize];
+        mark[start] = Mark::Open;
+        while let Some(&node) = path.last() {
+            let Some(edge) = next.last_mut() else { break };
+            let Some(dep) = nodes[node].deps.get(*edge) else {
+                mark[node] = Mark::Done;
+                path.pop();
+                next.pop();
+                continue;
+            };
+            *edge += 1;
+            let Some(&d) = index.get(dep) else { continue };
+            match mark[d] {
+                Mark::Done => {}
+                Mark::Open => {
+                    // An open node is always on the path.
+                    let from = path.iter().position(|&p| p == d).unwrap_or(0);
+                    let mut cycle: Vec<String> = path[from..]
+                        .iter()
+                        .map(|&p| nodes[p].id.to_string())
+                        .collect();
+                    cycle.push(nodes[d].id.to_string());
+                    return Some(cycle);
+                }
+                Mark::New => {
+                    mark[d] = Mark::Open;
+                    path.push(d);
+                    next.push(0);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Renders a cycle from [`find_cycle`] as `a → b → a`.
+pub fn describe_cycle(cycle: &[String]) -> String {
+    cycle.join(" → ")
+}
+
+/// Whether every dependency of `node` is in `done`.
+pub fn deps_done(node: &Node<'_>, done: &HashSet<&str>) -> bool {
+    node.deps.iter().all(|d| done.contains(d))
+}
+
+/// The dependencies of `node` that are not in `done`, in order.
+pub fn pending_deps<'a>(node: &Node<'a>, done: &HashSet<&str>) -> Vec<&'a str> {
+    node.deps
+        .iter()
+        .copied()
+        .filter(|d| !done.contains(d))
+        .collect()
+}
+
+/// Tasks not done whose dependencies are all done, in order.
+pub fn ready<'a>(nodes: &[Node<'a>], done: &HashSet<&str>) -> Vec<&'a str> {
+    nodes
+        .iter()
+        .filter(|n| !done.contains(n.id) && deps_done(n, done))
+        .map(|n| n.id)
+        .collect()
+}
+
+/// Tasks not done with at least one dependency not done, in order.
+pub fn blocked<'a>(nodes: &[Node<'a>], done: &HashSet<&str>) -> Vec<&'a str> {
+    nodes
+        .iter()
+        .filter(|n| !done.contains(n.id) && !deps_done(n, done))
+        .map(|n| n.id)
+        .collect()
+}
+
+/// Tasks that completing tasks unblocked: not done after, with at least one dependency, every
+/// dependency done after, and not every dependency done before.
+pub fn unblocked<'a>(
+    nodes: &[Node<'a>],
+    done_before: &HashSet<&str>,
+    done_after: &HashSet<&str>,
+) -> Vec<&'a str> {
+    nodes
+        .iter()
+        .filter(|n| {
+            !n.deps.is_empty()
+                && !done_after.contains(n.id)
+                && deps_done(n, done_after)
+                && !deps_done(n, done_before)
+        })
+        .map(|n| n.id)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn g<'a>(spec: &[(&'a str, &[&'a str])]) -> Vec<Node<'a>> {
+        spec.iter()
+            .map(|(id, deps)| Node::new(id, deps.iter().copied()))
+            .collect()
+    }
+
+    #[test]
+    fn unknown_and_duplicate_ids() {
+        let nodes = g(&[("a", &["x"]), ("b", &["a", "y", "x"]), ("a", &[])]);
+        assert_eq!(
+            unknown_deps(&nodes),
+            vec![("a", "x"), ("b", "y"), ("b", "x")]
+        );
+        assert_eq!(duplicate_ids(&nodes), vec!["a"]);
+    }
+
+    #[test]
+    fn cycles_are_named() {
+        let nodes = g(&[("task-a", &["task-b"]), ("task-b", &["task-a"])]);
+        let c = find_cycle(&nodes).unwrap();
+        assert_eq!(describe_cycle(&c), "task-a → task-b → task-a");
+        let selfdep = g(&[("a", &[]), ("b", &["b"])]);
+        assert_eq!(find_cycle(&selfdep).unwrap(), vec!["b", "b"]);
+        let longer = g(&[("a", &["b"]), ("b", &["c"]), ("c", &["d", "b"]), ("d", &[])]);
+        assert_eq!(describe_cycle(&find_cycle(&longer).unwrap()), "b → c → b");
+        let diamond = g(&[
+            ("a", &["b", "c"]),
+            ("b", &["d"]),
+            ("c", &["d"]),
+            ("d", &["z"]),
+        ]);
+        assert_eq!(find_cycle(&diamond), None);
+    }
+
+    #[test]
+    fn ready_blocked_unblocked() {
+        let nodes = g(&[
+            ("a", &[]),
+            ("b", &["a"]),
+            ("c", &["a", "b"]),
+            ("d", &["ghost"]),
+        ]);
+        let none = HashSet::new();
+        assert_eq!(ready(&nodes, &none), vec!["a"]);
+        assert_eq!(blocked(&nodes, &none), vec!["b", "c", "d"]);
+        let a: HashSet<&str> = ["a"].into();
+        assert_eq!(unblocked(&nodes, &none, &a), vec!["b"]);
+        assert_eq!(pending_deps(&nodes[2], &a), vec!["b"]);
+        let ab: HashSet<&str> = ["a", "b"].into();
+        assert_eq!(unblocked(&nodes, &a, &ab), vec!["c"]);
+        assert_eq!(unblocked(&nodes, &ab, &ab), Vec::<&str>::new());
+    }
+
+    /// Kahn's algorithm: whether the known edges admit a topological order.
+    fn acyclic(n: usize, edges: &[Vec<usize>]) -> bool {
+        let mut indeg = vec![0; n];
+        for deps in edges {
+            for &d in deps {
+                indeg[d] += 1;
+            }
+        }
+        let mut queue: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+        let mut seen = 0;
+        while let Some(i) = queue.pop() {
+            seen += 1;
+            for &d in &edges[i] {
+                indeg[d] -= 1;
+                if indeg[d] == 0 {
+                    queue.push(d);
+                }
+            }
+        }
+        seen == n
+    }
+
+    proptest! {
+        /// No accepted graph has a cycle, and every reported cycle is a real one.
+        #[test]
+        fn cycle_detection_is_sound_and_complete(
+            n in 1usize..9,
+            raw in proptest::collection::vec(proptest::collection::vec(0usize..12, 0..4), 9),
+        ) {
+            let ids: Vec<String> = (0..12).map(|i| format!("t{i}")).collect();
+            // Dependencies >= n point at unknown ids.
+            let edges: Vec<Vec<usize>> = raw[..n].to_vec();
+            let nodes: Vec<Node<'_>> = (0..n)
+                .map(|i| Node::new(&ids[i], edges[i].iter().map(|&d| ids[d].as_str())))
+                .collect();
+            let known: Vec<Vec<usize>> =
+                edges.iter().map(|d| d.iter().copied().filter(|&x| x < n).collect()).collect();
+            match find_cycle(&nodes) {
+                None => prop_assert!(acyclic(n, &known)),
+                Some(cycle) => {
+                    prop_assert!(cycle.len() >= 2);
+                    prop_assert_eq!(cycle.first(), cycle.last());
+                    let inner = &cycle[..cycle.len() - 1];
+                    let distinct: HashSet<&String> = inner.iter().collect();
+                    prop_assert_eq!(distinct.len(), inner.len());
+                    for w in cycle.windows(2) {
+                        let from = nodes.iter().find(|x| x.id == w[0]).unwrap();
+                        prop_assert!(from.deps.contains(&w[1].as_str()), "{:?}", cycle);
+                    }
+                }
+            }
+        }
+    }
+}

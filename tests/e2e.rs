@@ -313,3 +313,220 @@ fn bad_day_corrupt_state() {
     assert!(progress.contains("state.json was unusable"), "{progress}");
     s.taskhook(&["validate"]);
 }
+
+/// Claude Code's own task files (`<N>.json`) in a folder, by id.
+fn claude_code_tasks(dir: &std::path::Path) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            let id = name.strip_suffix(".json")?;
+            id.chars().all(|c| c.is_ascii_digit()).then(|| {
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap())
+                    .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                (id.to_string(), v)
+            })
+        })
+        .collect();
+    out.sort_by_key(|(id, _)| id.parse::<u64>().unwrap_or(u64::MAX));
+    out
+}
+
+fn task_by_id<'a>(list: &'a Value, id: &str) -> &'a Value {
+    list["tasks"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["id"] == id))
+        .unwrap_or_else(|| panic!("no task {id:?} in {list:#}"))
+}
+
+/// Scenario 3, task tools mirrored (claude-tasks layout): TaskCreate / TaskUpdate land in
+/// taskhook's tasks.json beside Claude Code's own `<N>.json` files and match them; completing
+/// the dependent task first is refused through TaskCompleted (exit 2), and the model sees why.
+#[test]
+fn task_tools_mirrored() {
+    let update = |input: Value| json!([{"tool": "TaskUpdate", "input": input}]);
+    let script = json!({
+        "main": [
+            [{"tool": "ToolSearch", "input": {"query": "select:TaskCreate,TaskUpdate,TaskList", "max_results": 5}}],
+            [{"tool": "TaskCreate", "input": {"subject": "Write parser", "description": "Implement the parser module", "activeForm": "Writing parser"}}],
+            [{"tool": "TaskCreate", "input": {"subject": "Test parser", "description": "Cover the parser with tests", "activeForm": "Testing parser"}}],
+            update(json!({"taskId": "2", "addBlockedBy": ["1"]})),
+            update(json!({"taskId": "2", "status": "completed"})),
+            update(json!({"taskId": "1", "status": "in_progress"})),
+            update(json!({"taskId": "1", "status": "completed"})),
+            update(json!({"taskId": "2", "status": "completed"})),
+            "E2E-TASKS-DONE"
+        ],
+    });
+    let s = Scenario::new("task-tools", &script);
+    let env = [
+        ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1"),
+        ("CLAUDE_CODE_TASK_LIST_ID", "e2e-list"),
+    ];
+    let run = s.claude(&["-p", "Plan the parser work as tasks and do it."], &env);
+    assert_eq!(run.text(), "E2E-TASKS-DONE", "{:?}", run.result);
+
+    // What reached the model: the refusal of the early completion, as TaskCompleted feedback.
+    let main = s.stream("main");
+    assert_eq!(main.len(), 9, "every scripted turn was requested");
+    let refused = main[5].last_user_text();
+    assert!(
+        refused.contains("TaskCompleted hook feedback:"),
+        "the refusal did not reach the model: {refused}"
+    );
+    assert!(
+        refused.contains("cannot be completed yet") && refused.contains("Write parser"),
+        "{refused}"
+    );
+    let ready = main[7].hook_contexts("PostToolUse:TaskUpdate hook additional context: ");
+    assert!(
+        ready
+            .iter()
+            .any(|c| c.contains("now ready (all dependencies completed): 2 (Test parser")),
+        "{:#?}",
+        main[7].messages()
+    );
+    let done = main[8].last_user_text();
+    assert!(!done.contains("TaskCompleted hook feedback"), "{done}");
+
+    // On disk: taskhook's mirror beside Claude Code's own files, and they agree.
+    let dir = s.home.join(".claude/tasks/e2e-list");
+    let mirror: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("tasks.json")).expect("taskhook wrote tasks.json"),
+    )
+    .unwrap();
+    let theirs = claude_code_tasks(&dir);
+    assert_eq!(
+        theirs.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+        ["1", "2"],
+        "Claude Code's own files in {}",
+        dir.display()
+    );
+    assert_eq!(
+        mirror["tasks"].as_array().map(Vec::len),
+        Some(2),
+        "{mirror:#}"
+    );
+    for (id, cc) in &theirs {
+        let t = task_by_id(&mirror, id);
+        let subject = cc["subject"].as_str().unwrap();
+        let description = cc["description"].as_str().unwrap();
+        assert_eq!(
+            t["description"],
+            format!("{subject}\n\n{description}"),
+            "{t:#}"
+        );
+        assert_eq!(t["status"], cc["status"], "task {id}: {t:#} vs {cc:#}");
+        assert_eq!(
+            t["dependencies"], cc["blockedBy"],
+            "task {id}: {t:#} vs {cc:#}"
+        );
+        assert_eq!(t["metadata"]["source"], "agent", "{t:#}");
+        let custom = &t["metadata"]["custom_fields"];
+        assert_eq!(custom["origin"], "TaskCreate", "{t:#}");
+        assert_eq!(custom["subject"], cc["subject"], "{t:#}");
+        assert_eq!(custom["activeForm"], cc["activeForm"], "{t:#}");
+        assert_eq!(cc["status"], "completed", "{cc:#}");
+    }
+    assert_eq!(task_by_id(&mirror, "2")["dependencies"], json!(["1"]));
+    s.taskhook(&["validate"]);
+}
+
+/// Scenario 4, TodoWrite mirrored (claude-tasks layout): with the Task tools off, TodoWrite
+/// calls are mirrored into tasks.json (Claude Code itself writes nothing to disk for them), and
+/// the next session's start tells the model what is left.
+#[test]
+fn todowrite_mirrored() {
+    let todo = |content: &str, status: &str, active: &str| json!({"content": content, "status": status, "activeForm": active});
+    let write = |todos: Vec<Value>| json!([{"tool": "TodoWrite", "input": {"todos": todos}}]);
+    let script = json!({
+        "main": [
+            [{"tool": "ToolSearch", "input": {"query": "select:TodoWrite", "max_results": 5}}],
+            write(vec![
+                todo("Write parser", "in_progress", "Writing parser"),
+                todo("Test parser", "pending", "Testing parser"),
+                todo("Ship it", "pending", "Shipping it"),
+            ]),
+            write(vec![
+                todo("Write parser", "completed", "Writing parser"),
+                todo("Test parser", "in_progress", "Testing parser"),
+                todo("Ship it", "pending", "Shipping it"),
+            ]),
+            write(vec![
+                todo("Write parser", "completed", "Writing parser"),
+                todo("Test parser", "in_progress", "Testing parser"),
+            ]),
+            "E2E-TODOS-WRITTEN",
+            "E2E-TODOS-RESUMED"
+        ],
+    });
+    let s = Scenario::new("todowrite", &script);
+    let env = [
+        ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1"),
+        ("CLAUDE_CODE_ENABLE_TASKS", "0"),
+        ("CLAUDE_CODE_TASK_LIST_ID", "e2e-todos"),
+    ];
+    let run = s.claude(&["-p", "Plan the parser work as todos."], &env);
+    assert_eq!(run.text(), "E2E-TODOS-WRITTEN", "{:?}", run.result);
+    let main = s.stream("main");
+    assert_eq!(main.len(), 5, "every scripted turn was requested");
+    let tools: Vec<&str> = main[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"TodoWrite"), "{tools:?}");
+    assert!(!tools.contains(&"TaskCreate"), "{tools:?}");
+
+    // On disk: the mirror, with seed 002's fields and the todo's id derived from its text.
+    let dir = s.home.join(".claude/tasks/e2e-todos");
+    let mirror: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("tasks.json")).expect("taskhook wrote tasks.json"),
+    )
+    .unwrap();
+    assert!(
+        claude_code_tasks(&dir).is_empty(),
+        "TodoWrite writes no <N>.json"
+    );
+    let tasks = mirror["tasks"].as_array().expect("tasks");
+    assert_eq!(tasks.len(), 2, "\"Ship it\" left the list: {mirror:#}");
+    let parser = task_by_id(&mirror, "todo-091774a950e1e8b3");
+    assert_eq!(parser["description"], "Write parser");
+    assert_eq!(parser["status"], "completed");
+    let test = tasks
+        .iter()
+        .find(|t| t["description"] == "Test parser")
+        .expect("Test parser mirrored");
+    assert_eq!(test["status"], "in_progress");
+    for t in tasks {
+        assert_eq!(t["metadata"]["source"], "agent", "{t:#}");
+        assert_eq!(
+            t["metadata"]["custom_fields"]["origin"], "TodoWrite",
+            "{t:#}"
+        );
+    }
+    assert_eq!(
+        test["metadata"]["custom_fields"]["activeForm"],
+        "Testing parser"
+    );
+    assert_eq!(mirror["version"], 2);
+    s.taskhook(&["validate"]);
+
+    // The next session starts with taskhook's summary of the list.
+    let sid = run.session_id();
+    let run = s.claude(&["--resume", &sid, "-p", "Where are we?"], &env);
+    assert_eq!(run.text(), "E2E-TODOS-RESUMED");
+    let last = s.stream("main").pop().unwrap();
+    let msgs = last.messages();
+    let summary = msgs
+        .iter()
+        .rev()
+        .find(|(r, t)| r == "system" && t.contains("Task list e2e-todos"))
+        .map(|(_, t)| t.clone())
+        .unwrap_or_else(|| panic!("no claude-tasks summary at resume: {msgs:#?}"));
+    assert!(summary.contains(SESSION_CONTEXT), "{summary}");
+    assert!(summary.contains("1 in progress"), "{summary}");
+    assert!(summary.contains("Test parser"), "{summary}");
+}

@@ -2,7 +2,7 @@
 //! fake Messages API (tests/e2e/fake_api.py), with taskhook registered by `taskhook install`.
 //! Each scenario checks the files taskhook wrote AND what reached the model (the fake API's
 //! request log). See docs/e2e.md.
-#![allow(clippy::disallowed_methods)]
+#![allow(clippy::disallowed_methods, clippy::print_stderr)]
 
 #[path = "e2e/harness.rs"]
 mod harness;

@@ -530,3 +530,45 @@ fn todowrite_mirrored() {
     assert!(summary.contains("1 in progress"), "{summary}");
     assert!(summary.contains("Test parser"), "{summary}");
 }
+
+/// A `/compact` summary that quotes a signal is not a signal. Claude Code runs the compaction
+/// as a forked subagent (SubagentStop with `agent_type: ""`, `last_assistant_message` = the
+/// summary); a summary that repeats taskhook's own "Completion signal: <signal>T1_DONE</signal>"
+/// must not move T1.
+///
+/// FAILS today (taskhook bug found by this suite): T1 goes pending → confirming, an iteration
+/// is counted and a progress entry is logged whose **Did:** is the summary; the next
+/// SessionStart(compact) then tells the model "Current: T1 (confirming …)". Un-ignore when
+/// SubagentStop of the compaction fork no longer applies signals.
+#[test]
+#[ignore = "taskhook bug: the /compact summary's quoted <signal> is applied (issue 5 report)"]
+fn compact_summary_is_not_a_signal() {
+    let script = json!({
+        "main": ["Working on T1."],
+        "summary": "<analysis>The user asked for T1.</analysis>\n<summary>1. Primary Request and \
+            Intent: work on <task>T1</task>. T1 is pending; taskhook says its completion signal \
+            is <signal>T1_DONE</signal>.</summary>",
+        "compacted": ["E2E-AFTER-COMPACT"],
+    });
+    let s = Scenario::new("compact-signal", &script);
+    s.taskhook(&["iterative", "new", "cmp", "--task", "T1", "--task", "T2"]);
+    let run = s.claude(&["-p", "Please work on <task>T1</task> now."], &[]);
+    let sid = run.session_id();
+    let state = s.read(".claude/iterative/cmp/state.json");
+    s.claude(&["--resume", &sid, "-p", "/compact"], &[]);
+    assert_eq!(s.stream("compact").len(), 1, "one summary request");
+    let progress = s.read(".claude/iterative/cmp/progress.md");
+    assert_eq!(iterations(&progress, "T1"), 0, "{progress}");
+    assert_eq!(
+        s.read(".claude/iterative/cmp/state.json"),
+        state,
+        "the compaction summary changed state.json"
+    );
+    s.claude(&["--resume", &sid, "-p", "Go on."], &[]);
+    let after = s.stream("compacted");
+    let ctx = taskhook_contexts(after.last().expect("a request after the compaction"));
+    assert!(
+        ctx.iter().all(|c| c.contains("Current: T1 (pending")),
+        "{ctx:#?}"
+    );
+}

@@ -375,6 +375,15 @@ fn task_tools_mirrored() {
         refused.contains("TaskCompleted hook feedback:"),
         "the refusal did not reach the model: {refused}"
     );
+    // `[<command>]: <stderr>` is how Claude Code quotes a hook that exited 2.
+    let command = harness::taskhook_bin().canonicalize().unwrap();
+    assert!(
+        refused.contains(&format!(
+            "[{} hook]: Task 2 (Test parser",
+            command.display()
+        )),
+        "not taskhook's exit-2 refusal: {refused}"
+    );
     assert!(
         refused.contains("cannot be completed yet") && refused.contains("Write parser"),
         "{refused}"
@@ -570,5 +579,124 @@ fn compact_summary_is_not_a_signal() {
     assert!(
         ctx.iter().all(|c| c.contains("Current: T1 (pending")),
         "{ctx:#?}"
+    );
+}
+
+fn agent_call(prompt: &str) -> Value {
+    json!([{"tool": "Agent", "input": {
+        "description": "Work on T1",
+        "prompt": prompt,
+        "subagent_type": "general-purpose",
+        "run_in_background": false
+    }}])
+}
+
+/// A bound subagent that never signals is sent back ("keep going") until T1's budget is spent,
+/// then stops: T1 times out, and the main agent is told. No payload sequence blocks forever.
+#[test]
+fn keep_going_is_bounded() {
+    let prompt = "SUBAGENT-T1 <task>T1</task> Implement T1.";
+    let script = json!({
+        "main": [agent_call(prompt), "E2E-MAIN-AFTER-TIMEOUT"],
+        // No turns: every subagent request gets "OK." (no signal).
+        "agents": {"SUBAGENT-T1": []},
+    });
+    let s = Scenario::new("keep-going", &script);
+    s.taskhook(&[
+        "iterative",
+        "new",
+        "bound",
+        "--task",
+        "T1",
+        "--max-iterations",
+        "3",
+    ]);
+    let run = s.claude(&["-p", "Work through the plan."], &[]);
+    assert_eq!(run.text(), "E2E-MAIN-AFTER-TIMEOUT", "{:?}", run.result);
+
+    let sub = s.stream("SUBAGENT-T1");
+    assert_eq!(sub.len(), 3, "one request per iteration, then stop");
+    for (i, r) in sub.iter().enumerate().skip(1) {
+        let fb = r.last_user_text();
+        assert!(
+            fb.starts_with(&format!(
+                "Stop hook feedback:\nT1 is not done yet (iteration {i} of 3)"
+            )),
+            "{fb}"
+        );
+    }
+    let main = s.stream("main");
+    let notices = main[1].hook_contexts("PostToolUse:Agent hook additional context: ");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("T1 timed out after 3 iterations (max_iterations 3)")),
+        "{:#?}",
+        main[1].messages()
+    );
+
+    let state = s.json(".claude/iterative/bound/state.json");
+    assert_eq!(state["tasks"]["T1"]["status"], "timeout", "{state:#}");
+    assert_eq!(state["tasks"]["T1"]["iterations_used"], 3, "{state:#}");
+    let progress = s.read(".claude/iterative/bound/progress.md");
+    assert_eq!(iterations(&progress, "T1"), 3, "{progress}");
+    assert!(
+        progress.contains("Hit max iterations (3): status timeout"),
+        "{progress}"
+    );
+    s.taskhook(&["validate"]);
+}
+
+/// A commit the subagent makes in T1's first iteration is recorded against T1 (seed 003:
+/// `commits` in state.json, `**Commit:**` in the progress entry).
+///
+/// FAILS today (taskhook bug found by this suite): T1 is still `pending` while its first
+/// iteration runs (taskhook moves it at the first SubagentStop), and commits are recorded
+/// only for a unit in_progress / confirming / verifying, so the commit is lost: `commits`
+/// stays `[]` and iteration 1 says `**Commit:** none`. The real Bash tool_response stdout was
+/// `[master (root-commit) 1a2b3c4] feat: parser` (parse_commit handles it).
+#[test]
+#[ignore = "taskhook bug: a commit in a unit's first iteration is not recorded (issue 5 report)"]
+fn first_iteration_commit_is_recorded() {
+    let prompt = "SUBAGENT-T1 <task>T1</task> Implement T1 and commit.";
+    let commit = "echo parser > parser.txt && git add parser.txt && git commit -m 'feat: parser'";
+    let script = json!({
+        "main": [agent_call(prompt), "E2E-MAIN-DONE"],
+        "agents": {"SUBAGENT-T1": [
+            [{"tool": "Bash", "input": {"command": commit, "description": "Commit the parser"}}],
+            "Committed the parser.\n<signal>T1_DONE</signal>",
+            "Re-checked.\n<signal>T1_DONE</signal>",
+            "Reviewed.\n<signal>T1_DONE</signal>",
+        ]},
+    });
+    let s = Scenario::new("first-commit", &script);
+    s.taskhook(&["iterative", "new", "c", "--task", "T1"]);
+    for (k, v) in [("user.name", "E2E"), ("user.email", "e2e@example.invalid")] {
+        let st = std::process::Command::new("git")
+            .args(["config", k, v])
+            .current_dir(&s.proj)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    s.claude(&["-p", "Work through the plan."], &[]);
+    let sub = s.stream("SUBAGENT-T1");
+    let out = sub[1].last_user_text();
+    let hash = out
+        .strip_prefix("[master (root-commit) ")
+        .and_then(|r| r.split(']').next())
+        .unwrap_or_else(|| panic!("the commit's output: {out}"))
+        .to_string();
+    let state = s.json(".claude/iterative/c/state.json");
+    assert_eq!(state["tasks"]["T1"]["status"], "done", "{state:#}");
+    assert_eq!(
+        state["commits"],
+        json!([format!("{hash}: feat: parser")]),
+        "{state:#}"
+    );
+    let progress = s.read(".claude/iterative/c/progress.md");
+    assert!(
+        progress.contains(&format!("**Commit:** {hash}")),
+        "{progress}"
     );
 }

@@ -12,6 +12,14 @@ use serde_json::{json, Value};
 
 const SESSION_CONTEXT: &str = "SessionStart hook additional context: ";
 
+/// How long the fake model takes to answer a subagent, as a real model does. Answering in a
+/// millisecond races Claude Code's transcript writer: about 1 run in 60 (under load), the
+/// subagent's transcript did not yet hold its prompt when SubagentStop ran, so taskhook saw
+/// an unbound subagent (docs/e2e.md). 250 ms: 0 in 60 under the same load.
+fn subagent_latency() -> Value {
+    json!({"SUBAGENT-T1": 250})
+}
+
 fn guardrail(s: &Scenario, slug: &str, marker: &str) {
     s.taskhook(&[
         "iterative",
@@ -180,6 +188,7 @@ fn confirm_verify_loop() {
             "Reviewed the diff: clean.\n<signal>T1_DONE</signal>",
             "E2E-SUBAGENT-TOO-MANY-TURNS"
         ]},
+        "latency_ms": subagent_latency(),
     });
     let s = Scenario::new("confirm-verify", &script);
     s.taskhook(&["iterative", "new", "loop", "--task", "T1", "--task", "T2"]);
@@ -600,6 +609,7 @@ fn keep_going_is_bounded() {
         "main": [agent_call(prompt), "E2E-MAIN-AFTER-TIMEOUT"],
         // No turns: every subagent request gets "OK." (no signal).
         "agents": {"SUBAGENT-T1": []},
+        "latency_ms": subagent_latency(),
     });
     let s = Scenario::new("keep-going", &script);
     s.taskhook(&[
@@ -668,6 +678,7 @@ fn first_iteration_commit_is_recorded() {
             "Re-checked.\n<signal>T1_DONE</signal>",
             "Reviewed.\n<signal>T1_DONE</signal>",
         ]},
+        "latency_ms": subagent_latency(),
     });
     let s = Scenario::new("first-commit", &script);
     s.taskhook(&["iterative", "new", "c", "--task", "T1"]);
@@ -699,4 +710,65 @@ fn first_iteration_commit_is_recorded() {
         progress.contains(&format!("**Commit:** {hash}")),
         "{progress}"
     );
+}
+
+/// The Agent tool's default, a background subagent: the same loop runs while the main agent
+/// waits; `-p` feeds the completion back as a task notification, and taskhook's notice reaches
+/// the main agent at its next tool call.
+#[test]
+fn background_subagent() {
+    let prompt = "SUBAGENT-T1 <task>T1</task> Implement T1.";
+    let script = json!({
+        "main": [
+            // No run_in_background: the default (background).
+            [{"tool": "Agent", "input": {"description": "Work on T1", "prompt": prompt, "subagent_type": "general-purpose"}}],
+            "Waiting for T1.",
+            [{"tool": "Bash", "input": {"command": "echo E2E-AFTER-NOTIFICATION", "description": "check"}}],
+            "E2E-MAIN-DONE"
+        ],
+        "agents": {"SUBAGENT-T1": [
+            "Implemented.\n<signal>T1_DONE</signal>",
+            "Re-checked.\n<signal>T1_DONE</signal>",
+            "Reviewed.\n<signal>T1_DONE</signal>",
+        ]},
+        "latency_ms": subagent_latency(),
+    });
+    let s = Scenario::new("background", &script);
+    s.taskhook(&["iterative", "new", "bg", "--task", "T1", "--task", "T2"]);
+    let run = s.claude(&["-p", "Work through the plan."], &[]);
+    assert_eq!(run.text(), "E2E-MAIN-DONE", "{:?}", run.result);
+
+    let main = s.stream("main");
+    assert_eq!(main.len(), 4);
+    assert!(
+        main[1]
+            .last_user_text()
+            .contains("Async agent launched successfully"),
+        "{}",
+        main[1].last_user_text()
+    );
+    let sub = s.stream("SUBAGENT-T1");
+    assert_eq!(sub.len(), 3);
+    assert!(sub[1]
+        .last_user_text()
+        .starts_with("Stop hook feedback:\nT1: confirmation pass"));
+    assert!(sub[2]
+        .last_user_text()
+        .starts_with("Stop hook feedback:\nT1: verification pass"));
+    let notices = main[3].hook_contexts("PostToolUse:Bash hook additional context: ");
+    assert!(
+        notices.iter().any(|n| n.contains(
+            "iterative bg: T1 is done (confirmed and verified after 3 iterations). Ready now: T2."
+        )),
+        "{:#?}",
+        main[3].messages()
+    );
+
+    let state = s.json(".claude/iterative/bg/state.json");
+    assert_eq!(state["tasks"]["T1"]["status"], "done", "{state:#}");
+    assert_eq!(state["tasks"]["T1"]["iterations_used"], 3, "{state:#}");
+    assert_eq!(state["tasks"]["T1"]["confirmations_used"], 1, "{state:#}");
+    let agents = s.json(".claude/taskhook/agents.json");
+    assert_eq!(agents["notices"], json!([]), "{agents:#}");
+    s.taskhook(&["validate"]);
 }

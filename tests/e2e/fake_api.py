@@ -11,8 +11,9 @@ The script (JSON):
       "main":   [TURN, TURN, ...],            # the main agent
       "compacted": [TURN, ...],               # the main agent after a /compact
       "agents": {"SUBAGENT-T1": [TURN, ...]}, # a subagent whose first user message holds the key
-      "summary": "text"                       # optional: the /compact summary
-    }
+      "summary": "text",                      # optional: the /compact summary
+      "latency_ms": {"SUBAGENT-T1": 300}      # optional: wait before answering a stream
+    }                                         #   ("*": every stream), as a real model does
 
 A TURN is a string (one text block) or a list of blocks: {"text": "..."} or
 {"tool": "Bash", "input": {...}}. Which turn answers a request is the number of assistant
@@ -274,6 +275,10 @@ def make_handler(state):
             n = state.log(
                 {"path": self.path, "stream": stream, "turn": turn, "scripted": scripted, "body": body}
             )
+            latency = script.get("latency_ms") or {}
+            wait_ms = latency.get(stream, latency.get("*", 0))
+            if wait_ms:
+                time.sleep(wait_ms / 1000.0)
             model = body.get("model") or "claude-opus-5-5"
             if body.get("stream"):
                 self.reply(200, "text/event-stream", stream_for(blocks, n, model))

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 const SESSION_CONTEXT: &str = "SessionStart hook additional context: ";
 
 /// How long the fake model takes to answer a subagent, as a real model does. Answering in a
-/// millisecond races Claude Code's transcript writer: about 1 run in 60 (under load), the
+/// millisecond races Claude Code's transcript writer: in 5 of about 180 runs (under load), the
 /// subagent's transcript did not yet hold its prompt when SubagentStop ran, so taskhook saw
-/// an unbound subagent (docs/e2e.md). 250 ms: 0 in 60 under the same load.
+/// an unbound subagent (docs/e2e.md). With 250 ms: 0 in 60 under the same load.
 fn subagent_latency() -> Value {
     json!({"SUBAGENT-T1": 250})
 }

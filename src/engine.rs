@@ -121,6 +121,13 @@ fn resolve(cands: &[Candidate], name: &str) -> Resolved {
 /// one. What the main agent should learn is kept as a notice, never sent here.
 fn subagent_stop(cx: &Ctx, payload: &Payload, ev: &SubagentStop) -> Result<Outcome> {
     let (mut reaction, mut errors) = layouts_reaction(cx, payload);
+    // Claude Code runs `/compact` as a forked "subagent" with an empty `agent_type`; its final
+    // message is the conversation summary, which may quote signals and task tags. It is no
+    // worker: nothing in it is a signal or a binding. (Orphan stops with an empty type, seen
+    // after a main-agent Stop, get the same treatment.)
+    if payload.common.agent_type.as_deref() == Some("") {
+        return finish(&payload.name, reaction, errors);
+    }
     let agent_id = payload.common.agent_id.as_deref().filter(|a| !a.is_empty());
     let transcript = match ev
         .agent_transcript_path

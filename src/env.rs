@@ -23,6 +23,11 @@ pub const CDD_DIR: &str = "CDD_DIR";
 /// The user's home folder (after `--home`).
 pub const HOME: &str = "HOME";
 
+/// Whether taskhook ever reads the variable `key`.
+fn is_read(key: &str) -> bool {
+    key.starts_with("TASKHOOK_") || key.starts_with("CLAUDE_") || key == HOME || key == CDD_DIR
+}
+
 /// A snapshot of the environment, taken once by the CLI.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -30,10 +35,12 @@ pub struct Env {
 }
 
 impl Env {
-    /// Snapshots the process environment.
+    /// Snapshots the variables taskhook reads (`TASKHOOK_*`, `CLAUDE_*`, `HOME`, `CDD_DIR`)
+    /// from the process environment; the rest are never looked at, so never copied.
     pub fn from_process() -> Self {
         let vars = std::env::vars_os()
             .filter_map(|(k, v)| k.into_string().ok().map(|k| (k, v)))
+            .filter(|(k, _)| is_read(k))
             .collect();
         Env { vars }
     }
@@ -69,5 +76,27 @@ impl Env {
     /// Sets a variable in this snapshot (never in the process).
     pub fn set(&mut self, key: &str, value: impl Into<OsString>) {
         self.vars.insert(key.to_string(), value.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_variable_survives_the_snapshot_filter() {
+        for key in [
+            TASKHOOK_PROJECT_DIR,
+            TASKHOOK_NOW,
+            TASKHOOK_LOCK_TIMEOUT,
+            CLAUDE_PROJECT_DIR,
+            CLAUDE_CONFIG_DIR,
+            CLAUDE_CODE_TASK_LIST_ID,
+            CDD_DIR,
+            HOME,
+        ] {
+            assert!(is_read(key), "{key} would be dropped");
+        }
+        assert!(!is_read("PATH") && !is_read("LS_COLORS"));
     }
 }

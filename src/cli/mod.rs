@@ -102,6 +102,17 @@ pub fn run(
     cwd: PathBuf,
     io: &mut Io<'_>,
 ) -> u8 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    // The hot path: `taskhook hook` exactly as settings.json runs it (exec form, no flags)
+    // skips building clap's command tree, which costs more than the rest of a no-op event.
+    if args.len() == 2 && args[1] == "hook" {
+        let cli = Cli {
+            project_dir: None,
+            home: None,
+            command: Command::Hook,
+        };
+        return finish_run(dispatch(cli, env, cwd, io), io);
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -123,7 +134,12 @@ pub fn run(
             return crate::hook::EXIT_ERROR;
         }
     };
-    match dispatch(cli, env, cwd, io) {
+    finish_run(dispatch(cli, env, cwd, io), io)
+}
+
+/// Maps a command's result to its exit code, printing an error as one line.
+fn finish_run(result: Result<u8>, io: &mut Io<'_>) -> u8 {
+    match result {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(io.stderr, "taskhook: {}", e.one_line());

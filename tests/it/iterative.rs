@@ -659,7 +659,16 @@ fn nothing_to_reconcile_takes_no_lock_and_writes_nothing() {
         .as_str()
         .unwrap()
         .contains("Current: T1"));
-    // A commit while no unit is in work (T1 is still pending) records nothing.
+    assert_eq!(l.p.snapshot(), before, "SessionStart took a lock or wrote");
+    // A commit while no unit is current records nothing.
+    let mut st = l.state();
+    st["current_task"] = Value::Null;
+    std::fs::write(
+        l.dir().join("state.json"),
+        serde_json::to_vec_pretty(&st).unwrap(),
+    )
+    .unwrap();
+    let before = l.p.snapshot();
     let mut bash = l.p.payload("PostToolUse.Bash.json");
     bash["tool_input"]["command"] = json!("git commit -m x");
     bash["tool_response"]["stdout"] = json!("[main 1a2b3c4] x");
@@ -734,4 +743,34 @@ fn a_failing_store_at_session_start_is_told_to_the_model() {
         v["systemMessage"].as_str().unwrap().contains("state.json"),
         "{v}"
     );
+}
+
+#[test]
+fn a_commit_in_the_first_iteration_is_recorded() {
+    let l = Loop::new("s", &["T1"], 5);
+    assert_eq!(l.unit("T1")["status"], "pending");
+    let mut bash = l.p.payload("PostToolUse.Bash.subagent.json");
+    bash["tool_input"]["command"] = json!("git add . && git commit -m 'feat: parser'");
+    bash["tool_response"]["stdout"] =
+        json!("[master (root-commit) 1a2b3c4] feat: parser\n 1 file changed");
+    assert_eq!(l.p.hook(&bash).code, 0);
+    assert_eq!(l.state()["commits"], json!(["1a2b3c4: feat: parser"]));
+    reason(&l.bound("T1", "Committed.\n<signal>T1_DONE</signal>"));
+    assert!(
+        l.progress().contains("**Commit:** 1a2b3c4"),
+        "{}",
+        l.progress()
+    );
+}
+
+#[test]
+fn the_compaction_fork_is_no_subagent() {
+    let l = Loop::new("s", &["T1"], 5);
+    let before = l.p.snapshot();
+    let mut stop = l.p.payload("SubagentStop.compact_fork.json");
+    stop["last_assistant_message"] = json!(
+        "<summary>Work on <task>T1</task>; its completion signal is <signal>T1_DONE</signal>.</summary>"
+    );
+    silent(&l.p.hook(&stop));
+    assert_eq!(l.p.snapshot(), before);
 }

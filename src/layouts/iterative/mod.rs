@@ -641,8 +641,9 @@ impl Iterative {
         r
     }
 
-    /// Records a commit (`hash: message`) in a slug that has a unit in work. Decided read-only
-    /// first; only a commit to record takes the lock (and is re-checked under it).
+    /// Records a commit (`hash: message`) in a slug whose current unit is not done yet (a
+    /// subagent commits during its first iteration, while the unit is still `pending`).
+    /// Decided read-only first; only a commit to record takes the lock (re-checked under it).
     fn record_commit(
         &self,
         cx: &Ctx,
@@ -656,7 +657,7 @@ impl Iterative {
             };
             let in_work = matches!(
                 status_of(&l.state, cur),
-                "in_progress" | "confirming" | "verifying"
+                "pending" | "in_progress" | "confirming" | "verifying"
             );
             let known = l.state["commits"].as_array().is_some_and(|a| {
                 a.iter()

@@ -554,12 +554,10 @@ fn todowrite_mirrored() {
 /// summary); a summary that repeats taskhook's own "Completion signal: <signal>T1_DONE</signal>"
 /// must not move T1.
 ///
-/// FAILS today (taskhook bug found by this suite): T1 goes pending → confirming, an iteration
-/// is counted and a progress entry is logged whose **Did:** is the summary; the next
-/// SessionStart(compact) then tells the model "Current: T1 (confirming …)". Un-ignore when
-/// SubagentStop of the compaction fork no longer applies signals.
+/// Found by this suite: T1 went pending → confirming, an iteration was counted and a progress
+/// entry was logged whose **Did:** was the summary; the next SessionStart(compact) then told
+/// the model "Current: T1 (confirming …)". Fixed in 0404fb6.
 #[test]
-#[ignore = "taskhook bug: the /compact summary's quoted <signal> is applied (issue 5 report)"]
 fn compact_summary_is_not_a_signal() {
     let script = json!({
         "main": ["Working on T1."],
@@ -660,13 +658,12 @@ fn keep_going_is_bounded() {
 /// A commit the subagent makes in T1's first iteration is recorded against T1 (seed 003:
 /// `commits` in state.json, `**Commit:**` in the progress entry).
 ///
-/// FAILS today (taskhook bug found by this suite): T1 is still `pending` while its first
-/// iteration runs (taskhook moves it at the first SubagentStop), and commits are recorded
-/// only for a unit in_progress / confirming / verifying, so the commit is lost: `commits`
-/// stays `[]` and iteration 1 says `**Commit:** none`. The real Bash tool_response stdout was
-/// `[master (root-commit) 1a2b3c4] feat: parser` (parse_commit handles it).
+/// Found by this suite: T1 is still `pending` while its first iteration runs (taskhook moves
+/// it at the first SubagentStop), and commits were recorded only for a unit in_progress /
+/// confirming / verifying, so the commit was lost (`commits` stayed `[]`, iteration 1 said
+/// `**Commit:** none`). Fixed in 0404fb6. The real Bash output is
+/// `[master (root-commit) 1a2b3c4] feat: parser`.
 #[test]
-#[ignore = "taskhook bug: a commit in a unit's first iteration is not recorded (issue 5 report)"]
 fn first_iteration_commit_is_recorded() {
     let prompt = "SUBAGENT-T1 <task>T1</task> Implement T1 and commit.";
     let commit = "echo parser > parser.txt && git add parser.txt && git commit -m 'feat: parser'";

@@ -74,7 +74,7 @@ def classify(body, script):
     for key in (script.get("agents") or {}):
         if key in first:
             return key, turn
-    if first.startswith(CONTINUED_MARKER):
+    if CONTINUED_MARKER in first:
         return "compacted", turn
     return "main", turn
 

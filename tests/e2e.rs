@@ -13,9 +13,10 @@ use serde_json::{json, Value};
 const SESSION_CONTEXT: &str = "SessionStart hook additional context: ";
 
 /// How long the fake model takes to answer a subagent, as a real model does. Answering in a
-/// millisecond races Claude Code's transcript writer: in 5 of about 180 runs (under load), the
+/// millisecond races Claude Code's transcript writer: in about 1 run in 40–60, the
 /// subagent's transcript did not yet hold its prompt when SubagentStop ran, so taskhook saw
-/// an unbound subagent (docs/e2e.md). With 250 ms: 0 in 60 under the same load.
+/// an unbound subagent (docs/e2e.md, `transcript_race_stress`). With 250 ms: 0 in 60 under
+/// load.
 fn subagent_latency() -> Value {
     json!({"SUBAGENT-T1": 250})
 }
@@ -768,4 +769,38 @@ fn background_subagent() {
     let agents = s.json(".claude/taskhook/agents.json");
     assert_eq!(agents["notices"], json!([]), "{agents:#}");
     s.taskhook(&["validate"]);
+}
+
+/// Stress for the transcript race (docs/e2e.md): 60 foreground subagents whose fake model
+/// answers at once. Each must be treated as bound to T1 (three subagent requests: work,
+/// confirmation, verification). Ignored: it takes about 70 s and, with taskhook as it is,
+/// fails now and then (about 1 run in 40–60), which is what it is for.
+#[test]
+#[ignore = "stress: the subagent transcript may lag SubagentStop (run by hand, about 70 s)"]
+fn transcript_race_stress() {
+    let prompt = "SUBAGENT-T1 <task>T1</task> Implement T1.";
+    let script = json!({
+        "main": [agent_call(prompt), "E2E-MAIN-DONE"],
+        "agents": {"SUBAGENT-T1": [
+            "Implemented.\n<signal>T1_DONE</signal>",
+            "Re-checked.\n<signal>T1_DONE</signal>",
+            "Reviewed.\n<signal>T1_DONE</signal>",
+        ]},
+    });
+    let mut unbound = Vec::new();
+    for i in 0..60 {
+        let s = Scenario::new("race", &script);
+        s.taskhook(&["iterative", "new", "race", "--task", "T1"]);
+        s.claude(&["-p", "Work through the plan."], &[]);
+        let n = s.stream("SUBAGENT-T1").len();
+        if n != 3 {
+            let notice = s.stream("main")[1]
+                .hook_contexts("PostToolUse:Agent hook additional context: ")
+                .join(" | ");
+            unbound.push(format!(
+                "run {i}: {n} subagent request(s); main agent told: {notice}"
+            ));
+        }
+    }
+    assert!(unbound.is_empty(), "{unbound:#?}");
 }

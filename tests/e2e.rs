@@ -663,7 +663,7 @@ fn keep_going_is_bounded() {
 /// it at the first SubagentStop), and commits were recorded only for a unit in_progress /
 /// confirming / verifying, so the commit was lost (`commits` stayed `[]`, iteration 1 said
 /// `**Commit:** none`). Fixed in 0404fb6. The real Bash output is
-/// `[master (root-commit) 1a2b3c4] feat: parser`.
+/// `[main (root-commit) 1a2b3c4] feat: parser`.
 #[test]
 fn first_iteration_commit_is_recorded() {
     let prompt = "SUBAGENT-T1 <task>T1</task> Implement T1 and commit.";
@@ -692,7 +692,7 @@ fn first_iteration_commit_is_recorded() {
     let sub = s.stream("SUBAGENT-T1");
     let out = sub[1].last_user_text();
     let hash = out
-        .strip_prefix("[master (root-commit) ")
+        .strip_prefix("[main (root-commit) ")
         .and_then(|r| r.split(']').next())
         .unwrap_or_else(|| panic!("the commit's output: {out}"))
         .to_string();

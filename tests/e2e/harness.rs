@@ -291,7 +291,7 @@ impl Scenario {
             std::fs::create_dir_all(d).expect("mkdir");
         }
         let out = Command::new("git")
-            .args(["init", "-q"])
+            .args(["init", "-q", "--initial-branch=main"])
             .current_dir(&proj)
             .env("HOME", &home)
             .output()

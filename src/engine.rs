@@ -116,6 +116,40 @@ fn resolve(cands: &[Candidate], name: &str) -> Resolved {
     }
 }
 
+/// How long SubagentStop waits for Claude Code to write a subagent's prompt to its transcript.
+const TRANSCRIPT_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Reads a subagent transcript's prompt (first user message) and last assistant text. When
+/// `wait_for_prompt` is set and the transcript does not hold the prompt yet, but its folder
+/// exists (Claude Code is live and writing it), re-reads with a bounded wait; a transcript
+/// path from another machine (a replayed capture) is never waited for.
+fn read_agent_transcript(
+    cx: &Ctx,
+    path: Option<&str>,
+    wait_for_prompt: bool,
+) -> (Option<String>, Option<String>) {
+    let Some(path) = path.map(Path::new) else {
+        return (None, None);
+    };
+    let read = || {
+        cx.store
+            .read_text(path)
+            .ok()
+            .flatten()
+            .as_deref()
+            .map(read_transcript)
+            .unwrap_or_default()
+    };
+    let mut found = read();
+    let live = path.parent().is_some_and(|d| cx.store.is_dir(d));
+    let start = std::time::Instant::now();
+    while wait_for_prompt && live && found.0.is_none() && start.elapsed() < TRANSCRIPT_WAIT {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        found = read();
+    }
+    found
+}
+
 /// SubagentStop: the layouts' own handling (seed 002's `tasks_completed`), then signals in the
 /// final message applied wherever they resolve, and "keep going" for bound units left without
 /// one. What the main agent should learn is kept as a notice, never sent here.
@@ -129,31 +163,29 @@ fn subagent_stop(cx: &Ctx, payload: &Payload, ev: &SubagentStop) -> Result<Outco
         return finish(&payload.name, reaction, errors);
     }
     let agent_id = payload.common.agent_id.as_deref().filter(|a| !a.is_empty());
-    let transcript = match ev
+    let project = cx.project_dir(payload.common.cwd.as_deref()).to_path_buf();
+    let remembered = match agent_id {
+        Some(a) => agents::binding(cx, &project, a).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let transcript_path = ev
         .agent_transcript_path
         .as_deref()
-        .filter(|p| !p.is_empty())
-    {
-        Some(p) => cx.store.read_text(Path::new(p)).ok().flatten(),
-        None => None,
-    };
-    let (prompt, transcript_last) = transcript
-        .as_deref()
-        .map(read_transcript)
-        .unwrap_or_default();
+        .filter(|p| !p.is_empty());
+    // Without a remembered binding, the prompt must come from the transcript, which Claude
+    // Code writes asynchronously: it can still lack the prompt when SubagentStop fires.
+    let (prompt, transcript_last) =
+        read_agent_transcript(cx, transcript_path, remembered.is_empty());
     let final_text = ev
         .last_assistant_message
         .clone()
         .or(transcript_last)
         .unwrap_or_default();
     let signals = parse_signals(&final_text);
-    let project = cx.project_dir(payload.common.cwd.as_deref()).to_path_buf();
     let mut bound: Vec<String> = prompt.as_deref().map(bound_names).unwrap_or_default();
-    if let Some(a) = agent_id {
-        for name in agents::binding(cx, &project, a).unwrap_or_default() {
-            if !bound.contains(&name) {
-                bound.push(name);
-            }
+    for name in remembered {
+        if !bound.contains(&name) {
+            bound.push(name);
         }
     }
     if !signals.is_empty() || !bound.is_empty() {

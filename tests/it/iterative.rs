@@ -210,6 +210,11 @@ fn timeout_at_max_iterations_stops_blocking() {
         r.contains("Remaining: the parser") && r.contains("iteration 1 of 3"),
         "{r}"
     );
+    let progress = l.progress();
+    assert!(
+        progress.contains("**Did:** Started.\n**Remaining:** the parser\n"),
+        "{progress}"
+    );
     // The last Remaining carries over when the subagent does not restate it.
     let r = reason(&l.bound("T1", "Still going."));
     assert!(r.contains("Remaining: the parser"), "{r}");
@@ -773,4 +778,42 @@ fn the_compaction_fork_is_no_subagent() {
     );
     silent(&l.p.hook(&stop));
     assert_eq!(l.p.snapshot(), before);
+}
+
+#[test]
+fn a_transcript_written_late_still_binds_the_subagent() {
+    use std::io::Write;
+    let l = Loop::new("s", &["T1"], 5);
+    // Claude Code writes the subagent transcript asynchronously; here it appears 200 ms after
+    // SubagentStop fired.
+    let dir = l.p.tmp.path().join("subagents");
+    std::fs::create_dir_all(&dir).unwrap();
+    let transcript = dir.join("agent-late.jsonl");
+    let mut payload = l.p.payload("SubagentStop.json");
+    payload["agent_transcript_path"] = json!(transcript);
+    payload["last_assistant_message"] = json!("Not finished yet.");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskhook"))
+        .arg("hook")
+        .current_dir(&l.p.root)
+        .env("HOME", &l.p.home)
+        .env("TASKHOOK_NOW", NOW)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&serde_json::to_vec(&payload).unwrap())
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let line =
+        json!({"type": "user", "message": {"role": "user", "content": "Do <task>T1</task>"}});
+    std::fs::write(&transcript, format!("{line}\n")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["decision"], "block", "treated as unbound: {v}");
+    assert_eq!(l.unit("T1")["iterations_used"], 1);
 }

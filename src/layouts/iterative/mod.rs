@@ -815,7 +815,16 @@ fn did_text(message: &str) -> String {
             None => break,
         }
     }
-    let out = markdown::one_paragraph(out.trim());
+    // The subagent's own "Remaining:" / "Blockers:" lines go to their fields, not into Did.
+    let kept: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            !["Remaining", "Blockers", "Signal", "Commit"]
+                .iter()
+                .any(|f| markdown::message_field(l, f).is_some())
+        })
+        .collect();
+    let out = markdown::one_paragraph(kept.join("\n").trim());
     if out.is_empty() {
         "(no final message)".into()
     } else {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::common::{reference_dir, reference_payload, Project, Run, NOW};
+use crate::common::{reference_dir, Project, Run, NOW};
 
 /// A later instant than [`NOW`], to see which timestamps move.
 const LATER: &str = "2026-03-01T13:00:00Z";
@@ -119,6 +119,17 @@ fn completed_event(p: &Project, id: &str) -> Value {
     })
 }
 
+/// A project whose list holds task `a` and task `b`, which depends on `a`.
+fn list_a_then_b() -> Project {
+    let p = Project::new();
+    ok(&write(&p, &["--id", "a", "--description", "A"]));
+    ok(&write(
+        &p,
+        &["--id", "b", "--description", "B", "--dependency", "a"],
+    ));
+    p
+}
+
 fn hook_ok(p: &Project, payload: &Value) -> Run {
     let r = p.hook(payload);
     assert_eq!(r.code, 0, "{r:?}");
@@ -172,12 +183,7 @@ fn seed_example_validates_and_reads() {
 
 #[test]
 fn unchanged_rewrite_keeps_bytes_and_unknown_fields_survive() {
-    let p = Project::new();
-    ok(&write(&p, &["--id", "a", "--description", "A"]));
-    ok(&write(
-        &p,
-        &["--id", "b", "--description", "B", "--dependency", "a"],
-    ));
+    let p = list_a_then_b();
     let before = std::fs::read(tasks_json(&p)).unwrap();
     // The same values again, later: nothing changes, not even a timestamp.
     let t = ok(&write_at(
@@ -386,12 +392,7 @@ fn blocked_follows_dependencies_and_completion_reports_unblocked() {
 
 #[test]
 fn in_progress_needs_completed_dependencies() {
-    let p = Project::new();
-    ok(&write(&p, &["--id", "a", "--description", "A"]));
-    ok(&write(
-        &p,
-        &["--id", "b", "--description", "B", "--dependency", "a"],
-    ));
+    let p = list_a_then_b();
     let before = p.snapshot();
     for status in ["in_progress", "completed"] {
         let r = write(&p, &["--id", "b", "--status", status]);
@@ -799,14 +800,8 @@ fn todowrite_mirror_adds_updates_and_removes_only_its_own() {
 
 #[test]
 fn subagent_stop_tasks_completed_updates_without_block_or_context() {
-    let p = Project::new();
-    ok(&write(&p, &["--id", "a", "--description", "A"]));
-    ok(&write(
-        &p,
-        &["--id", "b", "--description", "B", "--dependency", "a"],
-    ));
-    let mut stop = reference_payload("SubagentStop.json");
-    stop["cwd"] = json!(p.root.display().to_string());
+    let p = list_a_then_b();
+    let mut stop = p.payload("SubagentStop.json");
     // Without tasks_completed: nothing.
     let r = hook_ok(&p, &stop);
     assert!(r.stdout.is_empty(), "{r:?}");
@@ -832,14 +827,8 @@ fn subagent_stop_tasks_completed_updates_without_block_or_context() {
 
 #[test]
 fn subagent_signals_complete_list_tasks_and_tell_the_main_agent() {
-    let p = Project::new();
-    ok(&write(&p, &["--id", "a", "--description", "A"]));
-    ok(&write(
-        &p,
-        &["--id", "b", "--description", "B", "--dependency", "a"],
-    ));
-    let mut stop = reference_payload("SubagentStop.json");
-    stop["cwd"] = json!(p.root.display().to_string());
+    let p = list_a_then_b();
+    let mut stop = p.payload("SubagentStop.json");
     stop["last_assistant_message"] = json!("tried\n<signal>b_FAILED: tests red</signal>");
     let r = hook_ok(&p, &stop);
     assert!(r.stdout.is_empty(), "{r:?}");

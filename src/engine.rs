@@ -18,7 +18,7 @@ use crate::layouts::{registry, Layout, Reaction, StoreRef, StoreStatus, Turn, Un
 use crate::signals::{
     bound_names, parse_signals, read_transcript, split_name, SignalKind, UnitName,
 };
-use crate::store::{parse_json, schema, Loaded};
+use crate::store::{parse_json, schema};
 
 /// Handles one payload across every layout that wants it.
 pub fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
@@ -494,31 +494,6 @@ fn check_json_lines(cx: &Ctx, path: &Path, schema_name: &str) -> Result<Vec<sche
         }
     }
     Ok(issues)
-}
-
-/// Loads a state file for a layout under the corrupt-file policy: a valid file is returned; a
-/// corrupt one either is moved aside (when the layout can rebuild it: `rebuildable`) or refuses
-/// writes with an error naming the fix.
-pub fn load_or_refuse(
-    cx: &Ctx,
-    store: &StoreRef,
-    path: &Path,
-    schema_name: &str,
-    rebuildable: bool,
-) -> Result<(Option<Value>, Option<PathBuf>)> {
-    match cx.store.load_json(path, schema_name)? {
-        Loaded::Missing => Ok((None, None)),
-        Loaded::Valid(v) => Ok((Some(v), None)),
-        Loaded::Invalid(_) if rebuildable => {
-            let aside = cx.store.quarantine(path)?;
-            Ok((None, Some(aside)))
-        }
-        Loaded::Invalid(details) => Err(Error::Corrupt {
-            path: path.to_path_buf(),
-            store: store.root.display().to_string(),
-            details,
-        }),
-    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::context::Ctx;
-use crate::engine::load_or_refuse;
 use crate::env::CLAUDE_CODE_TASK_LIST_ID;
 use crate::error::{Error, Result};
 use crate::graph::{self, Node};
@@ -103,7 +102,8 @@ pub fn tasks_path(store: &StoreRef) -> PathBuf {
 
 /// Loads the list: `None` when there is none; a corrupt file is [`Error::Corrupt`].
 pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Option<Value>> {
-    load_or_refuse(cx, store, &tasks_path(store), NAME, false).map(|(v, _)| v)
+    cx.store
+        .load_or_refuse(&tasks_path(store), NAME, &store.root)
 }
 
 fn empty_doc(now: &str) -> Value {

@@ -204,8 +204,3 @@ pub fn registry() -> &'static [&'static dyn Layout] {
     static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT];
     REGISTRY
 }
-
-/// Looks a layout up by name.
-pub fn by_name(name: &str) -> Option<&'static dyn Layout> {
-    registry().iter().copied().find(|l| l.name() == name)
-}

@@ -181,6 +181,27 @@ impl Store {
         })
     }
 
+    /// Loads a state file its layout cannot rebuild (CONTRACT §3): `Some` when valid, `None`
+    /// when missing, and when it does not parse or fails its schema, [`Error::Corrupt`]
+    /// naming the file and the fix; such a file is never overwritten. (A layout with an
+    /// authoritative source uses [`Store::load_json`] and [`Store::quarantine`] and rebuilds.)
+    pub fn load_or_refuse(
+        &self,
+        path: &Path,
+        schema: &str,
+        store_root: &Path,
+    ) -> Result<Option<Value>> {
+        match self.load_json(path, schema)? {
+            Loaded::Missing => Ok(None),
+            Loaded::Valid(v) => Ok(Some(v)),
+            Loaded::Invalid(details) => Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                store: store_root.display().to_string(),
+                details,
+            }),
+        }
+    }
+
     // ---- writes ------------------------------------------------------------------------
 
     /// Replaces `path` with `bytes` atomically (temp file beside it); returns whether anything

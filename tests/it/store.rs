@@ -351,6 +351,22 @@ fn corrupt_files_are_detected_and_moved_aside_never_deleted() {
         ),
         other => panic!("{other:?}"),
     }
+    let err = s
+        .load_or_refuse(&path, "claude-tasks", tmp.path())
+        .unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("tasks.json")
+            && msg.contains("taskhook validate")
+            && msg.contains("taskhook recover"),
+        "{msg}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        br#"{"tasks": 3}"#,
+        "refusing never touches the file"
+    );
     let aside = s.quarantine(&path).unwrap();
     assert!(
         aside.ends_with("tasks.json.corrupt-20260203T040506Z"),

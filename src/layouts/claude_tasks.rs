@@ -1391,11 +1391,7 @@ impl Layout for ClaudeTasks {
 
     fn session_start(&self, cx: &Ctx, store: &StoreRef) -> Result<Reaction> {
         let path = tasks_path(store);
-        cx.store.clean_stale_temps(
-            &store.root,
-            &format!(".{FILE_NAME}.tmp-"),
-            std::time::Duration::from_secs(3600),
-        )?;
+        cx.store.clean_stale_temps_of(&path)?;
         let doc = match cx.store.load_json(&path, NAME)? {
             Loaded::Missing => return Ok(Reaction::default()),
             Loaded::Invalid(details) => {

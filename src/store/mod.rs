@@ -208,11 +208,7 @@ impl Store {
     /// changed. Identical content writes nothing.
     pub fn replace(&self, path: &Path, bytes: &[u8]) -> Result<bool> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        self.replace_via(path, bytes, dir, &format!(".{name}.tmp-"))
+        self.replace_via(path, bytes, dir, &temp_prefix(path))
     }
 
     /// Like [`Store::replace`], with the temp file at `temp_dir/<temp_prefix><uuid>` (seed 000
@@ -373,6 +369,19 @@ impl Store {
         Ok(stale)
     }
 
+    /// Removes the abandoned temp files of [`Store::replace`] writes to `state_file` (beside
+    /// it, older than [`STALE_TEMP_AGE`]).
+    pub fn clean_stale_temps_of(&self, state_file: &Path) -> Result<Vec<PathBuf>> {
+        let dir = state_file.parent().unwrap_or(Path::new("."));
+        self.clean_stale_temps(dir, &temp_prefix(state_file), STALE_TEMP_AGE)
+    }
+
+    /// The files [`Store::clean_stale_temps_of`] would remove, without removing them.
+    pub fn stale_temps_of(&self, state_file: &Path) -> Result<Vec<PathBuf>> {
+        let dir = state_file.parent().unwrap_or(Path::new("."));
+        self.stale_temps(dir, &temp_prefix(state_file), STALE_TEMP_AGE)
+    }
+
     /// The files [`Store::clean_stale_temps`] would remove, without removing them.
     pub fn stale_temps(&self, dir: &Path, prefix: &str, max_age: Duration) -> Result<Vec<PathBuf>> {
         let now = SystemTime::now();
@@ -388,6 +397,19 @@ impl Store {
             })
             .collect())
     }
+}
+
+/// Temp files older than this are abandoned writes (a write holds its temp file for
+/// milliseconds; seed 000 says five minutes).
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(300);
+
+/// The name prefix of [`Store::replace`]'s temp files for `path`: `.<name>.tmp-`.
+pub fn temp_prefix(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(".{name}.tmp-")
 }
 
 /// The sidecar lock file for a state file: `.<name>.lock` beside it (CONTRACT §3).

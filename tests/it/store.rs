@@ -155,7 +155,7 @@ fn crash_safety_under_sigkill() {
     eprintln!("crash test: {KILLS} kills, final counter {last_n}");
     // Kills leave stray temp files behind; clean-up removes exactly those.
     let removed = store()
-        .clean_stale_temps(dir, ".tasks.json.tmp-", Duration::ZERO)
+        .clean_stale_temps(dir, &store::temp_prefix(&state), Duration::ZERO)
         .unwrap();
     let left: Vec<String> = std::fs::read_dir(dir)
         .unwrap()

@@ -13,7 +13,6 @@ pub mod lifecycle;
 pub mod markdown;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
@@ -29,8 +28,6 @@ use markdown::{parse_plan, parse_progress, render_entry, Entry, PlanUnit};
 
 /// The schema of state.json.
 pub const SCHEMA: &str = "iterative-state";
-/// Temp files of abandoned writes older than this are removed at SessionStart.
-const STALE_TEMP: Duration = Duration::from_secs(300);
 /// Per-file cap for context.md / guardrails.md in the SessionStart summary.
 const FILE_CAP: usize = 4000;
 
@@ -688,9 +685,9 @@ impl Iterative {
     /// rebuilt or caught up from progress.md, discrepancies logged.
     fn reconcile_locked(&self, cx: &Ctx, store: &StoreRef) -> Result<Option<Loaded3>> {
         cx.store.with_lock(&folder_lock_path(&store.root), || {
-            let removed =
-                cx.store
-                    .clean_stale_temps(&store.root, ".state.json.tmp-", STALE_TEMP)?;
+            let removed = cx
+                .store
+                .clean_stale_temps_of(&Paths::of(&store.root).state)?;
             let mut l = match self.load(cx, store, true) {
                 Ok(l) => l,
                 Err(Error::NotFound(_)) => return Ok(None),
@@ -933,9 +930,7 @@ impl Layout for Iterative {
             Err(Error::NotFound(_)) => None,
             Err(e) => return Err(e),
         };
-        let temps = cx
-            .store
-            .stale_temps(&store.root, ".state.json.tmp-", STALE_TEMP)?;
+        let temps = cx.store.stale_temps_of(&Paths::of(&store.root).state)?;
         let l = match peek {
             Some(l) if !l.dirty && temps.is_empty() => Some(l),
             _ => self.reconcile_locked(cx, store)?,

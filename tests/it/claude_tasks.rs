@@ -682,10 +682,7 @@ fn mirror_records_what_claude_code_did_and_says_so() {
                            "subject": "Test the parser", "metadata": {"k": 1}}),
         ),
     );
-    let ctx = r.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = r.context();
     assert!(
         ctx.contains("in_progress") && ctx.contains("1 (Write parser"),
         "{ctx}"
@@ -866,10 +863,7 @@ fn session_start_summarizes_the_list_and_is_silent_without_one() {
     assert!(!p.home.join(".claude").exists(), "nothing created");
     put(&tasks_json(&p), &seed_example());
     let r = hook_ok(&p, &start);
-    let ctx = r.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = r.context();
     assert!(
         ctx.contains("3 tasks: 1 in progress, 0 pending, 1 blocked, 1 completed"),
         "{ctx}"

@@ -39,6 +39,14 @@ impl Run {
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {:?}", self.stdout))
     }
 
+    /// The reply's `hookSpecificOutput.additionalContext` (panics when there is none).
+    pub fn context(&self) -> String {
+        self.json()["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no additionalContext: {self:?}"))
+            .to_string()
+    }
+
     /// Parses stdout as JSON Lines.
     pub fn json_lines(&self) -> Vec<Value> {
         self.stdout

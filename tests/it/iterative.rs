@@ -49,6 +49,17 @@ impl Loop {
         s[key][id].clone()
     }
 
+    /// A unit's (status, iterations_used, confirmations_used).
+    fn counters(&self, id: &str) -> (String, u64, u64) {
+        let u = self.unit(id);
+        let n = |k: &str| u[k].as_u64().unwrap_or(0);
+        (
+            u["status"].as_str().unwrap_or("").to_string(),
+            n("iterations_used"),
+            n("confirmations_used"),
+        )
+    }
+
     fn progress(&self) -> String {
         std::fs::read_to_string(self.dir().join("progress.md")).unwrap()
     }
@@ -104,15 +115,7 @@ fn full_path_confirm_verify_done_with_two_blocks() {
             && r.contains("<signal>T1_DONE</signal>"),
         "{r}"
     );
-    let u = l.unit("T1");
-    assert_eq!(
-        (
-            u["status"].as_str(),
-            u["iterations_used"].as_u64(),
-            u["confirmations_used"].as_u64()
-        ),
-        (Some("confirming"), Some(1), Some(1))
-    );
+    assert_eq!(l.counters("T1"), ("confirming".into(), 1, 1));
     assert_eq!(l.state()["current_task"], "T1");
 
     let r = reason(&l.bound("T1", "All criteria hold.\n<signal>T1_DONE</signal>"));
@@ -147,10 +150,7 @@ fn full_path_confirm_verify_done_with_two_blocks() {
 
     // The main agent hears about it on its next PostToolUse, once.
     let run = l.p.hook(&l.p.payload("PostToolUse.Read.json"));
-    let ctx = run.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = run.context();
     assert!(
         ctx.contains("T1 is done") && ctx.contains("Ready now: T2"),
         "{ctx}"
@@ -304,23 +304,12 @@ fn state_lagging_progress_is_rebuilt_from_the_log() {
     std::fs::write(&good, &stale).unwrap();
     assert_eq!(l.unit("T1")["status"], "pending");
     let run = l.p.hook(&l.p.payload("SessionStart.resume.json"));
-    let ctx = run.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = run.context();
     assert!(
         ctx.contains("Reconciled") && ctx.contains("T1 is now done"),
         "{ctx}"
     );
-    let u = l.unit("T1");
-    assert_eq!(
-        (
-            u["status"].as_str(),
-            u["iterations_used"].as_u64(),
-            u["confirmations_used"].as_u64()
-        ),
-        (Some("done"), Some(3), Some(1))
-    );
+    assert_eq!(l.counters("T1"), ("done".into(), 3, 1));
     assert_eq!(l.state()["current_task"], "T2");
     assert!(l.progress().contains("## Reconciled - "));
     assert!(l.progress().contains(
@@ -338,10 +327,7 @@ fn corrupt_state_is_moved_aside_and_rebuilt() {
     reason(&l.bound("T1", "<signal>T1_DONE</signal>"));
     std::fs::write(l.dir().join("state.json"), b"{\"tasks\": ").unwrap();
     let run = l.p.hook(&l.p.payload("SessionStart.startup.json"));
-    let ctx = run.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = run.context();
     assert!(ctx.contains("state.json was unusable"), "{ctx}");
     assert_eq!(l.unit("T1")["status"], "confirming");
     let aside: Vec<_> = std::fs::read_dir(l.dir())
@@ -449,10 +435,7 @@ fn session_start_shows_guardrails_context_and_remaining() {
     assert_eq!(g.code, 0, "{g:?}");
     reason(&l.bound("T1", "Started.\nRemaining: wire the session store"));
     let run = l.p.hook(&l.p.payload("SessionStart.compact.json"));
-    let ctx = run.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = run.context();
     for want in [
         "Goal:** Ship login.",
         "## Migrate first",
@@ -476,10 +459,7 @@ fn huge_guardrails_stay_within_the_cap() {
     );
     l.p.write(".claude/iterative/s/context.md", "ctx ".repeat(5000));
     let run = l.p.hook(&l.p.payload("SessionStart.startup.json"));
-    let ctx = run.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = run.context();
     assert!(ctx.chars().count() <= 10_000, "{}", ctx.chars().count());
 }
 
@@ -660,10 +640,7 @@ fn nothing_to_reconcile_takes_no_lock_and_writes_nothing() {
     std::fs::remove_file(l.dir().join(".taskhook.lock")).unwrap();
     let before = l.p.snapshot();
     let run = l.p.hook(&l.p.payload("SessionStart.startup.json"));
-    assert!(run.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .contains("Current: T1"));
+    assert!(run.context().contains("Current: T1"));
     assert_eq!(l.p.snapshot(), before, "SessionStart took a lock or wrote");
     // A commit while no unit is current records nothing.
     let mut st = l.state();

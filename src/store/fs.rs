@@ -229,3 +229,30 @@ pub fn with_name_suffix(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
         .unwrap_or_default();
     parent_of(path).join(format!("{prefix}{name}{suffix}"))
 }
+
+/// Creates a new file (never replacing one) holding `bytes`, with the permission bits of
+/// `like`: the file is opened with those bits (less the umask) so it is never more readable
+/// than `like`, then given them exactly. Fsyncs the file and its folder. For backups.
+pub fn create_new_like(path: &Path, bytes: &[u8], like: &Path) -> Result<()> {
+    let perms = fs::metadata(like)
+        .map_err(|e| Error::io("stat", like, e))?
+        .permissions();
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        opts.mode(perms.mode() & 0o7777);
+    }
+    let mut f = opts.open(path).map_err(|e| Error::io("create", path, e))?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| f.set_permissions(perms))
+        .and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        drop(f);
+        let _ = fs::remove_file(path);
+        return Err(Error::io("write", path, e));
+    }
+    sync_parent(path)
+}

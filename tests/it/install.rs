@@ -1,22 +1,54 @@
-//! `taskhook install`: merges, is idempotent, backs up, uninstalls exactly, and matches the
-//! committed `hooks/settings.json` snippet.
+//! `taskhook install`: merges, is idempotent, keeps the user's formatting, backs up with the
+//! original's permission bits, uninstalls exactly, recognises PATH and shell-form
+//! registrations, writes through a symlinked user settings file, refuses the home folder and
+//! links out of the project, offers the `.gitignore` recipe, and matches the committed
+//! `hooks/settings.json` snippet.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 use crate::common::Project;
 
+const EVENTS: [&str; 7] = [
+    "SessionStart",
+    "PreToolUse",
+    "PostToolUse",
+    "SubagentStop",
+    "PreCompact",
+    "SessionEnd",
+    "TaskCompleted",
+];
+
 fn settings(p: &Project) -> Value {
-    serde_json::from_slice(&std::fs::read(p.root.join(".claude/settings.json")).unwrap()).unwrap()
+    read_json(&p.root.join(".claude/settings.json"))
 }
 
-fn backups(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn backups(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.map(|e| e.unwrap().file_name().into_string().unwrap())
                 .filter(|n| n.contains("taskhook-backup"))
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Every file name in a folder (temp files included).
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
 }
 
 #[test]
@@ -27,17 +59,7 @@ fn fresh_install_registers_exec_form_hooks() {
     let s = settings(&p);
     let hooks = s["hooks"].as_object().unwrap();
     let events: Vec<&String> = hooks.keys().collect();
-    assert_eq!(
-        events,
-        [
-            "SessionStart",
-            "PostToolUse",
-            "SubagentStop",
-            "PreCompact",
-            "SessionEnd",
-            "TaskCompleted"
-        ]
-    );
+    assert_eq!(events, EVENTS);
     for (event, groups) in hooks {
         let h = &groups[0]["hooks"][0];
         assert_eq!(h["type"], "command", "{event}");
@@ -49,6 +71,15 @@ fn fresh_install_registers_exec_form_hooks() {
         );
         assert!(h["timeout"].as_u64().unwrap() >= 10, "{event}");
     }
+    // CONTRACT §6: PreToolUse only for the tools it acts on, timeout 15 s.
+    assert_eq!(s["hooks"]["PreToolUse"][0]["matcher"], "Agent|Task|Bash");
+    assert_eq!(s["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 15);
+    assert!(s["hooks"]["PostToolUse"][0].get("matcher").is_none());
+    assert!(run.stdout.contains("+ PreToolUse"), "{run:?}");
+    assert!(
+        run.stdout.contains("start a new one"),
+        "says when hooks load: {run:?}"
+    );
     assert!(
         backups(&p.root.join(".claude")).is_empty(),
         "nothing to back up"
@@ -102,17 +133,202 @@ fn merge_keeps_user_hooks_is_idempotent_and_uninstalls_exactly() {
         "idempotent run made a backup"
     );
 
+    let un = p.run(&["install", "--uninstall"], "");
+    assert_eq!(un.code, 0, "{un:?}");
+    assert_eq!(
+        std::fs::read(p.root.join(".claude/settings.json")).unwrap(),
+        original,
+        "uninstall gives back the very bytes"
+    );
+    // Same second, same clock: the second backup gets its own name, the first is kept.
+    let b = backups(&p.root.join(".claude"));
+    assert_eq!(b.len(), 2, "{b:?}");
+    assert_eq!(
+        std::fs::read(p.root.join(".claude").join(&b[0])).unwrap(),
+        original
+    );
+}
+
+/// A hand-formatted file: 4-space indent, non-ASCII text, inline arrays. The install's diff
+/// is only added lines; uninstall gives back the same bytes.
+#[test]
+fn formatting_is_kept_and_the_diff_is_only_the_handlers() {
+    let p = Project::new();
+    let original = "{\n    \"model\": \"opus\",\n    \"statusLine\": {\"type\": \"command\", \"command\": \"echo Grüße ✓\"},\n    \"permissions\": {\n        \"allow\": [\"Bash(ls)\", \"Read(~/über/**)\"]\n    },\n    \"hooks\": {\n        \"PostToolUse\": [{\"matcher\": \"Write\", \"hooks\": [{\"type\": \"command\", \"command\": \"fmt\"}]}]\n    }\n}\n";
+    p.write(".claude/settings.json", original);
+    let run = p.run(&["install", "--command", "/opt/bin/taskhook"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = std::fs::read_to_string(p.root.join(".claude/settings.json")).unwrap();
+    assert!(text.contains("Grüße ✓") && text.contains("über"), "{text}");
+    let h = |t: u64| {
+        format!("{{\"type\": \"command\", \"command\": \"/opt/bin/taskhook\", \"args\": [\"hook\"], \"timeout\": {t}}}")
+    };
+    let event = |e: &str, t: u64| format!(",\n        \"{e}\": [{{\"hooks\": [{}]}}]", h(t));
+    // The original text with only the handlers inserted: the inline array gets its group
+    // inline, the new events follow their 4-space, inline neighbour.
+    let pre = format!(
+        ",\n        \"PreToolUse\": [{{\"matcher\": \"Agent|Task|Bash\", \"hooks\": [{}]}}]",
+        h(15)
+    );
+    let added = [
+        event("SessionStart", 30),
+        pre,
+        event("SubagentStop", 30),
+        event("PreCompact", 30),
+        event("SessionEnd", 15),
+        event("TaskCompleted", 15),
+    ]
+    .concat();
+    let want = original
+        .replace(
+            "\"fmt\"}]}]",
+            &format!("\"fmt\"}}]}}, {{\"hooks\": [{}]}}]", h(15)),
+        )
+        .replace("}]}]\n    }\n}", &format!("}}]}}]{added}\n    }}\n}}"));
+    assert_eq!(text, want);
+    let json = p.run(
+        &[
+            "install",
+            "--command",
+            "/opt/bin/taskhook",
+            "--dry-run",
+            "--json",
+        ],
+        "",
+    );
+    assert_eq!(json.json()["changed"], false, "{json:?}");
     assert_eq!(p.run(&["install", "--uninstall"], "").code, 0);
-    assert_eq!(settings(&p), user);
+    assert_eq!(
+        std::fs::read_to_string(p.root.join(".claude/settings.json")).unwrap(),
+        original
+    );
 }
 
 #[test]
-fn user_scope_and_dry_run() {
+fn path_and_shell_form_registrations_are_never_doubled() {
+    for command in ["taskhook hook", "/usr/local/bin/taskhook hook"] {
+        let p = Project::new();
+        let mut hooks = serde_json::Map::new();
+        for e in EVENTS {
+            hooks.insert(
+                e.into(),
+                json!([{"hooks": [{"type": "command", "command": command}]}]),
+            );
+        }
+        let user = json!({ "hooks": hooks });
+        let text = serde_json::to_string_pretty(&user).unwrap();
+        p.write(".claude/settings.json", &text);
+        let run = p.run(&["install"], "");
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(run.stdout.contains("nothing changed"), "{run:?}");
+        assert_eq!(
+            std::fs::read_to_string(p.root.join(".claude/settings.json")).unwrap(),
+            text
+        );
+        // Half of them exec form from PATH (the plugin's form): still one each.
+        let mut mixed = user.clone();
+        mixed["hooks"]["SessionStart"][0]["hooks"][0] =
+            json!({"type": "command", "command": "taskhook", "args": ["hook"]});
+        p.write(
+            ".claude/settings.json",
+            serde_json::to_string(&mixed).unwrap(),
+        );
+        assert_eq!(p.run(&["install"], "").code, 0);
+        assert_eq!(settings(&p), mixed);
+        assert_eq!(p.run(&["install", "--uninstall"], "").code, 0);
+        assert_eq!(settings(&p), json!({}));
+    }
+}
+
+#[test]
+fn local_scope_writes_settings_local_json_and_notes_a_double_registration() {
+    let p = Project::new();
+    let run = p.run(&["install", "--local"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!p.root.join(".claude/settings.json").exists());
+    let s = read_json(&p.root.join(".claude/settings.local.json"));
+    assert_eq!(s["hooks"].as_object().unwrap().len(), EVENTS.len());
+    let both = p.run(&["install"], "");
+    assert_eq!(both.code, 0, "{both:?}");
+    assert!(
+        both.stdout
+            .contains("settings.local.json registers taskhook too"),
+        "{both:?}"
+    );
+    assert!(
+        both.stdout.contains("taskhook install --local --uninstall"),
+        "{both:?}"
+    );
+}
+
+#[test]
+fn backup_keeps_the_permission_bits() {
+    let p = Project::new();
+    let path = p.write(
+        ".claude/settings.json",
+        "{\"env\": {\"API_KEY\": \"secret\"}}\n",
+    );
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(p.run(&["install"], "").code, 0);
+    let b = backups(&p.root.join(".claude"));
+    let mode = |f: &Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&p.root.join(".claude").join(&b[0])), 0o600);
+    assert_eq!(mode(&path), 0o600, "the new file keeps them too");
+}
+
+#[test]
+fn project_install_from_the_home_folder_is_refused() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.home.join(".claude")).unwrap();
+    let user_settings = p.home.join(".claude/settings.json");
+    std::fs::write(&user_settings, "{\"model\": \"opus\"}\n").unwrap();
+    for args in [
+        &["install"][..],
+        &["install", "--local"],
+        &["install", "--uninstall"],
+    ] {
+        let mut c = p.cmd();
+        c.current_dir(&p.home);
+        let run = p.run_with(c, args, "");
+        run.assert_one_line_error();
+        assert!(run.stderr.contains("--user"), "{run:?}");
+        assert!(run.stderr.contains("home folder"), "{run:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&user_settings).unwrap(),
+        "{\"model\": \"opus\"}\n"
+    );
+    assert_eq!(names(&p.home.join(".claude")), ["settings.json"]);
+    let mut c = p.cmd();
+    c.current_dir(&p.home);
+    assert_eq!(p.run_with(c, &["install", "--user"], "").code, 0);
+    assert_eq!(read_json(&user_settings)["model"], "opus");
+}
+
+#[test]
+fn dry_run_prints_a_summary_and_json_the_whole_object() {
     let p = Project::new();
     let run = p.run(&["install", "--user", "--dry-run"], "");
     assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with("Would register taskhook in "),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("dry run: nothing written"), "{run:?}");
+    for e in EVENTS {
+        assert!(run.stdout.contains(&format!("+ {e}")), "{e}: {run:?}");
+    }
+    let run = p.run(&["install", "--user", "--dry-run", "--json"], "");
     let out = run.json();
     assert_eq!(out["changed"], true);
+    assert_eq!(out["dry_run"], true);
+    assert_eq!(out["scope"], "user");
+    assert_eq!(out["changes"].as_array().unwrap().len(), EVENTS.len());
+    assert_eq!(
+        out["changes"][0],
+        json!({"event": "SessionStart", "action": "added", "detail": "taskhook hook (timeout 30 s)"})
+    );
+    assert!(out["settings"]["hooks"]["PreToolUse"].is_array());
     assert!(out["path"]
         .as_str()
         .unwrap()
@@ -123,15 +339,187 @@ fn user_scope_and_dry_run() {
     assert!(!p.root.join(".claude").exists());
 }
 
+/// Issue 9 item 8: a dotfiles link stays a link; the content goes to its target.
+#[test]
+fn user_install_writes_through_a_symlinked_settings_file() {
+    let p = Project::new();
+    let dotfiles = p.tmp.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    std::fs::write(&real, "{\n  \"model\": \"opus\"\n}\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::create_dir_all(p.home.join(".claude")).unwrap();
+    let link = p.home.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let run = p.run(&["install", "--user"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("a link; written to"), "{run:?}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_link(&link).unwrap(), real);
+    let s = read_json(&real);
+    assert_eq!(s["model"], "opus");
+    assert_eq!(s["hooks"].as_object().unwrap().len(), EVENTS.len());
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    assert_eq!(
+        names(&dotfiles),
+        ["claude-settings.json"],
+        "no temp file left"
+    );
+    let b = backups(&p.home.join(".claude"));
+    assert_eq!(b.len(), 1, "backup beside the path the user knows");
+    assert_eq!(
+        std::fs::read_to_string(p.home.join(".claude").join(&b[0])).unwrap(),
+        "{\n  \"model\": \"opus\"\n}\n"
+    );
+
+    // A dangling link is refused, and stays as it was.
+    std::fs::remove_file(&real).unwrap();
+    let run = p.run(&["install", "--user"], "");
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("does not exist"), "{run:?}");
+    assert!(!real.exists());
+}
+
+#[test]
+fn project_links_are_written_through_only_inside_the_project() {
+    let p = Project::new();
+    let victim = p.tmp.path().join("victim.json");
+    std::fs::write(&victim, "{}\n").unwrap();
+    std::fs::create_dir_all(p.root.join(".claude")).unwrap();
+    let link = p.root.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let run = p.run(&["install"], "");
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("outside the project"), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "{}\n");
+    assert_eq!(names(&p.root.join(".claude")), ["settings.json"]);
+
+    // A link to a file inside the project is a layout choice: written through.
+    std::fs::remove_file(&link).unwrap();
+    let inside = p.write("config/claude.json", "{}\n");
+    std::os::unix::fs::symlink("../config/claude.json", &link).unwrap();
+    assert_eq!(p.run(&["install"], "").code, 0);
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        read_json(&inside)["hooks"].as_object().unwrap().len(),
+        EVENTS.len()
+    );
+
+    // A FIFO is not read (no hang), a giant file is not read (no OOM).
+    std::fs::remove_file(&link).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(&link)
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let run = p.run(&["install"], "");
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("not a regular file"), "{run:?}");
+}
+
+#[test]
+fn gitignore_recipe_is_offered_and_appended_on_request() {
+    let p = Project::new();
+    p.write(".gitignore", "/target\n.claude/*.taskhook-backup-*");
+    let run = p.run(&["install"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(".gitignore lacks these lines"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("  .*.lock\n"), "{run:?}");
+    assert!(
+        !run.stdout.contains("  .claude/*.taskhook-backup-*"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("taskhook install --gitignore"),
+        "{run:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root.join(".gitignore")).unwrap(),
+        "/target\n.claude/*.taskhook-backup-*",
+        "offering writes nothing"
+    );
+    let dry = p.run(&["install", "--gitignore", "--dry-run"], "");
+    assert!(dry.stdout.contains("Would add to"), "{dry:?}");
+    let run = p.run(&["install", "--gitignore"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("Added 5 lines to"), "{run:?}");
+    let text = std::fs::read_to_string(p.root.join(".gitignore")).unwrap();
+    assert!(
+        text.starts_with("/target\n.claude/*.taskhook-backup-*\n\n# taskhook: "),
+        "{text}"
+    );
+    for l in [
+        ".*.lock",
+        "*.corrupt-*",
+        ".claude/settings.local.json",
+        ".claude/taskhook/agents.json",
+        ".claude/taskhook/journal.jsonl*",
+    ] {
+        assert!(text.lines().any(|x| x == l), "{l} in {text}");
+    }
+    let again = p.run(&["install", "--gitignore", "--json"], "");
+    assert_eq!(again.json()["gitignore"]["missing"], json!([]));
+    assert_eq!(
+        std::fs::read_to_string(p.root.join(".gitignore")).unwrap(),
+        text
+    );
+    // The recipe really ignores what taskhook leaves behind.
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(&p.root)
+            .env("HOME", &p.home)
+            .output()
+            .unwrap()
+    };
+    std::fs::remove_dir_all(p.root.join(".git")).unwrap();
+    assert!(git(&["init", "-q"]).status.success());
+    for f in [
+        ".claude/iterative/x/.taskhook.lock",
+        "tasks/.tasks.json.lock",
+        ".claude/iterative/x/state.json.corrupt-20260301T120000Z",
+        ".claude/settings.json.taskhook-backup-20260301T120000Z-2",
+        ".claude/taskhook/journal.jsonl.1",
+    ] {
+        let out = git(&["check-ignore", "-q", "--no-index", f]);
+        assert!(out.status.success(), "{f} is not ignored by\n{text}");
+    }
+    let out = git(&[
+        "check-ignore",
+        "-q",
+        "--no-index",
+        ".claude/iterative/x/state.json",
+    ]);
+    assert!(!out.status.success(), "state is not ignored");
+}
+
 #[test]
 fn broken_settings_are_left_alone() {
     let p = Project::new();
-    for bad in [&b"{ not json"[..], b"[1,2]", br#"{"hooks": []}"#] {
+    for bad in [
+        &b"{ not json"[..],
+        b"[1,2]",
+        br#"{"hooks": []}"#,
+        b"{\"a\": \"\xff\"}",
+    ] {
         let path = p.write(".claude/settings.json", bad);
         let run = p.run(&["install"], "");
         run.assert_one_line_error();
         assert_eq!(std::fs::read(&path).unwrap(), bad);
     }
+    assert_eq!(names(&p.root.join(".claude")), ["settings.json"]);
 }
 
 #[test]
@@ -141,6 +529,7 @@ fn committed_snippet_matches_what_install_writes() {
         &[
             "install",
             "--dry-run",
+            "--json",
             "--command",
             "/usr/local/bin/taskhook",
         ],
@@ -153,4 +542,24 @@ fn committed_snippet_matches_what_install_writes() {
     )
     .unwrap();
     assert_eq!(snippet, want, "regenerate hooks/settings.json");
+}
+
+#[test]
+fn a_moved_binary_is_updated_in_place_and_only_its_path_changes() {
+    let p = Project::new();
+    p.write(".claude/settings.json", "{\n  \"model\": \"opus\"\n}\n");
+    assert_eq!(
+        p.run(&["install", "--command", "/old/taskhook"], "").code,
+        0
+    );
+    let first = std::fs::read_to_string(p.root.join(".claude/settings.json")).unwrap();
+    assert!(
+        first.starts_with("{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"SessionStart\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n"),
+        "2-space JSON as Claude Code writes it:\n{first}"
+    );
+    let run = p.run(&["install", "--command", "/new/taskhook"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("~ SessionStart"), "{run:?}");
+    let second = std::fs::read_to_string(p.root.join(".claude/settings.json")).unwrap();
+    assert_eq!(second, first.replace("/old/taskhook", "/new/taskhook"));
 }

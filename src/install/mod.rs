@@ -18,6 +18,7 @@
 
 pub mod gitignore;
 pub mod jsonedit;
+mod jsonspan;
 pub mod target;
 
 use serde_json::{json, Value};

@@ -1,4 +1,5 @@
-//! `taskhook iterative …`: seed 003's store by hand: new, status, signal, guardrail, archive.
+//! `taskhook iterative …`: iterative loops (seed 003's store) by hand: new, status, signal,
+//! guardrail, archive.
 
 use serde_json::{json, Map, Value};
 
@@ -53,7 +54,7 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Append a lesson to guardrails.md in the seed's format.
+    /// Append a lesson (when, problem, solution) to guardrails.md, which every pass reads.
     Guardrail {
         slug: String,
         #[arg(long)]
@@ -68,9 +69,15 @@ pub enum Cmd {
         /// Where it was learned (default: the current unit and iteration).
         #[arg(long)]
         learned: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
     /// Mark the slug complete and move it to .claude/iterative/archive/SLUG-YYYYMMDD.
-    Archive { slug: String },
+    Archive {
+        slug: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn store_ref(cx: &Ctx, slug: &str) -> Result<StoreRef> {
@@ -281,6 +288,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             solution,
             name,
             learned,
+            json,
         } => {
             let store = store_ref(cx, &slug)?;
             let p = Paths::of(&store.root);
@@ -319,13 +327,17 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 }
                 cx.store.append(&p.guardrails, text.as_bytes())
             })?;
-            super::out(
-                io,
-                &format!("Added guardrail \"{name}\" to {}.", p.guardrails.display()),
-            )?;
+            if json {
+                super::out_json(io, &json!({"path": p.guardrails, "name": name}))?;
+            } else {
+                super::out(
+                    io,
+                    &format!("Added guardrail \"{name}\" to {}.", p.guardrails.display()),
+                )?;
+            }
             Ok(0)
         }
-        Cmd::Archive { slug } => {
+        Cmd::Archive { slug, json } => {
             let store = store_ref(cx, &slug)?;
             let p = Paths::of(&store.root);
             let day = cx.store.clock().now().format("%Y%m%d").to_string();
@@ -344,7 +356,11 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 Ok(())
             })?;
             cx.store.rename(&store.root, &target)?;
-            super::out(io, &format!("Archived {slug} to {}.", target.display()))?;
+            if json {
+                super::out_json(io, &json!({"slug": slug, "path": target}))?;
+            } else {
+                super::out(io, &format!("Archived {slug} to {}.", target.display()))?;
+            }
             Ok(0)
         }
     }

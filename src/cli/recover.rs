@@ -12,6 +12,9 @@ use super::Io;
 pub struct Args {
     /// The store's folder, or a file inside it.
     pub path: PathBuf,
+    /// Print JSON: {"store", "layout", "message"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
@@ -21,7 +24,12 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         for store in layout.discover(cx, &project)? {
             if target.starts_with(&store.root) {
                 let msg = layout.recover(cx, &store)?;
-                super::out(io, &msg)?;
+                if args.json {
+                    let v = serde_json::json!({"store": store.root, "layout": layout.name(), "message": msg});
+                    super::out_json(io, &v)?;
+                } else {
+                    super::out(io, &msg)?;
+                }
                 return Ok(0);
             }
         }

@@ -4,6 +4,7 @@
 
 mod agents;
 mod claude_tasks;
+mod cli;
 mod common;
 mod install;
 mod iterative;

@@ -167,44 +167,58 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     Ok(0)
 }
 
-/// Things worth knowing that are not errors: the same hooks registered elsewhere too.
+/// Things worth knowing that are not errors: the same hooks registered elsewhere too (the
+/// taskhook plugin enabled in any settings file, or the project's other settings file).
 fn notes(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    let enabled = new["enabledPlugins"].as_object();
-    if enabled.is_some_and(|m| {
-        m.iter()
-            .any(|(k, v)| k.starts_with("taskhook@") && v == &json!(true))
-    }) {
+    let others: Vec<Target> = [Scope::User, Scope::Project, Scope::Local]
+        .into_iter()
+        .filter(|s| *s != t.scope)
+        .filter_map(|s| target::locate(cx, s).ok())
+        .collect();
+    let read = |o: &Target| {
+        target::read(cx, o)
+            .ok()
+            .flatten()
+            .and_then(|b| parse_json(&b).ok())
+    };
+    let plugin_in = std::iter::once((t.path.clone(), Some(new.clone())))
+        .chain(others.iter().map(|o| (o.path.clone(), read(o))))
+        .find(|(_, v)| v.as_ref().is_some_and(plugin_enabled))
+        .map(|(p, _)| p);
+    if let Some(p) = plugin_in {
         out.push(format!(
-            "the taskhook plugin is enabled in {} too: its hooks and these would both run; \
-             keep one (`taskhook install{} --uninstall`, or disable the plugin)",
-            t.path.display(),
+            "the taskhook plugin is enabled in {}: its hooks and these would both run; keep \
+             one (`taskhook install{} --uninstall`, or `claude plugin disable taskhook`)",
+            p.display(),
             t.scope.flag()
         ));
     }
-    let other = match t.scope {
-        Scope::Project => Scope::Local,
-        Scope::Local => Scope::Project,
-        Scope::User => return out,
-    };
-    let Ok(o) = target::locate(cx, other) else {
+    if t.scope == Scope::User {
         return out;
-    };
-    let has_ours = target::read(cx, &o)
-        .ok()
-        .flatten()
-        .and_then(|b| parse_json(&b).ok())
-        .and_then(|v| install::uninstall_ops(&v).ok())
-        .is_some_and(|(_, changes)| !changes.is_empty());
-    if has_ours {
-        out.push(format!(
-            "{} registers taskhook too, so Claude Code would run it twice; remove one \
-             (`taskhook install{} --uninstall`)",
-            o.path.display(),
-            other.flag()
-        ));
+    }
+    for o in others.iter().filter(|o| o.scope != Scope::User) {
+        let has_ours = read(o)
+            .and_then(|v| install::uninstall_ops(&v).ok())
+            .is_some_and(|(_, changes)| !changes.is_empty());
+        if has_ours {
+            out.push(format!(
+                "{} registers taskhook too, so Claude Code would run it twice; remove one \
+                 (`taskhook install{} --uninstall`)",
+                o.path.display(),
+                o.scope.flag()
+            ));
+        }
     }
     out
+}
+
+/// Whether a settings object enables a plugin named taskhook (from any marketplace).
+fn plugin_enabled(v: &Value) -> bool {
+    v["enabledPlugins"].as_object().is_some_and(|m| {
+        m.iter()
+            .any(|(k, on)| k.starts_with("taskhook@") && on == &json!(true))
+    })
 }
 
 /// Everything the human summary says.

@@ -563,3 +563,31 @@ fn a_moved_binary_is_updated_in_place_and_only_its_path_changes() {
     let second = std::fs::read_to_string(p.root.join(".claude/settings.json")).unwrap();
     assert_eq!(second, first.replace("/old/taskhook", "/new/taskhook"));
 }
+
+#[test]
+fn an_enabled_taskhook_plugin_is_noted() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.home.join(".claude")).unwrap();
+    std::fs::write(
+        p.home.join(".claude/settings.json"),
+        r#"{"enabledPlugins": {"taskhook@taskhook": true, "other@x": true}}"#,
+    )
+    .unwrap();
+    let run = p.run(&["install"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("note: the taskhook plugin is enabled in")
+            && run.stdout.contains("home/.claude/settings.json"),
+        "{run:?}"
+    );
+    let json = p.run(&["install", "--dry-run", "--json"], "").json();
+    assert_eq!(json["notes"].as_array().unwrap().len(), 1, "{json}");
+    std::fs::write(
+        p.home.join(".claude/settings.json"),
+        r#"{"enabledPlugins": {"taskhook@taskhook": false}}"#,
+    )
+    .unwrap();
+    let json = p.run(&["install", "--dry-run", "--json"], "").json();
+    assert_eq!(json["notes"], json!([]));
+}

@@ -8,6 +8,7 @@ mod cli;
 mod common;
 mod install;
 mod iterative;
+mod plugin;
 mod protocol;
 mod replay;
 mod schemas;

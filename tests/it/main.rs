@@ -7,6 +7,7 @@ mod claude_tasks;
 mod cli;
 mod common;
 mod install;
+mod install_sh;
 mod iterative;
 mod plugin;
 mod protocol;

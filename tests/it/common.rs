@@ -10,8 +10,7 @@ use serde_json::Value;
 
 /// Where the captured Claude Code payloads live (copied into the repo; tests/fixtures/README.md).
 pub fn reference_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code-2.1.330/payloads")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.330/payloads")
 }
 
 /// The fixed time every test runs at.

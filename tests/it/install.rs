@@ -29,16 +29,15 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// The backups `install` left in a folder (none when the folder does not exist).
 fn backups(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.map(|e| e.unwrap().file_name().into_string().unwrap())
-                .filter(|n| n.contains("taskhook-backup"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
+    if !dir.exists() {
+        return Vec::new();
+    }
+    names(dir)
+        .into_iter()
+        .filter(|n| n.contains("taskhook-backup"))
+        .collect()
 }
 
 /// Every file name in a folder (temp files included).

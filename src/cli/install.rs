@@ -104,19 +104,23 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             ),
         },
     };
-    let mut backup = None;
-    if changed && !args.dry_run {
-        if let Some(bytes) = &old_bytes {
-            backup = Some(target::backup(cx, &t, bytes)?);
-        }
-        target::write(cx, &t, text.as_bytes())?;
-    }
+    // The .gitignore is checked before anything is written: with --gitignore an unreadable one
+    // is an error (nothing changed); without, it only costs the offer (a note says why).
     let project = cx.project_dir(None).to_path_buf();
+    let mut notes = Vec::new();
     let ignore = match scope {
         Scope::User => None,
         _ if args.uninstall => None,
-        _ => Some(gitignore::status(cx, &project)?),
+        _ => match gitignore::status(cx, &project) {
+            Ok(st) => Some(st),
+            Err(e) if args.gitignore => return Err(e),
+            Err(e) => {
+                notes.push(format!("no .gitignore check: {}", e.one_line()));
+                None
+            }
+        },
     };
+    // Append first: a failure there leaves the settings untouched too.
     let appended = match &ignore {
         Some(st) if args.gitignore && !st.missing.is_empty() && !args.dry_run => {
             gitignore::append(cx, st)?;
@@ -124,11 +128,16 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         }
         _ => false,
     };
-    let notes = if args.uninstall {
-        Vec::new()
-    } else {
-        notes(cx, &t, &new)
-    };
+    let mut backup = None;
+    if changed && !args.dry_run {
+        if let Some(bytes) = &old_bytes {
+            backup = Some(target::backup(cx, &t, bytes)?);
+        }
+        target::write(cx, &t, text.as_bytes())?;
+    }
+    if !args.uninstall {
+        notes.extend(notes_for(cx, &t, &new));
+    }
     let report = Report {
         t: &t,
         changed,
@@ -169,7 +178,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
 
 /// Things worth knowing that are not errors: the same hooks registered elsewhere too (the
 /// taskhook plugin enabled in any settings file, or the project's other settings file).
-fn notes(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
+fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let others: Vec<Target> = [Scope::User, Scope::Project, Scope::Local]
         .into_iter()
@@ -240,7 +249,9 @@ impl Report<'_> {
     fn text(&self) -> String {
         let path = self.t.path.display();
         let mut out = Vec::new();
-        if !self.changed {
+        if !self.changed && self.uninstall {
+            out.push(format!("{path} has no taskhook hooks; nothing changed."));
+        } else if !self.changed {
             out.push(format!("{path} is already up to date; nothing changed."));
         } else {
             let verb = match (self.uninstall, self.dry_run) {

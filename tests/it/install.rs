@@ -590,3 +590,34 @@ fn an_enabled_taskhook_plugin_is_noted() {
     let json = p.run(&["install", "--dry-run", "--json"], "").json();
     assert_eq!(json["notes"], json!([]));
 }
+
+#[test]
+fn an_unreadable_gitignore_costs_only_the_offer_unless_asked_for() {
+    let p = Project::new();
+    let gi = p.root.join(".gitignore");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gi)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let run = p.run(&["install", "--gitignore"], "");
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("not a regular file"), "{run:?}");
+    assert!(!p.root.join(".claude").exists(), "nothing written");
+    let run = p.run(&["install"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("note: no .gitignore check: "),
+        "{run:?}"
+    );
+    assert!(p.root.join(".claude/settings.json").exists());
+    let un = p.run(&["install", "--uninstall"], "");
+    assert_eq!(un.code, 0);
+    let again = p.run(&["install", "--uninstall"], "");
+    assert!(
+        again
+            .stdout
+            .contains("has no taskhook hooks; nothing changed"),
+        "{again:?}"
+    );
+}

@@ -16,8 +16,12 @@ pub struct Args {
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
-    let project = cx.project_dir(None).to_path_buf();
-    let stores = engine::status(cx);
+    let project = cx.project(None);
+    let stores: Vec<_> = engine::ops::status(cx, &project)
+        .iter()
+        .map(|s| s.status())
+        .collect();
+    let project = project.root;
     if args.json {
         super::out_json(io, &json!({"project_dir": project, "stores": stores}))?;
         return Ok(0);

@@ -14,6 +14,7 @@ mod common;
 mod engine;
 mod install;
 mod iterative;
+mod journal;
 mod protocol;
 mod replay;
 mod schemas;

@@ -18,4 +18,5 @@ mod journal;
 mod protocol;
 mod replay;
 mod schemas;
+mod status;
 mod store;

@@ -10,6 +10,7 @@ mod recover;
 mod replay;
 mod schema;
 mod status;
+mod statusline;
 mod tasks;
 mod validate;
 
@@ -64,6 +65,8 @@ pub enum Command {
     Tasks(tasks::Args),
     /// Show the journal of what taskhook changed and replied, event by event.
     Log(log::Args),
+    /// Print one line for Claude Code's status line (reads its status-line JSON on stdin).
+    Statusline(statusline::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -174,6 +177,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Iterative(a) => iterative::run(&cx, a, io),
         Command::Tasks(a) => tasks::run(&cx, a, io),
         Command::Log(a) => log::run(&cx, a, io),
+        Command::Statusline(a) => statusline::run(&cx, a, io),
     }
 }
 

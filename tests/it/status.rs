@@ -39,3 +39,37 @@ fn an_empty_project_says_how_to_start() {
     assert!(run.stdout.contains("No taskhook stores found"), "{run:?}");
     assert!(run.stdout.contains("taskhook iterative new"), "{run:?}");
 }
+
+#[test]
+fn the_status_line_says_what_is_in_progress_and_how_far() {
+    let p = Project::new();
+    let input = serde_json::to_vec(&json!({
+        "hook_event_name": "Status",
+        "session_id": "s",
+        "cwd": p.root,
+        "model": {"id": "claude-opus", "display_name": "Opus"},
+        "workspace": {"current_dir": p.root, "project_dir": p.root}
+    }))
+    .unwrap();
+    // No store: nothing to say.
+    let run = p.run(&["statusline"], input.clone());
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        p.run(
+            &["iterative", "new", "s", "--task", "T1", "--task", "T2"],
+            ""
+        )
+        .code,
+        0
+    );
+    let mut stop = p.payload("SubagentStop.json");
+    stop["last_assistant_message"] = json!("<signal>T1_DONE</signal>");
+    assert_eq!(p.hook(&stop).code, 0);
+    let run = p.run(&["statusline"], input);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout.lines().count(), 1, "{run:?}");
+    assert!(run.stdout.contains("▶ T1"), "{run:?}");
+    assert!(run.stdout.contains("0/2 done"), "{run:?}");
+    // Garbage in: one error line, exit 1.
+    p.run(&["statusline"], "not json").assert_one_line_error();
+}

@@ -1,6 +1,7 @@
 //! The command line: parse with clap, call the library, print. One file per command, each
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
+mod demo;
 mod hook;
 mod install;
 mod iterative;
@@ -67,6 +68,8 @@ pub enum Command {
     Log(log::Args),
     /// Print one line for Claude Code's status line (reads its status-line JSON on stdin).
     Statusline(statusline::Args),
+    /// A 30-second tour on a scratch project: every layout, real payloads, what changed.
+    Demo(demo::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -178,6 +181,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Tasks(a) => tasks::run(&cx, a, io),
         Command::Log(a) => log::run(&cx, a, io),
         Command::Statusline(a) => statusline::run(&cx, a, io),
+        Command::Demo(a) => demo::run(a, io),
     }
 }
 

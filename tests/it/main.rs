@@ -11,6 +11,7 @@
 mod agents;
 mod claude_tasks;
 mod common;
+mod demo;
 mod engine;
 mod install;
 mod iterative;

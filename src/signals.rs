@@ -242,6 +242,7 @@ not json
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/claude-code-2.1.330/transcripts/subagent.agent-af21521741dc9d17f.jsonl"
         );
+        #[allow(clippy::disallowed_methods)]
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let (prompt, last) = read_transcript(&text);
         assert_eq!(prompt.as_deref(), Some("SUBAGENT-T1: run echo and report"));

@@ -64,7 +64,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             .map_err(|e| Error::io("locate", "the taskhook binary", e))?,
     };
     let command = command.to_string_lossy().into_owned();
-    let old_bytes = target::read(cx, &t)?;
+    let old_bytes = target::read(&t)?;
     let old_text = match &old_bytes {
         Some(b) => Some(std::str::from_utf8(b).map_err(|_| {
             Error::BadInput(format!(
@@ -106,12 +106,12 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     };
     // The .gitignore is checked before anything is written: with --gitignore an unreadable one
     // is an error (nothing changed); without, it only costs the offer (a note says why).
-    let project = cx.project_dir(None).to_path_buf();
+    let project = cx.project(None).root;
     let mut notes = Vec::new();
     let ignore = match scope {
         Scope::User => None,
         _ if args.uninstall => None,
-        _ => match gitignore::status(cx, &project) {
+        _ => match gitignore::status(&project) {
             Ok(st) => Some(st),
             Err(e) if args.gitignore => return Err(e),
             Err(e) => {
@@ -186,7 +186,7 @@ fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
         .filter_map(|s| target::locate(cx, s).ok())
         .collect();
     let read = |o: &Target| {
-        target::read(cx, o)
+        target::read(o)
             .ok()
             .flatten()
             .and_then(|b| parse_json(&b).ok())

@@ -2,15 +2,18 @@
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
 mod completions;
+mod demo;
 mod hook;
 mod install;
 mod iterative;
+mod log;
 mod man;
 mod reconcile;
 mod recover;
 mod replay;
 mod schema;
 mod status;
+mod statusline;
 mod tasks;
 mod validate;
 
@@ -81,6 +84,12 @@ pub enum Command {
     /// The list is ~/.claude/tasks/LIST/tasks.json; taskhook mirrors Claude Code's own task
     /// tools into it and refuses a completion whose dependencies are not done.
     Tasks(tasks::Args),
+    /// Show the journal of what taskhook changed and replied, event by event.
+    Log(log::Args),
+    /// Print one line for Claude Code's status line (reads its status-line JSON on stdin).
+    Statusline(statusline::Args),
+    /// A 30-second tour on a scratch project: every layout, real payloads, what changed.
+    Demo(demo::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(completions::Args),
     /// Print the man page (of taskhook, or of one command).
@@ -206,6 +215,9 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Schema(a) => schema::run(a, io),
         Command::Iterative(a) => iterative::run(&cx, a, io),
         Command::Tasks(a) => tasks::run(&cx, a, io),
+        Command::Log(a) => log::run(&cx, a, io),
+        Command::Statusline(a) => statusline::run(&cx, a, io),
+        Command::Demo(a) => demo::run(a, io),
         Command::Completions(a) => completions::run(a, io),
         Command::Man(a) => man::run(a, io),
     }

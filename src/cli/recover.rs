@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use crate::context::Ctx;
-use crate::error::{Error, Result};
-use crate::layouts::registry;
+use crate::engine;
+use crate::error::Result;
 
 use super::Io;
 
@@ -19,23 +19,13 @@ pub struct Args {
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let target = cx.absolute(&args.path);
-    let project = cx.project_dir(None).to_path_buf();
-    for &layout in registry() {
-        for store in layout.discover(cx, &project)? {
-            if target.starts_with(&store.root) {
-                let msg = layout.recover(cx, &store)?;
-                if args.json {
-                    let v = serde_json::json!({"store": store.root, "layout": layout.name(), "message": msg});
-                    super::out_json(io, &v)?;
-                } else {
-                    super::out(io, &msg)?;
-                }
-                return Ok(0);
-            }
-        }
+    let (layout, store) = engine::ops::store_at(cx, &cx.project(None), &target)?;
+    let msg = layout.recover(cx, &store)?;
+    if args.json {
+        let v = serde_json::json!({"store": store.root, "layout": layout.name(), "message": msg});
+        super::out_json(io, &v)?;
+    } else {
+        super::out(io, &msg)?;
     }
-    Err(Error::NotFound(format!(
-        "no taskhook store at `{}` (see `taskhook status`)",
-        target.display()
-    )))
+    Ok(0)
 }

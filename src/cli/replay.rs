@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use crate::context::Ctx;
+use crate::engine;
 use crate::error::{Error, Result};
-use crate::hook::{self, input::Payload, EXIT_ERROR};
+use crate::hook::{input::Payload, EXIT_ERROR};
 use crate::store::fs;
 
 use super::Io;
@@ -38,7 +39,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         for item in split(&bytes) {
             let (event, result) = match item {
                 Ok(value) => match Payload::from_value(value) {
-                    Ok(p) => hook::run_payload(cx, p),
+                    Ok(p) => engine::run_payload(cx, p),
                     Err(e) => (None, Err(e)),
                 },
                 Err(e) => (None, Err(e)),

@@ -39,9 +39,9 @@ pub struct Status {
 }
 
 /// Checks the project's `.gitignore` (a missing file lacks every line).
-pub fn status(cx: &Ctx, project: &Path) -> Result<Status> {
+pub fn status(project: &Path) -> Result<Status> {
     let path = project.join(".gitignore");
-    let text = super::target::read_bounded(cx, &path, &path)?
+    let text = super::target::read_bounded(&path, &path)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let have: Vec<&str> = text.lines().map(str::trim).collect();

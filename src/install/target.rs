@@ -54,7 +54,7 @@ pub struct Target {
 
 /// The settings file of a scope, refusing the cases above.
 pub fn locate(cx: &Ctx, scope: Scope) -> Result<Target> {
-    let project = cx.project_dir(None).to_path_buf();
+    let project = cx.project(None).root;
     let path = match scope {
         Scope::User => cx.claude_config_dir().join("settings.json"),
         Scope::Project => project.join(".claude").join("settings.json"),
@@ -72,10 +72,7 @@ pub fn locate(cx: &Ctx, scope: Scope) -> Result<Target> {
             )));
         }
     }
-    let link = std::fs::symlink_metadata(&path)
-        .map(|m| m.file_type().is_symlink())
-        .unwrap_or(false);
-    let resolved = if link {
+    let resolved = if fs::is_symlink(&path) {
         std::fs::canonicalize(&path).map_err(|_| {
             let to = std::fs::read_link(&path).unwrap_or_default();
             Error::BadInput(format!(
@@ -110,32 +107,31 @@ pub fn locate(cx: &Ctx, scope: Scope) -> Result<Target> {
 
 /// Reads the settings file: `None` when absent; refuses anything but a regular file of at most
 /// [`MAX_SETTINGS_BYTES`].
-pub fn read(cx: &Ctx, t: &Target) -> Result<Option<Vec<u8>>> {
-    read_bounded(cx, &t.real, &t.path)
+pub fn read(t: &Target) -> Result<Option<Vec<u8>>> {
+    read_bounded(&t.real, &t.path)
 }
 
 /// Reads a small regular file (`shown` is the name used in messages).
-pub fn read_bounded(cx: &Ctx, file: &Path, shown: &Path) -> Result<Option<Vec<u8>>> {
-    let meta = match std::fs::metadata(file) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("stat", shown, e)),
-    };
-    if !meta.is_file() {
+pub fn read_bounded(file: &Path, shown: &Path) -> Result<Option<Vec<u8>>> {
+    if !fs::is_file(file) {
+        if !fs::exists(file) {
+            return Ok(None);
+        }
         return Err(Error::BadInput(format!(
             "`{}` is not a regular file; leaving it alone",
             shown.display()
         )));
     }
-    if meta.len() > MAX_SETTINGS_BYTES {
+    let len = fs::file_len(file).unwrap_or(0);
+    if len > MAX_SETTINGS_BYTES {
         return Err(Error::BadInput(format!(
-            "`{}` is {} bytes, over the {} MiB taskhook reads; leaving it alone",
+            "`{}` is {len} bytes, over the {} MiB taskhook reads; leaving it alone",
             shown.display(),
-            meta.len(),
             MAX_SETTINGS_BYTES / (1024 * 1024)
         )));
     }
-    cx.store.read(file)
+    // Bounded again while reading, in case it grew in between.
+    fs::read_capped(file, MAX_SETTINGS_BYTES as usize)
 }
 
 /// Copies the old bytes to `<name>.taskhook-backup-<UTC time>` beside the settings path (a

@@ -32,9 +32,47 @@ pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }
 
+/// Returns whether a path is itself a symbolic link (not following it).
+pub fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path)
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+}
+
+/// Returns whether a path is a regular file (following links).
+pub fn is_file(path: &Path) -> bool {
+    fs::metadata(path).map(|m| m.is_file()).unwrap_or(false)
+}
+
+/// Reads at most `cap` bytes of a file; `None` when it does not exist. A longer file is an
+/// error naming the file and the cap.
+pub fn read_capped(path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    let mut buf = Vec::new();
+    file.take(cap as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io("read", path, e))?;
+    if buf.len() > cap {
+        return Err(Error::BadInput(format!(
+            "`{}` is larger than {cap} bytes, the most taskhook reads of it",
+            path.display()
+        )));
+    }
+    Ok(Some(buf))
+}
+
 /// Returns whether a path is a folder.
 pub fn is_dir(path: &Path) -> bool {
     fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false)
+}
+
+/// Returns a file's length, when it is there.
+pub fn file_len(path: &Path) -> Option<u64> {
+    fs::metadata(path).ok().map(|m| m.len())
 }
 
 /// Returns a file's modification time, when it has one.

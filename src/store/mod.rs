@@ -12,12 +12,14 @@
 //! What a crash can lose: a write that had not reached its rename is lost whole (the old file
 //! stays); a stray temp file may remain, which [`Store::clean_stale_temps`] removes.
 
+pub mod check;
 pub mod checkpoint;
 pub mod clock;
 pub mod fs;
 pub mod ids;
 pub mod lock;
 pub mod schema;
+pub mod txn;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -29,6 +31,7 @@ use serde_json::Value;
 pub use clock::Clock;
 pub use fs::Entry;
 pub use ids::{check_id, sanitize_id};
+pub use txn::Pass;
 
 use crate::error::{Error, Result};
 
@@ -89,6 +92,11 @@ impl Store {
         std::mem::take(&mut *self.changed.borrow_mut())
     }
 
+    /// Whether anything changed since the last [`Store::take_changed`].
+    pub fn has_changed(&self) -> bool {
+        !self.changed.borrow().is_empty()
+    }
+
     fn mark(&self, path: &Path) {
         let mut changed = self.changed.borrow_mut();
         if !changed.iter().any(|p| p == path) {
@@ -104,6 +112,14 @@ impl Store {
             return Ok(v.clone());
         }
         fs::read(path)
+    }
+
+    /// Reads at most `cap` bytes of a file; `None` when absent; longer is an error.
+    pub fn read_capped(&self, path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return Ok(v.clone());
+        }
+        fs::read_capped(path, cap)
     }
 
     /// Reads a file as UTF-8 text (invalid sequences replaced); `None` when absent.
@@ -240,6 +256,25 @@ impl Store {
     pub fn replace_json(&self, path: &Path, schema: &'static str, value: &Value) -> Result<bool> {
         let bytes = self.checked_json(path, schema, value)?;
         self.replace(path, &bytes)
+    }
+
+    /// [`Store::replace_json`] for a layout that keeps a log: when the schema refuses the value,
+    /// `log_error` records the full error there (CONTRACT §3: "a failed validation aborts the
+    /// write and logs an ERROR entry where the layout has a log") before the error is returned.
+    pub fn replace_json_logged(
+        &self,
+        path: &Path,
+        schema: &'static str,
+        value: &Value,
+        log_error: impl FnOnce(&str) -> Result<()>,
+    ) -> Result<bool> {
+        match self.checked_json(path, schema, value) {
+            Ok(bytes) => self.replace(path, &bytes),
+            Err(e) => {
+                log_error(&e.one_line())?;
+                Err(e)
+            }
+        }
     }
 
     /// [`Store::replace_json`] with the temp file in `temp_dir`.

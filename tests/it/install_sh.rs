@@ -164,7 +164,10 @@ fn default_run_ends_with_the_demo_or_next_steps_and_errors_are_clear() {
         .unwrap()
         .status
         .success();
-    if !has_demo {
+    if has_demo {
+        assert!(r.stdout.contains("taskhook demo: a tour"), "{r:?}");
+        assert!(!r.stdout.contains("Next: register taskhook"), "{r:?}");
+    } else {
         assert!(r.stdout.contains("Next: register taskhook"), "{r:?}");
     }
     let r = run(&s, &base_path(&s), &["--frobnicate"]);

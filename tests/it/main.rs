@@ -1,16 +1,26 @@
 //! The one integration test binary: every test drives the real `taskhook` binary (or, for the
 //! store's process-level proofs, re-executes this test binary as a child).
-#![allow(clippy::disallowed_methods, clippy::print_stderr)]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 mod agents;
 mod claude_tasks;
 mod cli;
 mod common;
+mod demo;
+mod engine;
 mod install;
 mod install_sh;
 mod iterative;
+mod journal;
 mod plugin;
 mod protocol;
 mod replay;
 mod schemas;
+mod status;
 mod store;

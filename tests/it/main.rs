@@ -15,6 +15,7 @@ mod common;
 mod demo;
 mod engine;
 mod install;
+mod install_files;
 mod install_sh;
 mod iterative;
 mod journal;

@@ -26,6 +26,8 @@ pub const HOME: &str = "HOME";
 pub const TASKHOOK_CAPTURE: &str = "TASKHOOK_CAPTURE";
 /// Turns colour off in human output (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
+/// Where `taskhook doctor` looks for the binary (as the plugin's hooks do).
+pub const PATH: &str = "PATH";
 
 /// Every variable taskhook reads; [`Env::from_process`] copies these and no others.
 pub const READ: &[&str] = &[
@@ -39,6 +41,7 @@ pub const READ: &[&str] = &[
     HOME,
     TASKHOOK_CAPTURE,
     NO_COLOR,
+    PATH,
 ];
 
 /// A snapshot of the environment, taken once by the CLI.

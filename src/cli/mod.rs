@@ -3,6 +3,7 @@
 
 mod completions;
 mod demo;
+mod doctor;
 mod hook;
 mod install;
 mod iterative;
@@ -90,6 +91,8 @@ pub enum Command {
     Statusline(statusline::Args),
     /// A 30-second tour on a scratch project: every layout, real payloads, what changed.
     Demo(demo::Args),
+    /// Check the set-up: registrations, the binary on PATH, every store, the environment.
+    Doctor(doctor::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(completions::Args),
     /// Print the man page (of taskhook, or of one command).
@@ -218,6 +221,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Log(a) => log::run(&cx, a, io),
         Command::Statusline(a) => statusline::run(&cx, a, io),
         Command::Demo(a) => demo::run(a, io),
+        Command::Doctor(a) => doctor::run(&cx, a, io),
         Command::Completions(a) => completions::run(a, io),
         Command::Man(a) => man::run(a, io),
     }

@@ -13,6 +13,7 @@ mod claude_tasks;
 mod cli;
 mod common;
 mod demo;
+mod doctor;
 mod engine;
 mod install;
 mod install_files;

@@ -1,6 +1,7 @@
 //! The command line: parse with clap, call the library, print. One file per command, each
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
+mod cdd;
 mod hook;
 mod install;
 mod iterative;
@@ -61,6 +62,8 @@ pub enum Command {
     Iterative(iterative::Args),
     /// Seed 002's task list: `tasks write` (TodoWrite) and `tasks read` (TodoRead).
     Tasks(tasks::Args),
+    /// Seed 004's workspace: init, import, next, start, done, fail, escalate, continue, list, stats.
+    Cdd(cdd::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -170,6 +173,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Schema(a) => schema::run(a, io),
         Command::Iterative(a) => iterative::run(&cx, a, io),
         Command::Tasks(a) => tasks::run(&cx, a, io),
+        Command::Cdd(a) => cdd::run(&cx, a, io),
     }
 }
 

@@ -13,6 +13,9 @@
 #[path = "e2e/harness.rs"]
 mod harness;
 
+#[path = "e2e/cdd.rs"]
+mod cdd;
+
 use harness::{Request, Scenario};
 use serde_json::{json, Value};
 

@@ -142,56 +142,85 @@ pub fn import(cx: &Ctx, paths: &Paths, source: Option<&Path>) -> CResult<Value> 
             ))
         }
     };
-    let src_dir = src_file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    // Decided first on what is there (nothing is created for an import that is refused), then
+    // again under the lock.
+    plan_import(cx, paths, &incoming, &src_file, same)?;
     init(cx, paths)?;
     locked(cx, paths, || {
-        let ws = Workspace::load(cx, paths)?;
-        let doc = match (&ws.order, same) {
-            (_, true) | (None, _) => incoming.doc.clone(),
-            (Some(cur), false) => cur.merged(&incoming),
-        };
-        let order = Order::parse(doc, "the merged order")?;
-        let (mut moves, mut already, mut missing) = (Vec::new(), Vec::new(), Vec::new());
-        for t in order.tasks() {
-            let beside = src_dir.join(&t.name);
-            if ws.files.contains_key(&t.name) {
-                already.push(t.name.clone());
-            } else if !same && cx.store.exists(&beside) && !cx.store.is_dir(&beside) {
-                moves.push((t.name.clone(), beside));
-            } else if ws.loose.contains(&t.name) {
-                moves.push((t.name.clone(), paths.tasks.join(&t.name)));
-            } else {
-                missing.push(t.name.clone());
-            }
-        }
-        if !missing.is_empty() {
-            return Err(Failure::new(
-                Code::TaskFileMissing,
-                format!(
-                    "no file for {} beside `{}` (nor in pending/, in_progress/, completed/, failed/); nothing was imported",
-                    missing.join(", "),
-                    src_file.display()
-                ),
-            ));
-        }
+        let plan = plan_import(cx, paths, &incoming, &src_file, same)?;
         if !same {
             cx.store
-                .replace_json(&paths.order, ORDER_SCHEMA, &order.doc)?;
+                .replace_json(&paths.order, ORDER_SCHEMA, &plan.order.doc)?;
         }
-        for (name, from) in &moves {
+        for (name, from) in &plan.moves {
             move_file(cx, from, &paths.file(Folder::Pending, name))?;
             Line::new(cx, "import", name)
                 .with("to", "pending")
                 .append(cx, &paths.history)?;
         }
-        let imported: Vec<&String> = moves.iter().map(|(n, _)| n).collect();
+        let imported: Vec<&String> = plan.moves.iter().map(|(n, _)| n).collect();
         Ok(json!({
             "imported": imported,
-            "already_imported": already,
+            "already_imported": plan.already,
             "order": paths.order,
-            "tasks": order.tasks().count(),
-            "stops": order.stops().count(),
+            "tasks": plan.order.tasks().count(),
+            "stops": plan.order.stops().count(),
         }))
+    })
+}
+
+/// What an import does: the order it leaves, the files it moves, the tasks already imported.
+struct ImportPlan {
+    order: Order,
+    moves: Vec<(String, PathBuf)>,
+    already: Vec<String>,
+}
+
+fn plan_import(
+    cx: &Ctx,
+    paths: &Paths,
+    incoming: &Order,
+    src_file: &Path,
+    same: bool,
+) -> CResult<ImportPlan> {
+    let ws = if cx.store.is_dir(&paths.tasks) {
+        Some(Workspace::load(cx, paths)?)
+    } else {
+        None
+    };
+    let doc = match ws.as_ref().and_then(|w| w.order.as_ref()) {
+        Some(cur) if !same => cur.merged(incoming),
+        _ => incoming.doc.clone(),
+    };
+    let order = Order::parse(doc, "the merged order")?;
+    let src_dir = src_file.parent().unwrap_or(Path::new("."));
+    let (mut moves, mut already, mut missing) = (Vec::new(), Vec::new(), Vec::new());
+    for t in order.tasks() {
+        let beside = src_dir.join(&t.name);
+        if ws.as_ref().is_some_and(|w| w.files.contains_key(&t.name)) {
+            already.push(t.name.clone());
+        } else if !same && cx.store.exists(&beside) && !cx.store.is_dir(&beside) {
+            moves.push((t.name.clone(), beside));
+        } else if ws.as_ref().is_some_and(|w| w.loose.contains(&t.name)) {
+            moves.push((t.name.clone(), paths.tasks.join(&t.name)));
+        } else {
+            missing.push(t.name.clone());
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Failure::new(
+            Code::TaskFileMissing,
+            format!(
+                "no file for {} beside `{}` (nor in pending/, in_progress/, completed/, failed/); nothing was imported",
+                missing.join(", "),
+                src_file.display()
+            ),
+        ));
+    }
+    Ok(ImportPlan {
+        order,
+        moves,
+        already,
     })
 }
 

@@ -11,7 +11,7 @@ use super::history::{self, History, StopState};
 use super::order::{Item, Order, Stop, Task};
 use super::{Folder, Paths, FOLDERS};
 use crate::context::Ctx;
-use crate::store::{check_id, Loaded};
+use crate::store::{check_id, parse_json};
 
 /// Where a task's file is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,19 +59,24 @@ pub struct Workspace {
     pub loose: BTreeSet<String>,
 }
 
-/// Reads and checks order.json; `None` when missing.
+/// Largest order.json read.
+pub const MAX_ORDER_BYTES: usize = 16 * 1024 * 1024;
+
+/// Reads and checks an order file; `None` when missing.
 pub fn read_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Order>> {
-    match cx.store.load_json(path, super::order::SCHEMA)? {
-        Loaded::Missing => Ok(None),
-        Loaded::Valid(doc) => Order::parse(doc, &format!("`{}`", path.display())).map(Some),
-        Loaded::Invalid(why) => Err(Failure::new(
+    let Some(bytes) = cx.store.read_capped(path, MAX_ORDER_BYTES)? else {
+        return Ok(None);
+    };
+    let fix = "; fix it (`taskhook schema cdd-order` shows the format) or import the order again";
+    let doc = parse_json(&bytes).map_err(|why| {
+        Failure::new(
             Code::InvalidOrder,
-            format!(
-                "`{}` {why}; fix it (taskhook schema cdd-order) or import the order again",
-                path.display()
-            ),
-        )),
-    }
+            format!("`{}` is {why}{fix}", path.display()),
+        )
+    })?;
+    Order::parse(doc, &format!("`{}`", path.display()))
+        .map(Some)
+        .map_err(|f| Failure::new(f.code, format!("{}{fix}", f.message)))
 }
 
 impl Workspace {

@@ -395,3 +395,25 @@ fn the_workspace_can_come_from_the_projects_settings() {
     w.p.write(".claude/taskhook.json", r#"{"cdd_dir": 5}"#);
     assert_eq!(code(&w.p.run(&["cdd", "next"], "")), "CONFIG_INVALID");
 }
+
+#[test]
+fn an_import_from_a_path_initializes_the_workspace_only_when_it_succeeds() {
+    let w = Ws::new();
+    let src = w.p.tmp.path().join("plan");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("order.json"), SEED_ORDER).unwrap();
+    std::fs::write(src.join("foo.md"), "# foo\n").unwrap();
+    let path = src.join("order.json");
+    assert_eq!(code(&w.cdd(&["import", path.to_str().unwrap()])), "TASK_FILE_MISSING");
+    assert!(!w.dir.exists(), "a refused import creates nothing");
+    for f in ["bar.md", "baz.md"] {
+        std::fs::write(src.join(f), format!("# {f}\n")).unwrap();
+    }
+    let d = ok(&w.cdd(&["import", path.to_str().unwrap()]));
+    assert_eq!(d["imported"], json!(["foo.md", "bar.md", "baz.md"]));
+    assert_eq!(w.folders_of("baz.md"), ["pending"]);
+    assert!(w.path("tmp").is_dir() && w.path("tasks/failed").is_dir());
+    // The order is validated and rewritten 2-space; the source order stays where it was.
+    assert_eq!(w.order()["tasks"][2]["stop"], "verify-core");
+    assert!(path.exists() && !src.join("foo.md").exists());
+}

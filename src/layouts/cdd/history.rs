@@ -202,17 +202,22 @@ impl Line {
 /// serde_json's compact output with a space after `:` and `,`, as in the seed's examples.
 struct SeedFormatter;
 
+/// `", "` before every member but the first.
+fn separate<W: ?Sized + io::Write>(w: &mut W, first: bool) -> io::Result<()> {
+    if first {
+        Ok(())
+    } else {
+        w.write_all(b", ")
+    }
+}
+
 impl serde_json::ser::Formatter for SeedFormatter {
     fn begin_array_value<W: ?Sized + io::Write>(
         &mut self,
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
+        separate(w, first)
     }
 
     fn begin_object_key<W: ?Sized + io::Write>(
@@ -220,11 +225,7 @@ impl serde_json::ser::Formatter for SeedFormatter {
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
+        separate(w, first)
     }
 
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {

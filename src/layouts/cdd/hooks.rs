@@ -26,7 +26,7 @@ use crate::engine::notices;
 use crate::error::Result;
 use crate::hook::output::Reply;
 use crate::layouts::unit::Halt;
-use crate::layouts::{Input, Step, StoreRef, Turn};
+use crate::layouts::{Input, Step, StoreRef};
 use crate::signals::SignalKind;
 
 /// The seed's reason for refusing a subagent's task command.
@@ -233,13 +233,7 @@ fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Step) -> Result<()> {
 }
 
 /// One lifecycle step of task `unit`.
-pub fn step(
-    cx: &Ctx,
-    store: &StoreRef,
-    unit: &str,
-    input: Input<'_>,
-    _turn: &Turn<'_>,
-) -> Result<Step> {
+pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Step> {
     let paths = Paths::of_store(store);
     let ws = Workspace::load(cx, &paths)?;
     let status = ws.status(unit);

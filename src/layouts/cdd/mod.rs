@@ -296,9 +296,10 @@ impl Layout for Cdd {
         store: &StoreRef,
         unit: &str,
         input: Input<'_>,
-        turn: &Turn<'_>,
+        _turn: &Turn<'_>,
     ) -> Result<Step> {
-        hooks::step(cx, store, unit, input, turn)
+        // Signals apply whoever sends them (CONTRACT §4), and nothing here asks for another pass.
+        hooks::step(cx, store, unit, input)
     }
 
     fn log_error(&self, cx: &Ctx, store: &StoreRef, message: &str) -> Result<()> {

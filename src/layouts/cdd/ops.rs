@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::error::{CResult, Code, Failure};
 use super::history::{Line, StopState};
 use super::order::{next_rung, Order, Stop, Task, SCHEMA as ORDER_SCHEMA};
-use super::workspace::{read_order, task_json, Next, Status, Workspace};
+use super::workspace::{not_initialized, read_order, task_json, Next, Status, Workspace};
 use super::{hooks, Folder, Paths, FOLDERS};
 use crate::context::Ctx;
 use crate::engine::notices;
@@ -26,13 +26,7 @@ const MAX_TASK_FILE: usize = 64 * 1024 * 1024;
 /// (so whatever it wrote can be undone) and its [`Failure`] comes back with its code.
 pub fn locked<T>(cx: &Ctx, paths: &Paths, f: impl FnOnce() -> CResult<T>) -> CResult<T> {
     if !cx.store.is_dir(&paths.tasks) {
-        return Err(Failure::new(
-            Code::NotInitialized,
-            format!(
-                "`{}` does not exist; run `taskhook cdd init`",
-                paths.tasks.display()
-            ),
-        ));
+        return Err(not_initialized(paths));
     }
     let mut failed = None;
     let out = cx.store.with_lock(&paths.lock, || match f() {
@@ -67,11 +61,34 @@ fn move_file(cx: &Ctx, from: &Path, to: &Path) -> CResult<()> {
     }
 }
 
-fn folder_of(ws: &Workspace, name: &str) -> CResult<Folder> {
-    match ws.status(name) {
-        Status::In(f) => Ok(f),
-        other => Err(ws.unusable(name, &other)),
+/// The folder of task `name`, which `verb` moves only out of one of `from`.
+fn movable(ws: &Workspace, name: &str, verb: &str, from: &[Folder]) -> CResult<Folder> {
+    ws.task(name)?;
+    let now = match ws.status(name) {
+        Status::In(f) => f,
+        other => return Err(ws.unusable(name, &other)),
+    };
+    if from.contains(&now) {
+        Ok(now)
+    } else {
+        Err(wrong(name, now, verb, from))
     }
+}
+
+/// One move: the rename, then its history line (`action`, `from`, `to`, and what `more` adds).
+fn move_task(
+    cx: &Ctx,
+    paths: &Paths,
+    name: &str,
+    (action, from, to): (&str, Folder, Folder),
+    more: impl FnOnce(Line) -> Line,
+) -> CResult<()> {
+    cx.store
+        .rename(&paths.file(from, name), &paths.file(to, name))?;
+    let line = Line::new(cx, action, name)
+        .with("from", from.as_str())
+        .with("to", to.as_str());
+    more(line).append(cx, &paths.history)
 }
 
 fn wrong(name: &str, now: Folder, verb: &str, from: &[Folder]) -> Failure {
@@ -269,11 +286,8 @@ pub fn reach_stop(cx: &Ctx, paths: &Paths, stop: &Stop) -> CResult<bool> {
 pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
     locked(cx, paths, || {
         let ws = Workspace::load(cx, paths)?;
+        movable(&ws, name, "start", &[Folder::Pending])?;
         let t = ws.task(name)?.clone();
-        let now = folder_of(&ws, name)?;
-        if now != Folder::Pending {
-            return Err(wrong(name, now, "start", &[Folder::Pending]));
-        }
         if let Some(s) = ws.stop_before(&t) {
             return Err(Failure::new(
                 Code::StopNotPassed,
@@ -298,14 +312,8 @@ pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
                 ),
             ));
         }
-        cx.store.rename(
-            &paths.file(Folder::Pending, name),
-            &paths.file(Folder::InProgress, name),
-        )?;
-        Line::new(cx, "start", name)
-            .with("from", "pending")
-            .with("to", "in_progress")
-            .append(cx, &paths.history)?;
+        let step = ("start", Folder::Pending, Folder::InProgress);
+        move_task(cx, paths, name, step, |l| l)?;
         let mut data = task_json(&t, "in_progress");
         data["from"] = json!("pending");
         data["to"] = json!("in_progress");
@@ -317,21 +325,12 @@ pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
 pub fn done(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
     locked(cx, paths, || {
         let ws = Workspace::load(cx, paths)?;
-        ws.task(name)?;
-        let now = folder_of(&ws, name)?;
-        if now != Folder::InProgress {
-            return Err(wrong(name, now, "done", &[Folder::InProgress]));
-        }
+        movable(&ws, name, "done", &[Folder::InProgress])?;
         let secs = elapsed(cx, &ws, name);
-        cx.store.rename(
-            &paths.file(Folder::InProgress, name),
-            &paths.file(Folder::Completed, name),
-        )?;
-        Line::new(cx, "done", name)
-            .with("from", "in_progress")
-            .with("to", "completed")
-            .with_opt("elapsed_seconds", secs)
-            .append(cx, &paths.history)?;
+        let step = ("done", Folder::InProgress, Folder::Completed);
+        move_task(cx, paths, name, step, |l| {
+            l.with_opt("elapsed_seconds", secs)
+        })?;
         Ok(json!({"task": name, "from": "in_progress", "to": "completed", "elapsed_seconds": secs}))
     })
 }
@@ -348,14 +347,10 @@ fn to_failed(
     let secs = (from == Folder::InProgress)
         .then(|| elapsed(cx, ws, name))
         .flatten();
-    cx.store
-        .rename(&paths.file(from, name), &paths.file(Folder::Failed, name))?;
-    Line::new(cx, "fail", name)
-        .with("from", from.as_str())
-        .with("to", "failed")
-        .with_opt("elapsed_seconds", secs)
-        .with_opt("reason", reason)
-        .append(cx, &paths.history)?;
+    move_task(cx, paths, name, ("fail", from, Folder::Failed), |l| {
+        l.with_opt("elapsed_seconds", secs)
+            .with_opt("reason", reason)
+    })?;
     Ok(
         json!({"task": name, "from": from.as_str(), "to": "failed", "elapsed_seconds": secs, "reason": reason}),
     )
@@ -365,16 +360,7 @@ fn to_failed(
 pub fn fail(cx: &Ctx, paths: &Paths, name: &str, reason: Option<&str>) -> CResult<Value> {
     locked(cx, paths, || {
         let ws = Workspace::load(cx, paths)?;
-        ws.task(name)?;
-        let now = folder_of(&ws, name)?;
-        if !matches!(now, Folder::Pending | Folder::InProgress) {
-            return Err(wrong(
-                name,
-                now,
-                "fail",
-                &[Folder::Pending, Folder::InProgress],
-            ));
-        }
+        let now = movable(&ws, name, "fail", &[Folder::Pending, Folder::InProgress])?;
         to_failed(cx, paths, &ws, name, now, reason)
     })
 }
@@ -384,16 +370,13 @@ pub fn fail(cx: &Ctx, paths: &Paths, name: &str, reason: Option<&str>) -> CResul
 pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Value> {
     locked(cx, paths, || {
         let ws = Workspace::load(cx, paths)?;
+        let now = movable(
+            &ws,
+            name,
+            "escalate",
+            &[Folder::Pending, Folder::InProgress],
+        )?;
         let t = ws.task(name)?.clone();
-        let now = folder_of(&ws, name)?;
-        if !matches!(now, Folder::Pending | Folder::InProgress) {
-            return Err(wrong(
-                name,
-                now,
-                "escalate",
-                &[Folder::Pending, Folder::InProgress],
-            ));
-        }
         let reason = Some(reason).filter(|r| !r.is_empty());
         let Some((level, model, thinking)) = next_rung(t.model.as_deref(), t.thinking.as_deref())
         else {

@@ -79,17 +79,22 @@ pub fn read_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Order>> {
         .map_err(|f| Failure::new(f.code, format!("{}{fix}", f.message)))
 }
 
+/// The failure of a command on a workspace that has no `tasks/` yet.
+pub fn not_initialized(paths: &Paths) -> Failure {
+    Failure::new(
+        Code::NotInitialized,
+        format!(
+            "`{}` does not exist; run `taskhook cdd init`",
+            paths.tasks.display()
+        ),
+    )
+}
+
 impl Workspace {
     /// Reads the workspace; `tasks/` must exist.
     pub fn load(cx: &Ctx, paths: &Paths) -> CResult<Workspace> {
         if !cx.store.is_dir(&paths.tasks) {
-            return Err(Failure::new(
-                Code::NotInitialized,
-                format!(
-                    "`{}` does not exist; run `taskhook cdd init`",
-                    paths.tasks.display()
-                ),
-            ));
+            return Err(not_initialized(paths));
         }
         let order = read_order(cx, &paths.order)?;
         let history = history::read(cx, &paths.history)?;

@@ -241,8 +241,20 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
     match (input, &status) {
         (Input::Launch, Status::In(Folder::Pending)) => match ops::start(cx, &paths, unit) {
             Ok(_) => step.status = Some("in_progress".into()),
+            // Another launch got there first.
             Err(f) if f.code == Code::WrongStatus => {}
-            Err(f) => step.deny = Some(refusal(&paths, unit, &f)),
+            Err(f)
+                if matches!(
+                    f.code,
+                    Code::TaskInProgress
+                        | Code::StopNotPassed
+                        | Code::NotImported
+                        | Code::Inconsistent
+                ) =>
+            {
+                step.deny = Some(refusal(&paths, unit, &f))
+            }
+            Err(f) => return Err(f.into()),
         },
         (Input::Launch, Status::In(_)) => {}
         (Input::Launch, other) => step.deny = Some(refusal(&paths, unit, &ws.unusable(unit, other))),

@@ -404,7 +404,10 @@ fn an_import_from_a_path_initializes_the_workspace_only_when_it_succeeds() {
     std::fs::write(src.join("order.json"), SEED_ORDER).unwrap();
     std::fs::write(src.join("foo.md"), "# foo\n").unwrap();
     let path = src.join("order.json");
-    assert_eq!(code(&w.cdd(&["import", path.to_str().unwrap()])), "TASK_FILE_MISSING");
+    assert_eq!(
+        code(&w.cdd(&["import", path.to_str().unwrap()])),
+        "TASK_FILE_MISSING"
+    );
     assert!(!w.dir.exists(), "a refused import creates nothing");
     for f in ["bar.md", "baz.md"] {
         std::fs::write(src.join(f), format!("# {f}\n")).unwrap();

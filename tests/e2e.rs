@@ -15,6 +15,9 @@ mod harness;
 #[path = "e2e/plugin.rs"]
 mod plugin;
 
+#[path = "e2e/cdd.rs"]
+mod cdd;
+
 use harness::{Request, Scenario};
 use serde_json::{json, Value};
 

@@ -1,6 +1,7 @@
 //! The command line: parse with clap, call the library, print. One file per command, each
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
+mod cdd;
 mod completions;
 mod demo;
 mod doctor;
@@ -97,6 +98,9 @@ pub enum Command {
     Completions(completions::Args),
     /// Print the man page (of taskhook, or of one command).
     Man(man::Args),
+    /// The cdd workspace (ordered task files moved between status folders): init, import,
+    /// next, start, done, fail, escalate, continue, list, stats.
+    Cdd(cdd::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -224,6 +228,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Doctor(a) => doctor::run(&cx, a, io),
         Command::Completions(a) => completions::run(a, io),
         Command::Man(a) => man::run(a, io),
+        Command::Cdd(a) => cdd::run(&cx, a, io),
     }
 }
 

@@ -11,6 +11,7 @@
 //! by launches and signals), `on_fact` (commits, merges, task tools, checkpoints, …),
 //! `log_error` (where it keeps a log) and `recover`.
 
+pub mod cdd;
 pub mod claude_tasks;
 pub mod iterative;
 pub mod json;
@@ -142,6 +143,6 @@ pub trait Layout: Sync {
 
 /// Every layout, in a stable order.
 pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT];
+    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT, &cdd::LAYOUT];
     REGISTRY
 }

@@ -9,6 +9,7 @@
 )]
 
 mod agents;
+mod cdd;
 mod claude_tasks;
 mod cli;
 mod common;

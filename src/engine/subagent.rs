@@ -302,6 +302,7 @@ mod tests {
         Candidate {
             layout: &FAKE,
             store: StoreRef {
+                project: store.into(),
                 layout: "fake",
                 id: store.into(),
                 root: store.into(),

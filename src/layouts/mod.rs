@@ -31,12 +31,15 @@ use crate::project::Project;
 pub use summary::{Item, StoreStatus, Summary};
 pub use unit::{Input, Step, Turn};
 
-/// One store a layout found: which layout, its id (project id, slug, list id, …) and its root.
+/// One store a layout found: which layout, its id (project id, slug, list id, …), its root, and
+/// the project it was found for (where the project's own files live: `.claude/taskhook/`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StoreRef {
     pub layout: &'static str,
     pub id: String,
     pub root: PathBuf,
+    /// The project folder this store belongs to in this invocation.
+    pub project: PathBuf,
 }
 
 /// A state file and how to check it.

@@ -19,7 +19,7 @@ use super::error::{Code, Failure};
 use super::ops;
 use super::repair::sync_halts;
 use super::workspace::{Next, Status, Workspace};
-use super::{project_of, Folder, Paths};
+use super::{Folder, Paths};
 use crate::context::Ctx;
 use crate::engine::facts::Bash;
 use crate::engine::notices;
@@ -171,7 +171,7 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
         return Ok(Reply::default());
     }
     let paths = Paths::of_store(store);
-    let project = project_of(cx, store);
+    let project = store.project.clone();
     let ws = Workspace::load(cx, &paths)?;
     let mut reply = Reply::default();
     if let Some(id) = answered_stop(stdout) {

@@ -23,7 +23,6 @@ pub mod report;
 pub mod summary;
 pub mod workspace;
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use crate::context::Ctx;
@@ -146,37 +145,10 @@ pub fn locate(cx: &Ctx, project: &Project) -> CResult<Paths> {
     }
 }
 
-thread_local! {
-    /// Which project each workspace was found for in this invocation (tasks folder → project
-    /// folder): halts live in the project's `.claude/taskhook/agents.json`, and the engine finds
-    /// a store through [`Layout::discover`] (which knows the project) before every other call.
-    static PROJECTS: RefCell<Vec<(PathBuf, PathBuf)>> = const { RefCell::new(Vec::new()) };
-}
-
-fn remember_project(tasks: &Path, project: &Path) {
-    PROJECTS.with(|p| {
-        let mut p = p.borrow_mut();
-        p.retain(|(t, _)| t != tasks);
-        p.push((tasks.to_path_buf(), project.to_path_buf()));
-    });
-}
-
-/// The project a store was found for (else the command's own project).
-pub fn project_of(cx: &Ctx, store: &StoreRef) -> PathBuf {
-    PROJECTS
-        .with(|p| {
-            p.borrow()
-                .iter()
-                .rev()
-                .find(|(t, _)| *t == store.root)
-                .map(|(_, project)| project.clone())
-        })
-        .unwrap_or_else(|| cx.project(None).root)
-}
-
 /// The store of a located workspace.
-pub fn store_ref(paths: &Paths) -> StoreRef {
+pub fn store_ref(paths: &Paths, project: &Project) -> StoreRef {
     StoreRef {
+        project: project.root.clone(),
         layout: NAME,
         id: paths.id(),
         root: paths.tasks.clone(),
@@ -222,8 +194,7 @@ impl Layout for Cdd {
         if !cx.store.is_dir(&paths.tasks) {
             return Ok(Vec::new());
         }
-        remember_project(&paths.tasks, &project.root);
-        Ok(vec![store_ref(&paths)])
+        Ok(vec![store_ref(&paths, project)])
     }
 
     fn discover_for(&self, cx: &Ctx, project: &Project, fact: &Fact<'_>) -> Result<Vec<StoreRef>> {
@@ -234,6 +205,7 @@ impl Layout for Cdd {
                 let found = self.discover(cx, project).unwrap_or_default();
                 return Ok(if found.is_empty() {
                     vec![StoreRef {
+                        project: project.root.clone(),
                         layout: NAME,
                         id: String::new(),
                         root: PathBuf::new(),
@@ -271,7 +243,7 @@ impl Layout for Cdd {
     }
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Reconciled> {
-        repair::reconcile(cx, store, &project_of(cx, store), start)
+        repair::reconcile(cx, store, &store.project, start)
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {

@@ -30,6 +30,7 @@ pub fn store_ref(cx: &Ctx, project: &Project, slug: &str) -> Result<StoreRef> {
         )));
     }
     Ok(StoreRef {
+        project: project.root.clone(),
         layout: NAME,
         id: slug.to_string(),
         root,

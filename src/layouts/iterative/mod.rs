@@ -172,6 +172,7 @@ impl Layout for Iterative {
             .into_iter()
             .filter(|e| e.is_dir && e.name != "archive" && check_id("slug", &e.name).is_ok())
             .map(|e| StoreRef {
+                project: project.root.clone(),
                 layout: NAME,
                 root: base.join(&e.name),
                 id: e.name,

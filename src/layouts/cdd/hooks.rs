@@ -115,10 +115,15 @@ pub fn answered_stop(stdout: &str) -> Option<String> {
         })
 }
 
-/// Whether a Bash fact concerns this layout (pure).
+/// The reason a stop is never passed by an agent.
+pub const PERSON: &str = "a cdd stop is a checkpoint for a person";
+
+/// Whether a Bash fact concerns this layout (pure): a subagent's task command, or any agent's
+/// `continue` (before they run); the main agent's `next` that answered a stop (after).
 pub fn wants_bash(b: &Bash<'_>) -> bool {
     match (b.stdout, b.agent_id) {
         (None, Some(_)) => calls(b.command).iter().any(Call::changes_state),
+        (None, None) => calls(b.command).iter().any(|c| c.verb == "continue"),
         (Some(out), None) => {
             let cs = calls(b.command);
             cs.iter().any(|c| c.script && c.verb == "continue")
@@ -153,6 +158,16 @@ pub fn halt(paths: &Paths, stop: &super::order::Stop) -> Halt {
 
 /// A Bash call: a subagent's refused, or the main agent's `next` / `continue.ts` seen after it ran.
 pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
+    if b.stdout.is_none() && b.agent_id.is_none() {
+        return Ok(Reply {
+            deny: Some(format!(
+                "{PERSON}: the agent stops here and the person passes it, in their own terminal \
+                 (`taskhook cdd continue STOP_ID`). Tell the user the stop is waiting and what to \
+                 check, then end your turn."
+            )),
+            ..Default::default()
+        });
+    }
     let Some(stdout) = b.stdout else {
         let shown: Vec<String> = calls(b.command)
             .into_iter()

@@ -294,6 +294,27 @@ fn a_subagents_task_command_is_denied_and_the_orchestrators_allowed() {
     silent(&pre(Some("a1"), "taskhook cdd next"));
     silent(&pre(Some("a1"), ".claude/scripts/task/list.ts"));
     silent(&pre(None, "taskhook cdd done foo.md"));
+    // No agent passes a stop: that is the person's (the main agent included).
+    for agent in [None, Some("a1")] {
+        for command in [
+            "taskhook cdd continue verify-core",
+            ".claude/scripts/task/continue.ts verify-core",
+        ] {
+            let v = pre(agent, command).json();
+            assert_eq!(
+                v["hookSpecificOutput"]["permissionDecision"], "deny",
+                "{command}"
+            );
+        }
+    }
+    let v = pre(None, "taskhook cdd continue verify-core").json();
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .starts_with("a cdd stop is a checkpoint for a person"),
+        "{v}"
+    );
     assert_eq!(
         w.folders_of("foo.md"),
         ["in_progress"],

@@ -4,6 +4,7 @@
 mod hook;
 mod install;
 mod iterative;
+mod projects;
 mod reconcile;
 mod recover;
 mod replay;
@@ -61,6 +62,8 @@ pub enum Command {
     Iterative(iterative::Args),
     /// Seed 002's task list: `tasks write` (TodoWrite) and `tasks read` (TodoRead).
     Tasks(tasks::Args),
+    /// Seed 000's projects: new, add, start, set, next, log, velocity.
+    Projects(projects::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -170,6 +173,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Schema(a) => schema::run(a, io),
         Command::Iterative(a) => iterative::run(&cx, a, io),
         Command::Tasks(a) => tasks::run(&cx, a, io),
+        Command::Projects(a) => projects::run(&cx, a, io),
     }
 }
 

@@ -14,6 +14,7 @@
 pub mod claude_tasks;
 pub mod iterative;
 pub mod json;
+pub mod projects;
 pub mod summary;
 pub mod unit;
 
@@ -142,6 +143,7 @@ pub trait Layout: Sync {
 
 /// Every layout, in a stable order.
 pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT];
+    static REGISTRY: &[&dyn Layout] =
+        &[&iterative::LAYOUT, &claude_tasks::LAYOUT, &projects::LAYOUT];
     REGISTRY
 }

@@ -14,6 +14,7 @@ mod common;
 mod engine;
 mod install;
 mod iterative;
+mod projects;
 mod protocol;
 mod replay;
 mod schemas;

@@ -160,7 +160,7 @@ pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<V
         task.insert("subtasks".into(), json!([]));
         task.insert("dependencies".into(), json!(n.depends));
         if let Some(e) = n.estimate {
-            task.insert("estimate_minutes".into(), json!(e));
+            task.insert("estimate_minutes".into(), model::num(e));
         }
         task.insert("actual_minutes".into(), Value::Null);
         task.insert("created_at".into(), json!(now));

@@ -93,7 +93,7 @@ pub fn apply(doc: &mut Value, id: &str, action: Action<'_>, now: &str) -> Outcom
                 return out;
             }
             if !subs.is_empty() && !model::all_done(subs.iter().map(|s| status_of(doc, s))) {
-                return refuse(&from, parent_refusal(doc, id, &subs, "completes"));
+                return refuse(&from, parent_refusal(doc, id, &subs));
             }
             COMPLETE
         }
@@ -200,7 +200,7 @@ pub fn start_refusal(doc: &Value, task: &Value) -> Option<String> {
     let st = status(task);
     let subs = subtasks(task);
     if !subs.is_empty() {
-        return Some(parent_refusal(doc, id, &subs, "runs"));
+        return Some(parent_refusal(doc, id, &subs));
     }
     match st {
         BLOCKED => {
@@ -239,7 +239,7 @@ fn ready_hint(doc: &Value) -> String {
 }
 
 /// The refusal for a parent task: never executed directly, it completes with its subtasks.
-fn parent_refusal(doc: &Value, id: &str, subs: &[String], verb: &str) -> String {
+fn parent_refusal(doc: &Value, id: &str, subs: &[String]) -> String {
     let named: Vec<String> = subs
         .iter()
         .map(|s| format!("{s} ({})", status_of(doc, s)))
@@ -257,7 +257,7 @@ fn parent_refusal(doc: &Value, id: &str, subs: &[String], verb: &str) -> String 
         )
     };
     format!(
-        "{id} is a parent task with subtasks {}; a parent is never executed directly: it {verb} when all its subtasks are COMPLETE{hint}",
+        "{id} is a parent task with subtasks {}; a parent is never executed directly: it completes when all its subtasks are COMPLETE{hint}",
         named.join(", ")
     )
 }

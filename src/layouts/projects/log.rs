@@ -263,7 +263,7 @@ pub fn velocity(all: &[Completion], now: &str) -> Value {
     let items: Vec<Value> = window
         .iter()
         .map(|(c, e, a)| {
-            let mut item = json!({"task_id": c.task, "estimate_minutes": e, "actual_minutes": a});
+            let mut item = json!({"task_id": c.task, "estimate_minutes": model::num(*e), "actual_minutes": model::num(*a)});
             if crate::store::clock::parse_time(&c.at).is_some() && c.at.ends_with('Z') {
                 item["completed_at"] = json!(c.at);
             }
@@ -272,8 +272,8 @@ pub fn velocity(all: &[Completion], now: &str) -> Value {
         .collect();
     json!({
         "tasks_completed": all.len(),
-        "total_estimate_minutes": est,
-        "total_actual_minutes": act,
+        "total_estimate_minutes": model::num(est),
+        "total_actual_minutes": model::num(act),
         "ratio": ratio(act, est),
         "window_size": VELOCITY_WINDOW,
         "window_ratio": ratio(wact, west),

@@ -199,6 +199,15 @@ pub fn ready(doc: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A number as JSON: an integer when it is whole (`30`, not `30.0`).
+pub fn num(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9e15 {
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}
+
 /// Minutes between two times, rounded to the nearest whole minute (never negative).
 pub fn minutes_between(from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
     ((to - from).num_seconds().max(0) + 30) / 60

@@ -31,8 +31,8 @@ pub struct Restored {
     pub from_checkpoint: usize,
     /// Log entries that changed a restored task.
     pub replayed: usize,
-    /// Tasks kept from the damaged file.
-    pub from_damaged: Vec<String>,
+    /// Tasks kept from the damaged file (they still validate there).
+    pub from_damaged: usize,
     /// Tasks rebuilt from the log alone.
     pub from_log: Vec<String>,
     /// Tasks lost (they validated nowhere).
@@ -50,7 +50,14 @@ impl Restored {
             }
             None => {}
         }
+        if self.from_damaged > 0 {
+            s.push_str(&format!(
+                "; kept the {} task(s) of the damaged file that still validate",
+                self.from_damaged
+            ));
+        }
         match &self.checkpoint {
+            Some(_) if self.from_checkpoint == 0 => {}
             Some(cp) => {
                 s.push_str(&format!(
                     "; restored {} task(s) from checkpoints/{cp}",
@@ -66,12 +73,6 @@ impl Restored {
                 ));
             }
             None => s.push_str("; no usable checkpoint"),
-        }
-        if !self.from_damaged.is_empty() {
-            s.push_str(&format!(
-                "; kept from the damaged file: {}",
-                self.from_damaged.join(", ")
-            ));
         }
         if !self.from_log.is_empty() {
             s.push_str(&format!(
@@ -182,7 +183,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         },
         from_checkpoint: 0,
         replayed: 0,
-        from_damaged: Vec::new(),
+        from_damaged: 0,
         from_log: Vec::new(),
         lost: Vec::new(),
     };
@@ -198,9 +199,6 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
                 continue;
             }
             if task_valid(t) {
-                if cp_has(&id).is_none() {
-                    r.from_damaged.push(id);
-                }
                 list.push((t.clone(), false));
             } else if let Some(c) = cp_has(&id) {
                 list.push((c, true));
@@ -219,6 +217,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         }
     }
     r.from_checkpoint = list.iter().filter(|(_, c)| *c).count();
+    r.from_damaged = list.len() - r.from_checkpoint;
     if let Some(c) = &chosen {
         for id in &c.bad {
             if !has(&list, id) && !r.lost.contains(id) {
@@ -336,7 +335,7 @@ fn replay(t: &mut Value, e: &Entry) -> bool {
                 m.insert("completed_at".into(), at);
             }
             if let Some(a) = e.get("actual_minutes").and_then(log::number) {
-                m.insert("actual_minutes".into(), json!(a));
+                m.insert("actual_minutes".into(), model::num(a));
             }
         }
         log::TASK_BLOCKED => {

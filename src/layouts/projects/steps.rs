@@ -188,13 +188,13 @@ pub fn next_hint(doc: &Value) -> String {
         .filter(|t| !model::is_finished(model::status(t)))
         .collect();
     if open.is_empty() {
-        return if model::tasks(doc)
-            .iter()
-            .any(|t| model::status(t) == COMPLETE)
-        {
-            " Every task is COMPLETE.".to_string()
-        } else {
+        let all = model::tasks(doc);
+        return if !all.iter().any(|t| model::status(t) == COMPLETE) {
             String::new()
+        } else if all.iter().any(|t| model::status(t) == model::CANCELLED) {
+            " Every task is COMPLETE or CANCELLED.".to_string()
+        } else {
+            " Every task is COMPLETE.".to_string()
         };
     }
     let working: Vec<&str> = open

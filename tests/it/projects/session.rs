@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{silent, Proj};
+use super::Proj;
 use crate::common::NOW;
 
 #[test]
@@ -221,7 +221,7 @@ fn a_corrupt_tasks_json_is_restored_from_the_newest_valid_checkpoint_and_the_log
     assert_eq!(std::fs::read(pr.path(&aside[0])).unwrap(), bad);
     assert!(
         pr.log()
-            .contains(&format!("- Error: tasks.json was unusable (not valid JSON")),
+            .contains("- Error: tasks.json was unusable (not valid JSON"),
         "{}",
         pr.log()
     );

@@ -125,6 +125,14 @@ pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
     }
 }
 
+/// A path's file name as text.
+pub fn file_name(path: &Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// The log's text (empty when there is none).
 pub fn read_log(cx: &Ctx, p: &Paths) -> Result<String> {
     Ok(cx
@@ -290,12 +298,7 @@ pub fn completions_since_checkpoint(entries: &[Entry]) -> usize {
 /// and logs CHECKPOINT_WRITTEN; returns what it did.
 pub fn checkpoint(cx: &Ctx, p: &Paths, bytes: &[u8], reason: &str) -> Result<String> {
     let cp = p.ring().write(&cx.store, bytes)?;
-    let name = cp
-        .path
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
+    let name = file_name(&cp.path);
     let now = cx.store.clock().stamp();
     append(
         cx,

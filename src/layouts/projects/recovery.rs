@@ -136,12 +136,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
     let mut skipped = Vec::new();
     let mut chosen: Option<Chosen> = None;
     for cp in ring.list(&cx.store)?.into_iter().rev() {
-        let name = cp
-            .path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+        let name = super::files::file_name(&cp.path);
         let doc = cx
             .store
             .read_capped(&cp.path, STATE_CAP)

@@ -123,18 +123,7 @@ impl Proj {
 
     /// SubagentStop of `agent` whose prompt was `prompt` and final message `message`.
     pub fn stop(&self, at: &str, agent: &str, prompt: &str, message: &str) -> Run {
-        let transcript = self.p.tmp.path().join(format!("agent-{agent}.jsonl"));
-        let lines = [
-            json!({"type": "user", "message": {"role": "user", "content": prompt}}),
-            json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}}),
-        ];
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&transcript, text).unwrap();
-        let mut v = self.p.payload("SubagentStop.json");
-        v["agent_id"] = json!(agent);
-        v["agent_transcript_path"] = json!(transcript);
-        v["last_assistant_message"] = json!(message);
-        self.hook_at(at, &v)
+        self.hook_at(at, &self.p.subagent_stop(agent, prompt, message))
     }
 
     /// PostToolUse of the main agent's `Agent` call.

@@ -16,7 +16,7 @@ use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::store::checkpoint::Ring;
-use crate::store::{parse_json, schema, to_pretty, Loaded};
+use crate::store::{fs, parse_json, schema, to_pretty, Loaded};
 
 /// The temp-file prefix inside `temp/` (seed 000: `temp/.write-{uuid}`).
 pub const TEMP_PREFIX: &str = ".write-";
@@ -87,7 +87,7 @@ pub struct Tasks {
 /// valid checkpoint and the log (in memory; [`commit`] writes it); with nothing to restore
 /// from, it is refused ([`Error::Corrupt`]).
 pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
-    let bytes = cx.store.read_capped(&p.tasks, STATE_CAP)?;
+    let bytes = read_file(cx, &p.tasks, STATE_CAP)?;
     let why = match &bytes {
         None if p.ring().list(&cx.store)?.is_empty() => {
             return Ok(Tasks {
@@ -133,11 +133,29 @@ pub fn file_name(path: &Path) -> String {
         .into_owned()
 }
 
+/// Largest project.json / velocity.json read.
+pub const SMALL_CAP: usize = 4 * 1024 * 1024;
+
+/// Loads project.json or velocity.json (bounded; a special file refused) against its schema.
+pub fn load_small(cx: &Ctx, path: &Path, schema_name: &str) -> Result<Loaded> {
+    let Some(bytes) = read_file(cx, path, SMALL_CAP)? else {
+        return Ok(Loaded::Missing);
+    };
+    Ok(match parse_json(&bytes) {
+        Err(e) => Loaded::Invalid(e),
+        Ok(v) => match schema::check(schema_name, &v)? {
+            Ok(()) => Loaded::Valid(v),
+            Err(issues) => Loaded::Invalid(format!(
+                "does not match schema {schema_name}: {}",
+                schema::summarize(&issues)
+            )),
+        },
+    })
+}
+
 /// The log's text (empty when there is none).
 pub fn read_log(cx: &Ctx, p: &Paths) -> Result<String> {
-    Ok(cx
-        .store
-        .read_capped(&p.log, LOG_CAP)?
+    Ok(read_file(cx, &p.log, LOG_CAP)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default())
 }
@@ -147,6 +165,7 @@ pub fn append(cx: &Ctx, p: &Paths, entries: &[Entry]) -> Result<()> {
     if entries.is_empty() {
         return Ok(());
     }
+    check_dirs(cx, p)?;
     if !cx.store.exists(&p.log) {
         cx.store.append(&p.log, log_header(&p.root).as_bytes())?;
     }
@@ -180,25 +199,35 @@ pub fn write_json(
         append(cx, p, &[Entry::error(&now, task, &e.one_line())])?;
         return Err(e);
     }
-    check_temp_dir(cx, p)?;
+    check_dirs(cx, p)?;
     cx.store
         .replace_via(path, &to_pretty(value), &p.temp, TEMP_PREFIX)
 }
 
-/// `temp/` must be the store's own folder (not a link elsewhere, not a file).
-fn check_temp_dir(cx: &Ctx, p: &Paths) -> Result<()> {
-    let entry = cx
-        .store
-        .list_dir(&p.root)?
-        .into_iter()
-        .find(|e| e.name == "temp");
-    match entry {
-        Some(e) if !e.is_dir => Err(Error::Rule(format!(
-            "`{}` is not a folder of the store (a link or a file); taskhook writes its temp files only inside the store: remove it",
-            p.temp.display()
-        ))),
-        _ => Ok(()),
+/// The store's folders taskhook writes into (`temp/`, `progress/`, `checkpoints/`) must be its
+/// own: a link (or a file) in their place is refused, so no write lands outside the store.
+fn check_dirs(cx: &Ctx, p: &Paths) -> Result<()> {
+    for e in cx.store.list_dir(&p.root)? {
+        if matches!(e.name.as_str(), "temp" | "progress" | "checkpoints") && !e.is_dir {
+            return Err(Error::Rule(format!(
+                "`{}` is not a folder of the store (a link or a file); taskhook writes only inside the store: remove it",
+                p.root.join(&e.name).display()
+            )));
+        }
     }
+    Ok(())
+}
+
+/// Reads a file of the store, at most `cap` bytes; a special file (a FIFO, a device) in its
+/// place is refused rather than read.
+pub fn read_file(cx: &Ctx, path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
+    if fs::exists(path) && !fs::is_file(path) {
+        return Err(Error::BadInput(format!(
+            "`{}` is not a regular file; taskhook will not read it",
+            path.display()
+        )));
+    }
+    cx.store.read_capped(path, cap)
 }
 
 /// What one change writes.
@@ -297,6 +326,7 @@ pub fn completions_since_checkpoint(entries: &[Entry]) -> usize {
 /// Writes `bytes` (the current tasks.json) as the next checkpoint, prunes beyond the last 10,
 /// and logs CHECKPOINT_WRITTEN; returns what it did.
 pub fn checkpoint(cx: &Ctx, p: &Paths, bytes: &[u8], reason: &str) -> Result<String> {
+    check_dirs(cx, p)?;
     let cp = p.ring().write(&cx.store, bytes)?;
     let name = file_name(&cp.path);
     let now = cx.store.clock().stamp();
@@ -314,7 +344,7 @@ pub fn checkpoint(cx: &Ctx, p: &Paths, bytes: &[u8], reason: &str) -> Result<Str
 /// IN_PROGRESS), `phase` (the next phase with work, once one completes), `updated_at`. A
 /// missing or unusable project.json is left alone.
 fn update_project(cx: &Ctx, p: &Paths, doc: &Value, c: &Change, now: &str) -> Result<()> {
-    let Loaded::Valid(mut project) = cx.store.load_json(&p.project, SCHEMA_PROJECT)? else {
+    let Loaded::Valid(mut project) = load_small(cx, &p.project, SCHEMA_PROJECT)? else {
         return Ok(());
     };
     let before = project.clone();

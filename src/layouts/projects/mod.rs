@@ -109,7 +109,7 @@ fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Resul
 fn checkpoint_now(cx: &Ctx, store: &StoreRef) -> Result<Reply> {
     let p = Paths::of(&store.root);
     cx.store.transact(&p.lock(), |pass| {
-        let Some(bytes) = cx.store.read_capped(&p.tasks, files::STATE_CAP)? else {
+        let Some(bytes) = files::read_file(cx, &p.tasks, files::STATE_CAP)? else {
             return Ok((Reply::default(), false));
         };
         let valid = match parse_json(&bytes) {

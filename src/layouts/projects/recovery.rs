@@ -137,9 +137,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
     let mut chosen: Option<Chosen> = None;
     for cp in ring.list(&cx.store)?.into_iter().rev() {
         let name = super::files::file_name(&cp.path);
-        let doc = cx
-            .store
-            .read_capped(&cp.path, STATE_CAP)
+        let doc = super::files::read_file(cx, &cp.path, STATE_CAP)
             .ok()
             .flatten()
             .and_then(|b| parse_json(&b).ok())

@@ -91,7 +91,7 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
     for t in tasks {
         *s.counts.entry(model::status(t).to_string()).or_default() += 1;
     }
-    let project = match cx.store.load_json(&p.project, SCHEMA_PROJECT)? {
+    let project = match super::files::load_small(cx, &p.project, SCHEMA_PROJECT)? {
         Loaded::Valid(v) => v,
         Loaded::Invalid(why) => {
             s.problems.push(format!("project.json {why}"));
@@ -168,7 +168,7 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
     s.more
         .push(("Research to reuse (under 24 h)", research, false));
     s.problems.extend(model::problems(doc));
-    if let Loaded::Valid(v) = cx.store.load_json(&p.velocity, SCHEMA_VELOCITY)? {
+    if let Loaded::Valid(v) = super::files::load_small(cx, &p.velocity, SCHEMA_VELOCITY)? {
         if let Some(line) = log::velocity_line(&v) {
             s.context_extra.push(format!("Velocity: {line}."));
         }

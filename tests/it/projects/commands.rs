@@ -326,3 +326,37 @@ fn a_temp_folder_that_is_a_link_is_refused() {
     assert!(run.stderr.contains("not a folder of the store"), "{run:?}");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
+
+#[test]
+fn planted_special_files_and_links_are_refused_not_followed() {
+    let pr = Proj::new("web");
+    pr.add("T1", &[]);
+    // A FIFO in place of tasks.json: refused at once (never a hang).
+    std::fs::remove_file(pr.path("tasks.json")).unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(pr.path("tasks.json"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let run = pr.p.run(&["projects", "next", "web"], "");
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("not a regular file"), "{run:?}");
+    let run = pr.session(NOW, "startup");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.context().contains("not a regular file"), "{run:?}");
+    // progress/ as a link out of the store: no write lands there.
+    let pr = Proj::new("web");
+    let outside = pr.p.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::rename(pr.path("progress"), outside.join("progress")).unwrap();
+    std::os::unix::fs::symlink(outside.join("progress"), pr.path("progress")).unwrap();
+    let log_before = std::fs::read(outside.join("progress/log.md")).unwrap();
+    let run =
+        pr.p.run(&["projects", "add", "web", "T1", "--title", "x"], "");
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("not a folder of the store"), "{run:?}");
+    assert_eq!(
+        std::fs::read(outside.join("progress/log.md")).unwrap(),
+        log_before
+    );
+}

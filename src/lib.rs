@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod demo;
 pub mod engine;
 pub mod env;
 pub mod error;

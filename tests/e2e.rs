@@ -12,6 +12,8 @@
 
 #[path = "e2e/harness.rs"]
 mod harness;
+#[path = "e2e/plugin.rs"]
+mod plugin;
 #[path = "e2e/projects.rs"]
 mod projects;
 

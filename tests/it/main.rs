@@ -10,12 +10,19 @@
 
 mod agents;
 mod claude_tasks;
+mod cli;
 mod common;
+mod demo;
 mod engine;
 mod install;
+mod install_files;
+mod install_sh;
 mod iterative;
+mod journal;
+mod plugin;
 mod projects;
 mod protocol;
 mod replay;
 mod schemas;
+mod status;
 mod store;

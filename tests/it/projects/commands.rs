@@ -300,9 +300,10 @@ fn status_and_validate_see_the_store() {
     assert_eq!(s["layout"], "projects");
     assert_eq!(s["id"], "web");
     assert_eq!(s["counts"], json!({"IN_PROGRESS": 1, "PENDING": 1}));
-    assert_eq!(s["current"], "T1");
+    assert_eq!(s["current"][0]["id"], "T1");
+    assert_eq!(s["current"][0]["title"], "Task T1");
     let human = pr.ok(&["status"]).stdout;
-    assert!(human.starts_with("projects  web  "), "{human}");
+    assert!(human.starts_with("projects · web  "), "{human}");
     std::fs::write(
         pr.path("progress/velocity.json"),
         r#"{"tasks_completed": -1}"#,

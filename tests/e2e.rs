@@ -14,6 +14,8 @@
 mod harness;
 #[path = "e2e/plugin.rs"]
 mod plugin;
+#[path = "e2e/projects.rs"]
+mod projects;
 
 #[path = "e2e/cdd.rs"]
 mod cdd;

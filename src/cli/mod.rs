@@ -10,6 +10,7 @@ mod install;
 mod iterative;
 mod log;
 mod man;
+mod projects;
 mod reconcile;
 mod recover;
 mod replay;
@@ -86,6 +87,11 @@ pub enum Command {
     /// The list is ~/.claude/tasks/LIST/tasks.json; taskhook mirrors Claude Code's own task
     /// tools into it and refuses a completion whose dependencies are not done.
     Tasks(tasks::Args),
+    /// Projects: a tree of tasks run by subagents, with a progress log, velocity and checkpoints.
+    ///
+    /// Each project lives in .claude/projects/ID/ (project.json, tasks.json, progress/log.md,
+    /// checkpoints/); hooks start and finish its tasks as subagents launch and signal.
+    Projects(projects::Args),
     /// Show the journal of what taskhook changed and replied, event by event.
     Log(log::Args),
     /// Print one line for Claude Code's status line (reads its status-line JSON on stdin).
@@ -229,6 +235,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Completions(a) => completions::run(a, io),
         Command::Man(a) => man::run(a, io),
         Command::Cdd(a) => cdd::run(&cx, a, io),
+        Command::Projects(a) => projects::run(&cx, a, io),
     }
 }
 

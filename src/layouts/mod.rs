@@ -15,6 +15,7 @@ pub mod cdd;
 pub mod claude_tasks;
 pub mod iterative;
 pub mod json;
+pub mod projects;
 pub mod summary;
 pub mod unit;
 
@@ -146,6 +147,11 @@ pub trait Layout: Sync {
 
 /// Every layout, in a stable order.
 pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT, &cdd::LAYOUT];
+    static REGISTRY: &[&dyn Layout] = &[
+        &iterative::LAYOUT,
+        &claude_tasks::LAYOUT,
+        &projects::LAYOUT,
+        &cdd::LAYOUT,
+    ];
     REGISTRY
 }

@@ -112,6 +112,23 @@ impl Project {
         v
     }
 
+    /// A SubagentStop of `agent` whose transcript (written in the temp folder) starts with
+    /// `prompt` and whose final message is `message`.
+    pub fn subagent_stop(&self, agent: &str, prompt: &str, message: &str) -> Value {
+        let transcript = self.tmp.path().join(format!("agent-{agent}.jsonl"));
+        let lines = [
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": prompt}}),
+            serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&transcript, text).unwrap();
+        let mut payload = self.payload("SubagentStop.json");
+        payload["agent_id"] = Value::from(agent);
+        payload["agent_transcript_path"] = Value::from(transcript.display().to_string());
+        payload["last_assistant_message"] = Value::from(message);
+        payload
+    }
+
     /// Every file and folder under the project and the home folder, with its content.
     pub fn snapshot(&self) -> BTreeMap<PathBuf, String> {
         let mut all = snapshot(&self.root);

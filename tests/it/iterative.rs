@@ -66,18 +66,7 @@ impl Loop {
 
     /// A SubagentStop whose transcript's first prompt is `prompt` and final message `message`.
     fn stop(&self, agent: &str, prompt: &str, message: &str) -> Run {
-        let transcript = self.p.tmp.path().join(format!("agent-{agent}.jsonl"));
-        let lines = [
-            json!({"type": "user", "message": {"role": "user", "content": prompt}}),
-            json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}}),
-        ];
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&transcript, text).unwrap();
-        let mut payload = self.p.payload("SubagentStop.json");
-        payload["agent_id"] = json!(agent);
-        payload["agent_transcript_path"] = json!(transcript);
-        payload["last_assistant_message"] = json!(message);
-        self.p.hook(&payload)
+        self.p.hook(&self.p.subagent_stop(agent, prompt, message))
     }
 
     fn bound(&self, unit: &str, message: &str) -> Run {

@@ -22,6 +22,7 @@ mod install_sh;
 mod iterative;
 mod journal;
 mod plugin;
+mod projects;
 mod protocol;
 mod replay;
 mod schemas;

@@ -1,6 +1,7 @@
 //! The command line: parse with clap, call the library, print. One file per command, each
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
+mod execute;
 mod hook;
 mod install;
 mod iterative;
@@ -61,6 +62,8 @@ pub enum Command {
     Iterative(iterative::Args),
     /// Seed 002's task list: `tasks write` (TodoWrite) and `tasks read` (TodoRead).
     Tasks(tasks::Args),
+    /// Seed 001's runs: init, status, start, done, fail, merged, resume, reset-task, reset, metrics.
+    Execute(execute::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -153,6 +156,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,
         Command::Install(a) => a.dry_run,
+        Command::Execute(a) => a.dry_run(),
         _ => false,
     };
     let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, dry_run)?;
@@ -170,6 +174,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Schema(a) => schema::run(a, io),
         Command::Iterative(a) => iterative::run(&cx, a, io),
         Command::Tasks(a) => tasks::run(&cx, a, io),
+        Command::Execute(a) => execute::run(&cx, a, io),
     }
 }
 

@@ -12,6 +12,7 @@
 //! `log_error` (where it keeps a log) and `recover`.
 
 pub mod claude_tasks;
+pub mod execute;
 pub mod iterative;
 pub mod json;
 pub mod summary;
@@ -142,6 +143,7 @@ pub trait Layout: Sync {
 
 /// Every layout, in a stable order.
 pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT];
+    static REGISTRY: &[&dyn Layout] =
+        &[&iterative::LAYOUT, &claude_tasks::LAYOUT, &execute::LAYOUT];
     REGISTRY
 }

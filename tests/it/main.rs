@@ -12,6 +12,7 @@ mod agents;
 mod claude_tasks;
 mod common;
 mod engine;
+mod execute;
 mod install;
 mod iterative;
 mod protocol;

@@ -18,6 +18,8 @@ pub const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const GIT_OUTPUT_CAP: usize = 8 * 1024 * 1024;
 /// Most commits read from the log.
 const LOG_LIMIT: &str = "5000";
+/// Most task branches whose own commits are read (one `git log` each).
+const MAX_BRANCH_LOGS: usize = 200;
 
 /// Runs `git -C root ARGS`; the output when it succeeded.
 pub fn run(root: &Path, args: &[&str]) -> Option<String> {
@@ -97,8 +99,8 @@ pub struct Branch {
     pub name: String,
     /// Committer time of its tip, RFC 3339.
     pub tip_time: String,
-    /// Whether its tip is in HEAD's history and it has commits of its own (its reflog shows
-    /// more than its creation), i.e. it was merged (a fast-forward included).
+    /// Whether its tip is in HEAD's history and it has moved since it was created (its reflog
+    /// shows more than its creation), i.e. it was merged (a fast-forward included).
     pub merged: bool,
 }
 
@@ -193,54 +195,90 @@ pub fn view(root: &Path, extra_branches: &[String]) -> View {
         root,
         &[
             "for-each-ref",
-            "--format=%(refname:short)%1f%(committerdate:iso-strict)",
+            "--format=%(refname:short)%1f%(objectname)%1f%(committerdate:iso-strict)",
             "refs/heads/",
         ],
     )
     .unwrap_or_default();
-    let merged: Vec<String> = run(
-        root,
-        &["branch", "--merged", "HEAD", "--format=%(refname:short)"],
-    )
-    .unwrap_or_default()
-    .lines()
-    .map(str::to_string)
-    .collect();
     let relevant =
         |name: &str| name.starts_with("worktree-") || extra_branches.iter().any(|b| b == name);
+    let mut tips: Vec<(String, String, String)> = Vec::new();
     for line in heads.lines().take(10_000) {
-        let Some(p) = split(line, 2) else { continue };
-        let name = p[0].to_string();
-        let is_merged = relevant(&name) && merged.contains(&name) && has_own_commits(root, &name);
+        if let Some(p) = split(line, 3) {
+            tips.push((p[0].to_string(), p[1].to_string(), p[2].to_string()));
+        }
+    }
+    let ours: Vec<&(String, String, String)> = tips.iter().filter(|t| relevant(&t.0)).collect();
+    let created = creations(root, &ours);
+    let merged: Vec<String> = if ours.is_empty() {
+        Vec::new()
+    } else {
+        run(
+            root,
+            &["branch", "--merged", "HEAD", "--format=%(refname:short)"],
+        )
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+    };
+    for (name, tip, time) in &tips {
+        let moved = created.iter().any(|(b, c)| b == name && c != tip);
         v.branches.push(Branch {
-            name,
-            tip_time: p[1].to_string(),
-            merged: is_merged,
+            name: name.clone(),
+            tip_time: time.clone(),
+            merged: relevant(name) && moved && merged.contains(name),
         });
     }
-    let fmt = "--format=%h%x1f%cI%x1f%s";
-    match run(root, &["log", "--all", "--no-merges", "-n", LOG_LIMIT, fmt]) {
-        Some(text) => v.commits = parse_log(&text, None),
+    match run(
+        root,
+        &[
+            "log",
+            "--all",
+            "--no-merges",
+            "-n",
+            LOG_LIMIT,
+            "--format=%h%x1f%cI%x1f%s",
+        ],
+    ) {
+        Some(text) => v.commits = parse_log(&text, false),
         None => v
             .problems
             .push("`git log --all` failed (no commits yet?)".into()),
     }
-    // Commits of task branches that HEAD does not have yet, with the branch they are on.
-    let mut args: Vec<String> = vec![
-        "log".into(),
-        "--no-merges".into(),
-        "-n".into(),
-        LOG_LIMIT.into(),
-        "--format=%h%x1f%cI%x1f%S%x1f%s".into(),
-        "--branches=worktree-*".into(),
-    ];
-    for b in extra_branches.iter().filter(|b| v.branch(b).is_some()) {
-        args.push(format!("refs/heads/{b}"));
+    // The commits of each task branch since it was created (merged or not), with the branch
+    // they are on; branches whose creation git no longer knows: what HEAD lacks.
+    let fmt = "--format=%h%x1f%cI%x1f%S%x1f%s";
+    let with: Vec<&str> = ours
+        .iter()
+        .filter(|t| created.iter().any(|(b, _)| *b == t.0))
+        .map(|t| t.0.as_str())
+        .collect();
+    let without: Vec<&str> = ours
+        .iter()
+        .filter(|t| !with.contains(&t.0.as_str()))
+        .map(|t| t.0.as_str())
+        .collect();
+    // One log per branch: excluding every creation point at once would hide the commits of a
+    // branch merged before another branch was created.
+    let mut batches: Vec<Vec<String>> = created
+        .iter()
+        .filter(|(b, _)| with.contains(&b.as_str()))
+        .take(MAX_BRANCH_LOGS)
+        .map(|(b, c)| vec![format!("refs/heads/{b}"), "--not".into(), c.clone()])
+        .collect();
+    if !without.is_empty() {
+        let mut a: Vec<String> = without.iter().map(|b| format!("refs/heads/{b}")).collect();
+        a.extend(["--not".into(), "HEAD".into()]);
+        batches.push(a);
     }
-    args.extend(["--not".into(), "HEAD".into()]);
-    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    if let Some(text) = run(root, &arg_refs) {
-        for c in parse_log(&text, Some(())) {
+    for refs in batches {
+        let mut args: Vec<&str> = vec!["log", "--no-merges", "-n", LOG_LIMIT, fmt];
+        args.extend(refs.iter().map(String::as_str));
+        for c in run(root, &args)
+            .map(|t| parse_log(&t, true))
+            .unwrap_or_default()
+        {
             match v.commits.iter_mut().find(|x| x.hash == c.hash) {
                 Some(x) => x.branch = c.branch,
                 None => v.commits.push(c),
@@ -271,9 +309,39 @@ pub fn view(root: &Path, extra_branches: &[String]) -> View {
     v
 }
 
+/// Where each branch was created (the oldest entry of its reflog), in one `git log -g`.
+fn creations(root: &Path, branches: &[&(String, String, String)]) -> Vec<(String, String)> {
+    if branches.is_empty() {
+        return Vec::new();
+    }
+    let mut args: Vec<String> = vec!["log".into(), "-g".into(), "--format=%H%x1f%gD".into()];
+    args.extend(branches.iter().map(|b| format!("refs/heads/{}", b.0)));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut out: Vec<(String, String, u64)> = Vec::new();
+    for line in run(root, &refs).unwrap_or_default().lines() {
+        let Some(p) = split(line, 2) else { continue };
+        let Some((name, n)) = p[1].rsplit_once("@{") else {
+            continue;
+        };
+        let name = name.strip_prefix("refs/heads/").unwrap_or(name).to_string();
+        let Ok(n) = n.trim_end_matches('}').parse::<u64>() else {
+            continue;
+        };
+        match out.iter_mut().find(|(b, _, _)| *b == name) {
+            Some(e) if e.2 < n => {
+                e.1 = p[0].to_string();
+                e.2 = n;
+            }
+            Some(_) => {}
+            None => out.push((name, p[0].to_string(), n)),
+        }
+    }
+    out.into_iter().map(|(b, c, _)| (b, c)).collect()
+}
+
 /// `hash␟time␟subject` lines, or with `source` `hash␟time␟ref␟subject`.
-fn parse_log(text: &str, source: Option<()>) -> Vec<Commit> {
-    let n = if source.is_some() { 4 } else { 3 };
+fn parse_log(text: &str, source: bool) -> Vec<Commit> {
+    let n = if source { 4 } else { 3 };
     text.lines()
         .filter_map(|l| split(l, n))
         .map(|p| {
@@ -292,27 +360,6 @@ fn parse_log(text: &str, source: Option<()>) -> Vec<Commit> {
             }
         })
         .collect()
-}
-
-/// Whether a branch has moved since it was created (its reflog holds more than its creation):
-/// a new worktree branch sits on HEAD's history without having been merged.
-fn has_own_commits(root: &Path, name: &str) -> bool {
-    let Some(log) = run(
-        root,
-        &[
-            "reflog",
-            "show",
-            "--format=%H",
-            &format!("refs/heads/{name}"),
-        ],
-    ) else {
-        return false;
-    };
-    let hashes: Vec<&str> = log.lines().filter(|l| !l.is_empty()).collect();
-    match (hashes.first(), hashes.last()) {
-        (Some(tip), Some(created)) => tip != created,
-        _ => false,
-    }
 }
 
 #[cfg(test)]
@@ -345,7 +392,7 @@ mod tests {
         assert_eq!(c[0].subject, "feat: L2-003 parser");
         let c = parse_log(
             "def5678\u{1f}2026-01-01T10:00:00Z\u{1f}refs/heads/worktree-L2-003\u{1f}wip\n",
-            Some(()),
+            true,
         );
         assert_eq!(c[0].branch.as_deref(), Some("worktree-L2-003"));
     }

@@ -184,15 +184,19 @@ pub fn assert_recount(s: &Value) {
     assert_eq!(m["total_attempts"], attempts, "{s:#}");
     assert_eq!(m["total_commits"], commits, "{s:#}");
     for (name, l) in s["layers"].as_object().unwrap() {
-        let n: u64 = name
+        let n: Option<u64> = name
             .chars()
             .take_while(char::is_ascii_digit)
             .collect::<String>()
             .parse()
-            .unwrap();
+            .ok();
         let mine: Vec<&Value> = tasks
             .iter()
-            .filter(|(id, t)| t["layer"] == name.as_str() || id.starts_with(&format!("L{n}-")))
+            .filter(|(id, t)| {
+                t["layer"] == name.as_str()
+                    || (t.get("layer").is_none()
+                        && n.is_some_and(|n| id.starts_with(&format!("L{n}-"))))
+            })
             .map(|(_, t)| t)
             .collect();
         let st = |x: &str| mine.iter().filter(|t| t["status"] == x).count() as u64;

@@ -54,8 +54,24 @@ fn execute_fails_once_gets_the_feedback_and_passes() {
     std::fs::write(s.path("README.md"), "app\n").unwrap();
     git(&s, &["add", "README.md"]);
     git(&s, &["commit", "-q", "-m", "initial"]);
-    git(&s, &["worktree", "add", "-q", ".worktrees/L1-001", "-b", "worktree-L1-001"]);
-    s.taskhook(&["execute", "init", "docs/tasks/app", "--layer", "1-core=L1-001"]);
+    git(
+        &s,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            ".worktrees/L1-001",
+            "-b",
+            "worktree-L1-001",
+        ],
+    );
+    s.taskhook(&[
+        "execute",
+        "init",
+        "docs/tasks/app",
+        "--layer",
+        "1-core=L1-001",
+    ]);
 
     let run = s.claude(&["-p", "Execute the plan in docs/tasks/app."], &[]);
     assert_eq!(run.text(), "E2E-MAIN-DONE", "{:?}", run.result);
@@ -74,9 +90,18 @@ fn execute_fails_once_gets_the_feedback_and_passes() {
         retry.starts_with("Stop hook feedback:\nL1-001 failed on attempt 1 of 5: test_parse failed. Attempt 2 of 5 starts now"),
         "{retry}"
     );
-    assert!(retry.contains("Feedback for attempt 2: Count the last token too"), "{retry}");
-    assert!(retry.contains("- attempt 1: test_parse failed (expected 3 tokens, got 2)"), "{retry}");
-    assert!(retry.contains("in its worktree") && retry.contains("(branch worktree-L1-001)"), "{retry}");
+    assert!(
+        retry.contains("Feedback for attempt 2: Count the last token too"),
+        "{retry}"
+    );
+    assert!(
+        retry.contains("- attempt 1: test_parse failed (expected 3 tokens, got 2)"),
+        "{retry}"
+    );
+    assert!(
+        retry.contains("in its worktree") && retry.contains("(branch worktree-L1-001)"),
+        "{retry}"
+    );
     let verify = sub[4].last_user_text();
     assert!(
         verify.starts_with("Stop hook feedback:\nL1-001: verification (attempt 2 of 5)"),
@@ -88,14 +113,18 @@ fn execute_fails_once_gets_the_feedback_and_passes() {
     assert_eq!(main.len(), 3);
     let after_agent = main[1].hook_contexts("PostToolUse:Agent hook additional context: ");
     assert!(
-        after_agent.iter().any(|c| c.contains("L1-001 is verified and queued for merge (priority 1)")),
+        after_agent
+            .iter()
+            .any(|c| c.contains("L1-001 is verified and queued for merge (priority 1)")),
         "{:#?}",
         main[1].messages()
     );
     let after_merge = main[2].hook_contexts("PostToolUse:Bash hook additional context: ");
     assert!(
-        after_merge.iter().any(|c| c.contains("L1-001 is merged and completed.")
-            && c.contains("every layer is completed: the run is completed")),
+        after_merge
+            .iter()
+            .any(|c| c.contains("L1-001 is merged and completed.")
+                && c.contains("every layer is completed: the run is completed")),
         "{:#?}",
         main[2].messages()
     );
@@ -119,7 +148,10 @@ fn execute_fails_once_gets_the_feedback_and_passes() {
         .map(|c| (c["type"].as_str().unwrap(), c["attempt"].as_u64().unwrap()))
         .collect();
     assert_eq!(kinds, [("implementation", 1), ("fix", 2)], "{state:#}");
-    assert_eq!((t["worktree_path"].is_null(), t["branch"].is_null()), (true, true));
+    assert_eq!(
+        (t["worktree_path"].is_null(), t["branch"].is_null()),
+        (true, true)
+    );
     assert!(t["merged_at"].is_string());
     assert_eq!(
         state["merge_queue"],

@@ -282,21 +282,34 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
         HandEvent::Start => super::git_place(cx, store, id),
         _ => (None, None),
     };
+    let capped = match &ev {
+        HandEvent::Fail {
+            message,
+            details,
+            feedback,
+        } => Some((
+            super::cap(message),
+            details.as_deref().map(super::cap),
+            feedback.as_deref().map(super::cap),
+        )),
+        _ => None,
+    };
     let event = match &ev {
         HandEvent::Start => Event::Launch {
             worktree: worktree.as_deref(),
             branch: branch.as_deref(),
         },
         HandEvent::Done => Event::Done,
-        HandEvent::Fail {
-            message,
-            details,
-            feedback,
-        } => Event::Failed(Failure {
-            message,
-            details: details.as_deref(),
-            feedback: feedback.as_deref(),
-        }),
+        HandEvent::Fail { .. } => {
+            let (message, details, feedback) = capped.as_ref().map_or(("", None, None), |c| {
+                (c.0.as_str(), c.1.as_deref(), c.2.as_deref())
+            });
+            Event::Failed(Failure {
+                message,
+                details,
+                feedback,
+            })
+        }
     };
     let Some((out, s)) = apply_event(cx, store, id, event, Who::default())? else {
         return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));

@@ -174,6 +174,13 @@ fn start(state: &mut Value, id: &str) -> u64 {
     attempt
 }
 
+/// A task no subagent will be sent back on again keeps no block count.
+fn forget_subagent(state: &mut Value, id: &str) {
+    if let Some(t) = task_mut(state, id) {
+        t.shift_remove("subagent");
+    }
+}
+
 fn set(state: &mut Value, id: &str, key: &str, v: Value) {
     if let Some(t) = task_mut(state, id) {
         t.insert(key.into(), v);
@@ -249,6 +256,7 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
                 }
                 "verifying" => {
                     set(state, id, "status", json!("verified"));
+                    forget_subagent(state, id);
                     let priority = queue_entry(state, id, "ready");
                     Outcome::of(Effect::Verified { priority })
                 }
@@ -273,6 +281,7 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
             crate::layouts::json::array_at(t, "errors").push(err);
             if n >= MAX_ATTEMPTS {
                 t.insert("status".into(), json!("abandoned"));
+                t.shift_remove("subagent");
                 return Outcome::of(Effect::Abandoned {
                     message: f.message.to_string(),
                 });
@@ -312,6 +321,7 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
             set(state, id, "merged_at", json!(now));
             set(state, id, "worktree_path", Value::Null);
             set(state, id, "branch", Value::Null);
+            forget_subagent(state, id);
             let mine = queue_entry(state, id, "merged");
             let ahead = state["merge_queue"]
                 .as_array()

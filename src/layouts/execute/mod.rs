@@ -99,6 +99,18 @@ fn tag<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     Some(text[start..start + len].trim()).filter(|s| !s.is_empty())
 }
 
+/// Longest failure message, details or feedback kept, in characters (a subagent may paste a
+/// whole test log into `<details>`).
+pub const MAX_REPORT_CHARS: usize = 4000;
+
+/// A report cut to [`MAX_REPORT_CHARS`], with a marker where it was cut.
+pub fn cap(text: &str) -> String {
+    match text.char_indices().nth(MAX_REPORT_CHARS) {
+        Some((at, _)) => format!("{}[… truncated by taskhook]", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 /// Applies one lifecycle event to a task under the lock (decided on an unlocked read first);
 /// returns the outcome and the state after, `None` when the store has no such task.
 pub fn apply_event(
@@ -369,8 +381,14 @@ impl Layout for Execute {
         input: Input<'_>,
         turn: &Turn<'_>,
     ) -> Result<Step> {
-        let details = tag(turn.final_text, "details");
-        let feedback = tag(turn.final_text, "feedback");
+        let details = tag(turn.final_text, "details").map(cap);
+        let feedback = tag(turn.final_text, "feedback").map(cap);
+        let message = match input {
+            Input::Signal(SignalKind::Failed, reason) => Some(cap(reason
+                .or_else(|| details.as_deref().and_then(|d| d.lines().next()))
+                .unwrap_or("failed without a message"))),
+            _ => None,
+        };
         let (worktree, branch) = match input {
             Input::Launch => git_place(cx, store, unit),
             _ => (None, None),
@@ -383,12 +401,10 @@ impl Layout for Execute {
             Input::NoSignal => Event::NoSignal,
             Input::Signal(SignalKind::Done, _) => Event::Done,
             Input::Signal(SignalKind::Blocked, reason) => Event::Blocked(reason),
-            Input::Signal(SignalKind::Failed, reason) => Event::Failed(Failure {
-                message: reason
-                    .or_else(|| details.and_then(|d| d.lines().next()))
-                    .unwrap_or("failed without a message"),
-                details,
-                feedback,
+            Input::Signal(SignalKind::Failed, _) => Event::Failed(Failure {
+                message: message.as_deref().unwrap_or_default(),
+                details: details.as_deref(),
+                feedback: feedback.as_deref(),
             }),
         };
         let who = Who {

@@ -396,3 +396,74 @@ fn events_that_change_nothing_touch_nothing() {
     e.p.hook(&e.p.payload("SessionStart.startup.json"));
     assert_eq!(e.p.snapshot(), before);
 }
+
+#[test]
+fn special_and_huge_state_files_and_long_reports_are_bounded() {
+    // A FIFO in place of the state is never opened (a read would hang).
+    let e = Exec::init("shop", &["1-core=L1-001"]);
+    std::fs::remove_file(e.file()).unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(e.file())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut c = e.p.cmd();
+    c.timeout(std::time::Duration::from_secs(20));
+    let run = e.p.run_with(c, &["status"], "");
+    assert!(run.stdout.contains("it is not a regular file"), "{run:?}");
+    std::fs::remove_file(e.file()).unwrap();
+    // A state over 16 MiB is refused, untouched.
+    let mut big =
+        e.state_bytes_of(&json!({"schema_version": "2.0", "status": "pending", "tasks": {}}));
+    big.extend(std::iter::repeat_n(b' ', 17 * 1024 * 1024));
+    std::fs::write(e.file(), &big).unwrap();
+    let run = e.p.hook(&e.p.payload("SessionStart.startup.json"));
+    assert!(run.context().contains("larger than"), "{run:?}");
+    assert_eq!(std::fs::metadata(e.file()).unwrap().len(), big.len() as u64);
+
+    // A whole test log pasted into <details> is kept cut to 4,000 characters.
+    let e = Exec::init("shop", &["1-core=L1-001"]);
+    silent(&e.launch("L1-001"));
+    let log = "é".repeat(50_000);
+    e.bound(
+        "L1-001",
+        &format!("<signal>L1-001_FAILED: red</signal><details>{log}</details>"),
+    );
+    let d = e.task("L1-001")["errors"][0]["details"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        d.starts_with("éééé") && d.ends_with("[… truncated by taskhook]"),
+        "{}",
+        d.len()
+    );
+    assert_eq!(d.chars().filter(|c| *c == 'é').count(), 4000);
+}
+
+#[test]
+fn a_run_stopped_by_the_user_refuses_starts_until_resumed() {
+    let e = Exec::init("shop", &["1-core=L1-001,L1-002"]);
+    silent(&e.launch("L1-001"));
+    let mut s = e.state();
+    s["status"] = json!("stopped");
+    std::fs::write(e.file(), serde_json::to_vec_pretty(&s).unwrap()).unwrap();
+    let v = e.launch("L1-002").json();
+    let why = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        why.contains("the run is stopped") && why.contains("taskhook execute resume"),
+        "{why}"
+    );
+    // A session start keeps it stopped; the command continues it.
+    e.p.hook(&e.p.payload("SessionStart.startup.json"));
+    assert_eq!(e.state()["status"], "stopped");
+    let out = e.cmd(&["resume"]).stdout;
+    assert!(
+        out.contains("changed: the run was stopped; it continues"),
+        "{out}"
+    );
+    assert_eq!(e.state()["status"], "in_progress");
+    silent(&e.launch("L1-002"));
+}

@@ -59,6 +59,11 @@ impl Exec {
         self.dir().join("execute-state.json")
     }
 
+    /// A state as pretty JSON bytes.
+    pub fn state_bytes_of(&self, v: &Value) -> Vec<u8> {
+        serde_json::to_vec_pretty(v).unwrap()
+    }
+
     pub fn state(&self) -> Value {
         serde_json::from_slice(&std::fs::read(self.file()).unwrap()).unwrap()
     }

@@ -386,7 +386,7 @@ mod tests {
     fn log_lines_parse() {
         let c = parse_log(
             "abc1234\u{1f}2026-01-01T10:00:00+01:00\u{1f}feat: L2-003 parser\n",
-            None,
+            false,
         );
         assert_eq!(c[0].hash, "abc1234");
         assert_eq!(c[0].subject, "feat: L2-003 parser");

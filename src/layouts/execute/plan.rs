@@ -133,6 +133,17 @@ pub fn plan(state: &Value) -> Plan {
 }
 
 impl Plan {
+    /// The plan for the SessionStart context: [`Plan::lines`] without the tasks to continue
+    /// or execute, which the summary already lists.
+    pub fn context_lines(&self) -> Vec<String> {
+        let lists = Plan {
+            resume: Vec::new(),
+            execute: Vec::new(),
+            ..self.clone()
+        };
+        lists.lines()
+    }
+
     /// The plan in the seed's words, one line each.
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();

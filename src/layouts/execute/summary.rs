@@ -102,18 +102,7 @@ pub fn summarize(
             ))
         })
         .collect();
-    s.more.push((
-        "Merge next",
-        plan.merge
-            .iter()
-            .map(|m| Item {
-                id: m.task.clone(),
-                ..detail(format!("priority {}, {}", m.priority, m.status))
-            })
-            .collect(),
-        false,
-    ));
-    s.context_extra.extend(plan.lines());
+    s.context_extra.extend(plan.context_lines());
     if !s.quiet {
         s.context_extra.push(
             "A subagent bound with <task>ID</task> ends with <signal>ID_DONE</signal> (twice: work, then verification) or <signal>ID_FAILED: what broke</signal> with <details>…</details> and <feedback>…</feedback>.".into(),

@@ -66,18 +66,7 @@ impl Loop {
 
     /// A SubagentStop whose transcript's first prompt is `prompt` and final message `message`.
     fn stop(&self, agent: &str, prompt: &str, message: &str) -> Run {
-        let transcript = self.p.tmp.path().join(format!("agent-{agent}.jsonl"));
-        let lines = [
-            json!({"type": "user", "message": {"role": "user", "content": prompt}}),
-            json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}}),
-        ];
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&transcript, text).unwrap();
-        let mut payload = self.p.payload("SubagentStop.json");
-        payload["agent_id"] = json!(agent);
-        payload["agent_transcript_path"] = json!(transcript);
-        payload["last_assistant_message"] = json!(message);
-        self.p.hook(&payload)
+        self.p.hook(&self.p.subagent_stop(agent, prompt, message))
     }
 
     fn bound(&self, unit: &str, message: &str) -> Run {
@@ -759,7 +748,6 @@ fn the_compaction_fork_is_no_subagent() {
 
 #[test]
 fn a_transcript_written_late_still_binds_the_subagent() {
-    use std::io::Write;
     let l = Loop::new("s", &["T1"], 5);
     // Claude Code writes the subagent transcript asynchronously; here it appears 200 ms after
     // SubagentStop fired.
@@ -769,21 +757,7 @@ fn a_transcript_written_late_still_binds_the_subagent() {
     let mut payload = l.p.payload("SubagentStop.json");
     payload["agent_transcript_path"] = json!(transcript);
     payload["last_assistant_message"] = json!("Not finished yet.");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskhook"))
-        .arg("hook")
-        .current_dir(&l.p.root)
-        .env("HOME", &l.p.home)
-        .env("TASKHOOK_NOW", NOW)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&serde_json::to_vec(&payload).unwrap())
-        .unwrap();
+    let child = l.p.spawn_hook(&payload);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let line =
         json!({"type": "user", "message": {"role": "user", "content": "Do <task>T1</task>"}});

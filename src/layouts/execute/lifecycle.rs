@@ -415,6 +415,10 @@ mod tests {
     }
 
     const NOW: &str = "2026-01-01T00:00:00Z";
+    const LAUNCH: Event<'static> = Event::Launch {
+        worktree: None,
+        branch: None,
+    };
     const BOUND: Who<'static> = Who {
         bound: true,
         agent: Some("a1"),
@@ -431,11 +435,7 @@ mod tests {
     #[test]
     fn done_twice_verifies_and_queues() {
         let mut s = one("pending", 0);
-        let launch = Event::Launch {
-            worktree: None,
-            branch: None,
-        };
-        let o = step(&mut s, "L1-001", launch, Who::default(), NOW);
+        let o = step(&mut s, "L1-001", LAUNCH, Who::default(), NOW);
         assert_eq!(
             o.effect,
             Effect::Started {
@@ -489,11 +489,7 @@ mod tests {
         assert_eq!(s["tasks"]["L1-001"]["status"], "failed");
         assert_eq!(s["tasks"]["L1-001"]["attempts"], 1);
         // A new subagent continues the count: attempt 2.
-        let launch = Event::Launch {
-            worktree: None,
-            branch: None,
-        };
-        let o = step(&mut s, "L1-001", launch, Who::default(), NOW);
+        let o = step(&mut s, "L1-001", LAUNCH, Who::default(), NOW);
         assert_eq!(
             o.effect,
             Effect::Started {

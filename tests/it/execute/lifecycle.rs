@@ -389,36 +389,12 @@ fn parallel_stops_of_one_batch_lose_nothing() {
     for id in ids {
         silent(&e.launch(id));
     }
-    let bin = assert_cmd::cargo::cargo_bin("taskhook");
     let round = |message: &dyn Fn(&str) -> String| {
         let children: Vec<_> = ids
             .iter()
             .map(|id| {
-                let payload = e.stop_payload(
-                    &format!("a-{id}"),
-                    &format!("Implement <task>{id}</task>."),
-                    &message(id),
-                );
-                let mut child = std::process::Command::new(&bin)
-                    .arg("hook")
-                    .current_dir(&e.p.root)
-                    .env_clear()
-                    .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                    .env("HOME", &e.p.home)
-                    .env("TASKHOOK_NOW", NOW)
-                    .stdin(std::process::Stdio::piped())
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap();
-                use std::io::Write;
-                child
-                    .stdin
-                    .take()
-                    .unwrap()
-                    .write_all(&serde_json::to_vec(&payload).unwrap())
-                    .unwrap();
-                child
+                let prompt = format!("Implement <task>{id}</task>.");
+                e.p.spawn_hook(&e.stop_payload(&format!("a-{id}"), &prompt, &message(id)))
             })
             .collect();
         children

@@ -90,18 +90,7 @@ impl Exec {
     }
 
     pub fn stop_payload(&self, agent: &str, prompt: &str, message: &str) -> Value {
-        let transcript = self.p.tmp.path().join(format!("agent-{agent}.jsonl"));
-        let lines = [
-            json!({"type": "user", "message": {"role": "user", "content": prompt}}),
-            json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}}),
-        ];
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&transcript, text).unwrap();
-        let mut payload = self.p.payload("SubagentStop.json");
-        payload["agent_id"] = json!(agent);
-        payload["agent_transcript_path"] = json!(transcript);
-        payload["last_assistant_message"] = json!(message);
-        payload
+        self.p.subagent_stop(agent, prompt, message)
     }
 
     /// A stop of a subagent bound to `id` (agent `a-<id>`).

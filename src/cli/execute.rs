@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::execute::commands::{self, HandEvent, Init};
+use crate::layouts::execute::commands::{self, HandEvent};
+use crate::layouts::execute::init::{self as new_run, Init};
 use crate::layouts::execute::{derive, plan, resume, state};
 use crate::layouts::{Step, StoreRef};
 
@@ -229,7 +230,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 layers: Vec::new(),
             };
             if let Some(p) = plan {
-                commands::read_plan(cx, &cx.absolute(&p), &mut i)?;
+                new_run::read_plan(cx, &cx.absolute(&p), &mut i)?;
             }
             for l in &layers {
                 let (name, ids) = l
@@ -243,7 +244,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     .collect();
                 i.layers.push((name.trim().to_string(), ids));
             }
-            let (path, s) = commands::init(cx, &project, &i)?;
+            let (path, s) = new_run::init(cx, &project, &i)?;
             if json {
                 super::out_json(io, &json!({"path": path, "state": s}))?;
             } else {
@@ -260,10 +261,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             Ok(0)
         }
         Cmd::Status => {
-            let stores = match store_flag {
-                Some(_) => vec![commands::pick_store(cx, &project, store_flag)?],
-                None => commands::stores(cx, &project)?,
-            };
+            let stores = commands::selected(cx, &project, store_flag)?;
             let mut all = Vec::new();
             for s in &stores {
                 let v = status_of(cx, s).unwrap_or_else(|e| {
@@ -323,10 +321,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             Ok(0)
         }
         Cmd::Resume { dry_run } => {
-            let stores = match store_flag {
-                Some(_) => vec![commands::pick_store(cx, &project, store_flag)?],
-                None => commands::stores(cx, &project)?,
-            };
+            let stores = commands::selected(cx, &project, store_flag)?;
             let mut all = Vec::new();
             for s in &stores {
                 let Some(r) = resume::resume(cx, s, true)? else {
@@ -412,10 +407,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             Ok(0)
         }
         Cmd::Metrics => {
-            let stores = match store_flag {
-                Some(_) => vec![commands::pick_store(cx, &project, store_flag)?],
-                None => commands::stores(cx, &project)?,
-            };
+            let stores = commands::selected(cx, &project, store_flag)?;
             let mut all = Vec::new();
             for s in &stores {
                 let v = commands::metrics(cx, s)?;

@@ -7,12 +7,13 @@
 //! commits), [`derive`] (layers, current layer and batch, global status, queue, metrics,
 //! recomputed on every write), [`plan`] (the seed's resume tree), [`git`] and [`recovery`]
 //! (what git shows, applied), [`resume`] (SessionStart, `resume`, corrupt-state rebuild),
-//! [`messages`] (what the subagent and the main agent hear), [`summary`], and [`commands`]
-//! (what `taskhook execute …` does).
+//! [`messages`] (what the subagent and the main agent hear), [`summary`], [`init`] and
+//! [`commands`] (what `taskhook execute …` does).
 
 pub mod commands;
 pub mod derive;
 pub mod git;
+pub mod init;
 pub mod lifecycle;
 pub mod messages;
 pub mod plan;

@@ -137,7 +137,7 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
     let Some((out, s)) = apply_event(cx, store, id, event, Who::default())? else {
         return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
     };
-    let step = messages::reply(store, id, &out, &s);
+    let step = messages::reply(store, id, &out, &s, messages::Origin::Hand);
     if let Some(deny) = &step.deny {
         return Err(Error::Rule(
             deny.trim_start_matches("taskhook: ").to_string(),

@@ -92,8 +92,15 @@ fn relaunch(id: &str) -> String {
     format!("Launch a new subagent with <task>{id}</task> to continue")
 }
 
+/// Where a report came from: a subagent (hooks) or a person (`taskhook execute done|fail`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Subagent,
+    Hand,
+}
+
 /// The step's reply: status, budget, another pass for a bound subagent, notices.
-pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value) -> Step {
+pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: Origin) -> Step {
     let t = task(state, id).cloned().unwrap_or_default();
     let mut step = Step {
         status: Some(status(&t).to_string()),
@@ -129,6 +136,10 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value) -> Step {
         Effect::Verify { .. } if out.limit => {
             step.tell_main.push(format!("{limit} {} (verification).", relaunch(id)))
         }
+        Effect::Verify { .. } if origin == Origin::Hand => step.tell_main.push(format!(
+            "{who}: {id} is verifying: run its tests and acceptance checks{}, then `taskhook execute done {id}` again (or `fail`); or launch a subagent with <task>{id}</task> to verify it.",
+            place(&t)
+        )),
         Effect::Verify { .. } => step.tell_main.push(format!(
             "{who}: {id} is verifying (a subagent not bound to it signalled DONE). Launch a subagent with <task>{id}</task> to verify it."
         )),

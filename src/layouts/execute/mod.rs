@@ -413,7 +413,13 @@ impl Layout for Execute {
             agent: turn.agent_id,
         };
         match apply_event(cx, store, unit, ev, who)? {
-            Some((out, s)) => Ok(messages::reply(store, unit, &out, &s)),
+            Some((out, s)) => Ok(messages::reply(
+                store,
+                unit,
+                &out,
+                &s,
+                messages::Origin::Subagent,
+            )),
             None => Ok(Step::default()),
         }
     }

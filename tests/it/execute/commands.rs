@@ -467,3 +467,53 @@ fn a_run_stopped_by_the_user_refuses_starts_until_resumed() {
     assert_eq!(e.state()["status"], "in_progress");
     silent(&e.launch("L1-002"));
 }
+
+#[test]
+fn every_command_answers_json() {
+    let p = Project::new();
+    let v = p
+        .run(
+            &[
+                "execute",
+                "init",
+                "docs/tasks/a",
+                "--layer",
+                "1-a=L1-001",
+                "--json",
+            ],
+            "",
+        )
+        .json();
+    assert_eq!(v["state"]["schema_version"], "2.0");
+    let e = Exec {
+        p,
+        slug: "a".into(),
+    };
+    for args in [
+        vec!["status"],
+        vec!["start", "L1-001"],
+        vec!["done", "L1-001"],
+        vec!["fail", "L1-001", "--message", "red"],
+        vec!["start", "L1-001"],
+        vec!["merged", "L1-001"],
+        vec!["metrics"],
+        vec!["resume", "--dry-run"],
+        vec!["resume"],
+        vec!["reset-task", "L1-001"],
+        vec!["reset", "--all"],
+    ] {
+        let mut a = args.clone();
+        a.push("--json");
+        let run = e.cmd(&a);
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        let v = run.json();
+        assert!(v.is_object(), "{args:?}: {v}");
+    }
+    let out = e.cmd(&["start", "L1-001"]);
+    assert_eq!(out.code, 0);
+    let out = e.cmd(&["done", "L1-001"]).stdout;
+    assert!(
+        out.contains("then `taskhook execute done L1-001` again"),
+        "{out}"
+    );
+}

@@ -517,3 +517,16 @@ fn every_command_answers_json() {
         "{out}"
     );
 }
+
+#[test]
+fn recover_rebuilds_a_corrupt_state_from_its_backup() {
+    let e = Exec::init("shop", &["1-core=L1-001"]);
+    e.cmd(&["reset-task", "L1-001"]);
+    std::fs::write(e.file(), b"not json").unwrap();
+    let run = e.p.run(&["recover", "docs/tasks/shop"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("rebuilt it from execute-state.json.bak and git"), "{run:?}");
+    assert_eq!(e.p.run(&["validate"], "").code, 0);
+    let run = e.p.run(&["recover", "docs/tasks/shop"], "");
+    assert!(run.stdout.contains("nothing to recover"), "{run:?}");
+}

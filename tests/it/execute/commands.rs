@@ -525,7 +525,11 @@ fn recover_rebuilds_a_corrupt_state_from_its_backup() {
     std::fs::write(e.file(), b"not json").unwrap();
     let run = e.p.run(&["recover", "docs/tasks/shop"], "");
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("rebuilt it from execute-state.json.bak and git"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("rebuilt it from execute-state.json.bak and git"),
+        "{run:?}"
+    );
     assert_eq!(e.p.run(&["validate"], "").code, 0);
     let run = e.p.run(&["recover", "docs/tasks/shop"], "");
     assert!(run.stdout.contains("nothing to recover"), "{run:?}");

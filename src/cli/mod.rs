@@ -5,6 +5,7 @@ mod cdd;
 mod completions;
 mod demo;
 mod doctor;
+mod execute;
 mod hook;
 mod install;
 mod iterative;
@@ -107,6 +108,9 @@ pub enum Command {
     /// The cdd workspace (ordered task files moved between status folders): init, import,
     /// next, start, done, fail, escalate, continue, list, stats.
     Cdd(cdd::Args),
+    /// Runs of tasks in layers by parallel subagents, with retries, verification and a merge
+    /// queue: init, status, start, done, fail, merged, resume, reset-task, reset, metrics.
+    Execute(execute::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -211,6 +215,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,
         Command::Install(a) => a.dry_run,
+        Command::Execute(a) => a.dry_run(),
         _ => false,
     };
     let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, dry_run)?;
@@ -236,6 +241,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Man(a) => man::run(a, io),
         Command::Cdd(a) => cdd::run(&cx, a, io),
         Command::Projects(a) => projects::run(&cx, a, io),
+        Command::Execute(a) => execute::run(&cx, a, io),
     }
 }
 

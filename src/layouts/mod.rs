@@ -13,6 +13,7 @@
 
 pub mod cdd;
 pub mod claude_tasks;
+pub mod execute;
 pub mod iterative;
 pub mod json;
 pub mod projects;
@@ -151,6 +152,7 @@ pub fn registry() -> &'static [&'static dyn Layout] {
         &iterative::LAYOUT,
         &claude_tasks::LAYOUT,
         &projects::LAYOUT,
+        &execute::LAYOUT,
         &cdd::LAYOUT,
     ];
     REGISTRY

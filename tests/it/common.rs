@@ -105,13 +105,6 @@ impl Project {
         self.run(&["hook"], serde_json::to_vec(payload).unwrap())
     }
 
-    /// A captured payload with its `cwd` pointed at this project.
-    pub fn payload(&self, file: &str) -> Value {
-        let mut v = reference_payload(file);
-        v["cwd"] = Value::String(self.root.display().to_string());
-        v
-    }
-
     /// A SubagentStop of `agent` whose transcript (written in the temp folder) starts with
     /// `prompt` and whose final message is `message`.
     pub fn subagent_stop(&self, agent: &str, prompt: &str, message: &str) -> Value {
@@ -123,10 +116,42 @@ impl Project {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(&transcript, text).unwrap();
         let mut payload = self.payload("SubagentStop.json");
-        payload["agent_id"] = Value::from(agent);
-        payload["agent_transcript_path"] = Value::from(transcript.display().to_string());
-        payload["last_assistant_message"] = Value::from(message);
+        payload["agent_id"] = Value::String(agent.into());
+        payload["agent_transcript_path"] = Value::String(transcript.display().to_string());
+        payload["last_assistant_message"] = Value::String(message.into());
         payload
+    }
+
+    /// Starts `taskhook hook` with `payload` on stdin (the same environment as [`Project::cmd`])
+    /// without waiting for it, for tests of processes running at once.
+    pub fn spawn_hook(&self, payload: &Value) -> std::process::Child {
+        use std::io::Write;
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskhook"))
+            .arg("hook")
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TASKHOOK_NOW", NOW)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(&serde_json::to_vec(payload).unwrap())
+            .unwrap();
+        child
+    }
+
+    /// A captured payload with its `cwd` pointed at this project.
+    pub fn payload(&self, file: &str) -> Value {
+        let mut v = reference_payload(file);
+        v["cwd"] = Value::String(self.root.display().to_string());
+        v
     }
 
     /// Every file and folder under the project and the home folder, with its content.

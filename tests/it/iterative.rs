@@ -748,7 +748,6 @@ fn the_compaction_fork_is_no_subagent() {
 
 #[test]
 fn a_transcript_written_late_still_binds_the_subagent() {
-    use std::io::Write;
     let l = Loop::new("s", &["T1"], 5);
     // Claude Code writes the subagent transcript asynchronously; here it appears 200 ms after
     // SubagentStop fired.
@@ -758,21 +757,7 @@ fn a_transcript_written_late_still_binds_the_subagent() {
     let mut payload = l.p.payload("SubagentStop.json");
     payload["agent_transcript_path"] = json!(transcript);
     payload["last_assistant_message"] = json!("Not finished yet.");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskhook"))
-        .arg("hook")
-        .current_dir(&l.p.root)
-        .env("HOME", &l.p.home)
-        .env("TASKHOOK_NOW", NOW)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&serde_json::to_vec(&payload).unwrap())
-        .unwrap();
+    let child = l.p.spawn_hook(&payload);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let line =
         json!({"type": "user", "message": {"role": "user", "content": "Do <task>T1</task>"}});

@@ -16,6 +16,7 @@ mod common;
 mod demo;
 mod doctor;
 mod engine;
+mod execute;
 mod install;
 mod install_files;
 mod install_sh;

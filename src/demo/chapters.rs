@@ -14,6 +14,9 @@ pub fn all(t: &mut Tour<'_>) -> Result<()> {
     task_list(t)?;
     iterative_loop(t)?;
     crash(t)?;
+    super::more::projects(t)?;
+    super::more::execute(t)?;
+    super::more::cdd(t)?;
     status(t)
 }
 

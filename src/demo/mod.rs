@@ -5,6 +5,7 @@
 //! scratch folder is read or written, and the folder is removed at the end (unless kept).
 
 mod chapters;
+mod more;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -128,6 +129,47 @@ impl Tour<'_> {
         Ok(outcome)
     }
 
+    /// Runs `taskhook <args>` in-process in the scratch project (the real CLI) and prints the
+    /// command and the first `lines` lines of its output.
+    pub fn cmd(&mut self, args: &[&str], lines: usize) -> Result<String> {
+        let mut argv: Vec<std::ffi::OsString> = vec!["taskhook".into()];
+        argv.extend(args.iter().map(Into::into));
+        let (mut stdin, mut stdout, mut stderr) = (std::io::empty(), Vec::new(), Vec::new());
+        let mut io = crate::cli::Io {
+            stdin: &mut stdin,
+            stdin_is_terminal: true,
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+        };
+        let code = crate::cli::run(argv, self.cx.env.clone(), self.root.clone(), &mut io);
+        self.line(&format!("   $ taskhook {}", args.join(" ")))?;
+        let text = String::from_utf8_lossy(&stdout).into_owned();
+        for l in text.lines().take(lines) {
+            self.line(&format!("       {}", short(l, 110)))?;
+        }
+        if code != 0 {
+            let err = String::from_utf8_lossy(&stderr).into_owned();
+            self.line(&format!("     exit {code}: {}", short(&err, 150)))?;
+        }
+        Ok(text)
+    }
+
+    /// Writes a file of the scratch project (the demo's own set-up, as a person would).
+    pub fn write(&mut self, rel: &str, text: &str) -> Result<()> {
+        let path = self.root.join(rel);
+        self.write_abs(&path, text)
+    }
+
+    /// Writes a file inside the scratch folder (a transcript Claude Code would write).
+    pub fn write_abs(&mut self, path: &Path, text: &str) -> Result<()> {
+        if let Some(dir) = path.parent() {
+            self.cx.store.create_dir_all(dir)?;
+        }
+        self.cx.store.replace(path, text.as_bytes())?;
+        let _ = self.cx.store.take_changed();
+        Ok(())
+    }
+
     /// Prints the first lines of a file of the scratch project.
     pub fn show(&mut self, path: &Path, lines: usize) -> Result<()> {
         let text = self
@@ -164,7 +206,8 @@ pub fn run(out: &mut dyn Write, keep: bool) -> Result<()> {
         .map_err(|e| Error::io("create", std::env::temp_dir(), e))?;
     let root = tmp.path().join("demo-project");
     let home = tmp.path().join("home");
-    let env = Env::from_pairs([("HOME", home.as_os_str())]);
+    let cdd = tmp.path().join("demo-project").join("work").join("cdd");
+    let env = Env::from_pairs([("HOME", home.as_os_str()), ("CDD_DIR", cdd.as_os_str())]);
     let cx = Ctx::new(env, None, Some(home.clone()), root.clone(), false)?;
     cx.store.create_dir_all(&root.join(".git"))?;
     cx.store.create_dir_all(&home)?;

@@ -13,7 +13,7 @@ fn the_demo_visits_every_layout_and_leaves_nothing_behind() {
     let run = p.run_with(c, &["demo"], "");
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stderr.is_empty(), "{run:?}");
-    for layout in ["claude-tasks", "iterative"] {
+    for layout in ["claude-tasks", "iterative", "projects", "execute", "cdd"] {
         assert!(
             run.stdout.contains(layout),
             "{layout} missing from the tour:\n{}",
@@ -25,6 +25,11 @@ fn the_demo_visits_every_layout_and_leaves_nothing_behind() {
         "another pass for the subagent",
         "T1 is done (confirmed and verified after 3 iterations)",
         "state.json.corrupt-",
+        "T1 is COMPLETE",
+        "queued for merge",
+        "halts the main agent: Stop verify-core reached",
+        "refuses the tool call: a cdd stop is a checkpoint for a person",
+        "\"halt_lifted\":true",
     ] {
         assert!(
             run.stdout.contains(want),

@@ -31,35 +31,34 @@ impl Ctx {
         process_cwd: PathBuf,
         dry_run: bool,
     ) -> Result<Self> {
-        let clock = Clock::from_env(&env)?;
-        let timeout = lock::timeout_from_env(&env)?;
+        let clock = Clock::from_env(&env);
+        let timeout = lock::timeout_from_env(&env);
         let home = home_flag
             .or_else(|| env.get_os(env::HOME).map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("/"));
         let project_override = project_flag
             .or_else(|| env.get_os(env::TASKHOOK_PROJECT_DIR).map(PathBuf::from))
             .map(|p| absolute(&process_cwd, &p));
-        let store = if dry_run {
-            Store::dry_run(clock, timeout)
-        } else {
-            Store::new(clock, timeout)
-        };
-        Ok(Ctx {
+        let store = Store::configured(clock, timeout, dry_run);
+        let cx = Ctx {
             home: absolute(&process_cwd, &home),
             env,
             project_override,
             process_cwd,
             project: OnceCell::new(),
             store,
-        })
+        };
+        // Claude Code's folder is the user's own: a linked folder there is a dotfiles setup.
+        cx.store.trust(&cx.claude_config_dir(), true);
+        Ok(cx)
     }
 
     /// The project folder (CONTRACT §1): `--project-dir`, `TASKHOOK_PROJECT_DIR`, the payload's
     /// `cwd` walked up to the nearest folder holding `.claude/` or `.git` (never the home
     /// folder), `CLAUDE_PROJECT_DIR`, else the process's folder (walked up the same way).
-    /// Resolved once per context.
+    /// Resolved once per context, and trusted for writes (never through a link below it).
     pub fn project_dir(&self, payload_cwd: Option<&str>) -> &Path {
-        self.project.get_or_init(|| {
+        let dir = self.project.get_or_init(|| {
             if let Some(p) = &self.project_override {
                 return p.clone();
             }
@@ -74,7 +73,9 @@ impl Ctx {
             }
             self.walk_up(&self.process_cwd)
                 .unwrap_or_else(|| self.process_cwd.clone())
-        })
+        });
+        self.store.trust(dir, false);
+        dir
     }
 
     fn walk_up(&self, start: &Path) -> Option<PathBuf> {

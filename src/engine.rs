@@ -133,7 +133,7 @@ fn read_agent_transcript(
     };
     let read = || {
         cx.store
-            .read_text(path)
+            .read_transcript(path)
             .ok()
             .flatten()
             .as_deref()

@@ -8,6 +8,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::hook::{self, input::Payload, EXIT_ERROR};
 use crate::store::fs;
+use crate::store::limits::MAX_CAPTURE_BYTES;
 
 use super::Io;
 
@@ -27,12 +28,21 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     for file in &args.files {
         let bytes = if file.as_os_str() == "-" {
             let mut buf = Vec::new();
-            std::io::Read::read_to_end(io.stdin, &mut buf)
-                .map_err(|e| Error::io("read", "stdin", e))?;
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(&mut *io.stdin, MAX_CAPTURE_BYTES + 1),
+                &mut buf,
+            )
+            .map_err(|e| Error::io("read", "stdin", e))?;
+            if buf.len() as u64 > MAX_CAPTURE_BYTES {
+                return Err(Error::BadInput(format!(
+                    "stdin holds more than {}",
+                    fs::human(MAX_CAPTURE_BYTES)
+                )));
+            }
             buf
         } else {
             let path = cx.absolute(file);
-            fs::read(&path)?
+            fs::read_named(&path, MAX_CAPTURE_BYTES)?
                 .ok_or_else(|| Error::NotFound(format!("no file `{}`", path.display())))?
         };
         for item in split(&bytes) {

@@ -53,13 +53,21 @@ pub fn run(cx: &Ctx, bytes: &[u8]) -> (Option<String>, Result<Outcome>) {
     }
 }
 
-/// Handles an already parsed payload.
+/// Handles an already parsed payload: one invocation, with its own lock deadline.
 pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcome>) {
     let name = payload.name.clone();
-    let result = crate::engine::handle(cx, &payload).map(|mut out| {
-        out.changed = cx.store.take_changed();
-        out
-    });
+    cx.store.begin_invocation();
+    let result = crate::engine::handle(cx, &payload)
+        .and_then(|out| match cx.store.clock_error() {
+            // The handler read a clock TASKHOOK_NOW could not set (it wrote nothing: every
+            // write checks the environment first).
+            Some(e) => Err(e),
+            None => Ok(out),
+        })
+        .map(|mut out| {
+            out.changed = cx.store.take_changed();
+            out
+        });
     if result.is_err() {
         // Whatever was recorded belongs to the failed payload; do not leak it into the next.
         let _ = cx.store.take_changed();

@@ -10,8 +10,14 @@ use taskhook::error::Error;
 use taskhook::store::checkpoint::Ring;
 use taskhook::store::{self, lock_path_for, schema, Clock, Loaded, Store};
 
+/// A store trusting the temp folder every test here works in.
 fn store() -> Store {
-    Store::new(Clock::system(), Duration::from_secs(10))
+    trusting(Store::new(Clock::system(), Duration::from_secs(10)))
+}
+
+fn trusting(s: Store) -> Store {
+    s.trust(&std::env::temp_dir(), false);
+    s
 }
 
 /// A claude-tasks document whose bytes are a function of `n` (sizes vary, to expose torn writes).
@@ -219,7 +225,7 @@ fn lock_wait_is_bounded_and_names_the_file() {
             .unwrap();
     });
     rx.recv().unwrap();
-    let waiter = Store::new(Clock::system(), Duration::from_millis(200));
+    let waiter = trusting(Store::new(Clock::system(), Duration::from_millis(200)));
     let start = std::time::Instant::now();
     let err = waiter.with_lock(&lock, || Ok(())).unwrap_err();
     let waited = start.elapsed();
@@ -335,10 +341,10 @@ fn checkpoint_order_survives_the_padding_width() {
 fn corrupt_files_are_detected_and_moved_aside_never_deleted() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("tasks.json");
-    let s = Store::new(
+    let s = trusting(Store::new(
         Clock::fixed(store::clock::parse_time("2026-02-03T04:05:06Z").unwrap()),
         Duration::from_secs(1),
-    );
+    ));
     std::fs::write(&path, b"{ half").unwrap();
     assert!(
         matches!(s.load_json(&path, "claude-tasks").unwrap(), Loaded::Invalid(m) if m.contains("not valid JSON"))
@@ -387,7 +393,7 @@ fn dry_run_keeps_writes_in_memory() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("a");
     let path = dir.join("tasks.json");
-    let s = Store::dry_run(Clock::system(), Duration::from_secs(1));
+    let s = trusting(Store::dry_run(Clock::system(), Duration::from_secs(1)));
     s.with_lock(&lock_path_for(&path), || {
         s.replace_json(&path, "claude-tasks", &doc(5))?;
         s.append(&dir.join("log.md"), b"x\n")

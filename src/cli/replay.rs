@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::{self, input::Payload, EXIT_ERROR};
+use crate::hook::input::{parse_json, Payload};
+use crate::hook::{self, EXIT_ERROR};
 use crate::store::fs;
 use crate::store::limits::MAX_CAPTURE_BYTES;
 
@@ -85,7 +86,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
 
 /// Splits a capture into payloads: one object, an array of objects, or JSON Lines.
 fn split(bytes: &[u8]) -> Vec<Result<Value>> {
-    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+    if let Ok(v) = parse_json(bytes) {
         return match v {
             Value::Array(items) => items.into_iter().map(Ok).collect(),
             other => vec![Ok(other)],
@@ -96,7 +97,7 @@ fn split(bytes: &[u8]) -> Vec<Result<Value>> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| {
+            parse_json(l.as_bytes()).map_err(|e| {
                 Error::BadInput(format!("line {}: payload is not valid JSON: {e}", i + 1))
             })
         })

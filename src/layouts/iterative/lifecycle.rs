@@ -84,7 +84,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
     if c.status == "done" {
         return Effect::AlreadyDone;
     }
-    c.iterations_used += 1;
+    c.iterations_used = c.iterations_used.saturating_add(1);
     let checking = matches!(c.status.as_str(), "confirming" | "verifying");
     let effect = match input {
         Input::Signal(SignalKind::Done, _) => match c.status.as_str() {
@@ -99,7 +99,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
             }
             _ => {
                 c.status = "confirming".into();
-                c.confirmations_used += 1;
+                c.confirmations_used = c.confirmations_used.saturating_add(1);
                 c.reason = None;
                 Effect::Confirm
             }
@@ -115,7 +115,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
                 Input::Signal(_, r) => r.map(str::to_string),
                 Input::NoSignal => Some("the check ended without confirming the signal".into()),
             };
-            c.failed_confirmations += 1;
+            c.failed_confirmations = c.failed_confirmations.saturating_add(1);
             if c.failed_confirmations >= MAX_FAILED_CONFIRMATIONS {
                 c.status = "blocked".into();
                 c.reason = Some(CONFIRMATION_CAP_REASON.into());

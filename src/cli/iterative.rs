@@ -336,6 +336,8 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 n += 1;
                 target = archive.join(format!("{slug}-{day}-{n}"));
             }
+            // Checked before anything is written: a refused move must leave the slug as it was.
+            cx.store.check_move(&store.root, &target)?;
             cx.store.with_lock(&folder_lock_path(&store.root), || {
                 let mut l = LAYOUT.load(cx, &store, true)?;
                 l.state["phase"] = json!("complete");

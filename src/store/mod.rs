@@ -392,10 +392,15 @@ impl Store {
         Ok(())
     }
 
+    /// Checks, without moving anything, that [`Store::rename`] may move `from` to `to`.
+    pub fn check_move(&self, from: &Path, to: &Path) -> Result<()> {
+        self.check_write("move", from, true)?;
+        self.check_write("move", to, true)
+    }
+
     /// Moves a file or folder (same filesystem), durably.
     pub fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.check_write("move", from, true)?;
-        self.check_write("move", to, true)?;
+        self.check_move(from, to)?;
         if self.dry_run {
             let content = self.read(from)?;
             let mut ov = self.overlay.borrow_mut();

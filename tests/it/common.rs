@@ -67,7 +67,20 @@ impl Run {
 
 impl Project {
     pub fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
+        Self::with_tmp(tempfile::tempdir().unwrap())
+    }
+
+    /// A project in memory (`/dev/shm`) where the machine has it, else as [`Project::new`]:
+    /// for tests that kill the binary thousands of times, where fsync (free there) is not
+    /// what is tested (a SIGKILL never loses what the kernel accepted).
+    pub fn in_memory() -> Self {
+        match tempfile::tempdir_in("/dev/shm") {
+            Ok(tmp) => Self::with_tmp(tmp),
+            Err(_) => Self::new(),
+        }
+    }
+
+    fn with_tmp(tmp: tempfile::TempDir) -> Self {
         let root = tmp.path().join("proj");
         let home = tmp.path().join("home");
         std::fs::create_dir_all(root.join(".git")).unwrap();

@@ -5,9 +5,15 @@
 mod agents;
 mod claude_tasks;
 mod common;
+mod crash;
+mod durability;
+mod fuzz;
+mod hardening;
+mod hostile;
 mod install;
 mod iterative;
 mod protocol;
 mod replay;
 mod schemas;
+mod special_files;
 mod store;

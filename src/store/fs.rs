@@ -46,26 +46,14 @@ fn flags(o: &mut OpenOptions, follow: bool) -> &mut OpenOptions {
     o
 }
 
-/// Whether an open failed because its last component is a symbolic link (`O_NOFOLLOW`).
-fn is_link_error(e: &io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        e.raw_os_error() == Some(libc::ELOOP)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = e;
-        false
-    }
-}
-
 /// The reason given for a link where a file was expected.
 pub const LINK_REASON: &str = "it is a symbolic link, and taskhook never reads or writes \
      through a link in a store (replace it with a regular file)";
 
-/// Maps an open error: a link is [`Error::Refused`], anything else an [`Error::Io`].
+/// Maps an open error: a link (which `O_NOFOLLOW` refused: ELOOP on Linux and macOS, EMLINK
+/// on the BSDs) is [`Error::Refused`], anything else an [`Error::Io`].
 fn open_error(op: &'static str, path: &Path, e: io::Error) -> Error {
-    if is_link_error(&e) {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         Error::refused(op, path, LINK_REASON)
     } else {
         Error::io(op, path, e)

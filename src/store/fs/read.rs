@@ -35,6 +35,7 @@ fn open_regular(path: &Path, follow: bool) -> Result<Option<(File, Metadata)>> {
     let f = match flags(OpenOptions::new().read(true), follow).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if follow => return Err(Error::io("read", path, e)),
         Err(e) => return Err(open_error("read", path, e)),
     };
     let meta = regular("read", path, &f)?;

@@ -135,6 +135,19 @@ impl Project {
         all
     }
 
+    /// Creates `.claude/iterative/<slug>` with `units` (each with `max` iterations) through
+    /// the binary; returns its folder.
+    pub fn new_slug(&self, slug: &str, units: &[&str], max: u64) -> PathBuf {
+        let max = max.to_string();
+        let mut args = vec!["iterative", "new", slug, "--max-iterations", &max];
+        for u in units {
+            args.extend(["--task", u]);
+        }
+        let run = self.run(&args, "");
+        assert_eq!(run.code, 0, "{run:?}");
+        self.root.join(".claude/iterative").join(slug)
+    }
+
     /// Writes a file (creating folders) inside the project.
     pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
         let p = self.root.join(rel);

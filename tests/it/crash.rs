@@ -77,17 +77,7 @@ fn valid(path: &Path, schema_name: &str, kill: usize) -> Value {
 /// progress entry, a state.json rewrite and a notice in agents.json).
 fn subagent_stops_under_sigkill(kills: usize, rng: &mut Rng) -> usize {
     let p = Project::in_memory();
-    let args = [
-        "iterative",
-        "new",
-        "x",
-        "--task",
-        "T1",
-        "--max-iterations",
-        "1000000",
-    ];
-    assert_eq!(p.run(&args, "").code, 0);
-    let dir = p.root.join(".claude/iterative/x");
+    let dir = p.new_slug("x", &["T1"], 1_000_000);
     let mut stop = p.payload("SubagentStop.json");
     stop["last_assistant_message"] = json!("Tried.\n<signal>T1_FAILED: again</signal>");
     let payload = serde_json::to_vec(&stop).unwrap();

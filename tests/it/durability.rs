@@ -17,19 +17,7 @@ struct Stopper {
 
 impl Stopper {
     fn new(p: Project) -> Self {
-        let run = p.run(
-            &[
-                "iterative",
-                "new",
-                "x",
-                "--task",
-                "T1",
-                "--max-iterations",
-                "50",
-            ],
-            "",
-        );
-        assert_eq!(run.code, 0, "{run:?}");
+        p.new_slug("x", &["T1"], 50);
         let transcript = p.tmp.path().join("agent-a1.jsonl");
         let line = json!({"type": "user", "message": {"content": "Work on <task>T1</task>."}});
         std::fs::write(&transcript, format!("{line}\n")).unwrap();

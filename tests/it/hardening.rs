@@ -10,9 +10,7 @@ use taskhook::store::{folder_lock_path, Clock, Store};
 use crate::common::Project;
 
 fn iterative(p: &Project, slug: &str, unit: &str) -> std::path::PathBuf {
-    let run = p.run(&["iterative", "new", slug, "--task", unit], "");
-    assert_eq!(run.code, 0, "{run:?}");
-    p.root.join(".claude/iterative").join(slug)
+    p.new_slug(slug, &[unit], 5)
 }
 
 #[test]

@@ -58,20 +58,7 @@ impl Scene {
 
     /// `.claude/iterative/<slug>` with unit T1, made by the binary.
     pub fn slug(&self, slug: &str) -> PathBuf {
-        let run = self.p.run(
-            &[
-                "iterative",
-                "new",
-                slug,
-                "--task",
-                "T1",
-                "--max-iterations",
-                "5",
-            ],
-            "",
-        );
-        assert_eq!(run.code, 0, "{run:?}");
-        self.p.root.join(".claude/iterative").join(slug)
+        self.p.new_slug(slug, &["T1"], 5)
     }
 
     /// A captured payload aimed at this project.

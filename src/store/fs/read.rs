@@ -51,14 +51,19 @@ pub fn read_capped(path: &Path, cap: u64, follow: bool) -> Result<Option<Vec<u8>
     if meta.len() > cap {
         return Err(over_cap("read", path, meta.len(), cap));
     }
-    let mut buf = Vec::with_capacity(meta.len() as usize);
+    read_up_to(f, path, cap, meta.len()).map(Some)
+}
+
+/// Reads to the end, failing past `cap` bytes (a file may grow after its `fstat`).
+fn read_up_to(f: impl Read, path: &Path, cap: u64, size_hint: u64) -> Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(size_hint.min(cap) as usize);
     f.take(cap + 1)
         .read_to_end(&mut buf)
         .map_err(|e| Error::io("read", path, e))?;
     if buf.len() as u64 > cap {
         return Err(over_cap("read", path, buf.len() as u64, cap));
     }
-    Ok(Some(buf))
+    Ok(buf)
 }
 
 /// Reads the first `head` and the last `tail` bytes of a regular file, whole lines only (a line
@@ -105,12 +110,5 @@ pub fn read_named(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("read", path, e)),
     };
-    let mut buf = Vec::new();
-    f.take(cap + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io("read", path, e))?;
-    if buf.len() as u64 > cap {
-        return Err(over_cap("read", path, buf.len() as u64, cap));
-    }
-    Ok(Some(buf))
+    read_up_to(f, path, cap, 0).map(Some)
 }

@@ -8,7 +8,7 @@
 //! - applies the corrupt-file policy of CONTRACT §3 ([`Store::load_json`], [`Store::quarantine`]),
 //! - records every path it changed, and in dry-run mode keeps all writes in memory (later reads
 //!   in the same run see them) so `replay --dry-run` reports what would change and writes nothing,
-//! - undoes what a failed locked operation had written ([`txn`]): exit 1 leaves every file as it
+//! - undoes what a failed locked operation had written ([`undo`]): exit 1 leaves every file as it
 //!   was,
 //! - writes only below the folders it was told to trust, never through a link ([`guard`]), and
 //!   caps every read ([`limits`]).
@@ -27,7 +27,7 @@ pub mod limits;
 pub mod lock;
 pub mod schema;
 mod temps;
-mod txn;
+mod undo;
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -70,7 +70,7 @@ pub struct Store {
     lock_window: Cell<Option<(Instant, Instant)>>,
     bases: guard::Bases,
     /// What the writes inside the current locks did, to undo them if the operation fails.
-    journal: RefCell<Vec<txn::Undo>>,
+    journal: RefCell<Vec<undo::Undo>>,
     /// How many transactions are open.
     depth: Cell<usize>,
     dry_run: bool,
@@ -309,7 +309,7 @@ impl Store {
         } else {
             let temp_name = format!("{temp_prefix}{}", uuid::Uuid::new_v4());
             fs::write_atomic(path, bytes, temp_dir, &temp_name)?;
-            self.record(txn::Undo::Replaced {
+            self.record(undo::Undo::Replaced {
                 path: path.to_path_buf(),
                 old,
             });
@@ -368,7 +368,7 @@ impl Store {
                 .insert(path.to_path_buf(), Some(cur));
         } else {
             let done = fs::append(path, bytes)?;
-            self.record(txn::Undo::Appended {
+            self.record(undo::Undo::Appended {
                 path: path.to_path_buf(),
                 done,
             });
@@ -413,7 +413,7 @@ impl Store {
                 }
             }
             fs::rename_durable(from, to)?;
-            self.record(txn::Undo::Renamed {
+            self.record(undo::Undo::Renamed {
                 from: from.to_path_buf(),
                 to: to.to_path_buf(),
             });
@@ -435,7 +435,7 @@ impl Store {
     }
 
     /// Runs `f` under the exclusive sidecar lock `lock_path`, as one transaction: when `f`
-    /// fails, what it wrote is undone ([`txn`]). Every lock of one invocation shares one
+    /// fails, what it wrote is undone ([`undo`]). Every lock of one invocation shares one
     /// deadline, `TASKHOOK_LOCK_TIMEOUT` after the first lock wait began. Dry runs take no lock
     /// and create no lock file.
     pub fn with_lock<R>(&self, lock_path: &Path, f: impl FnOnce() -> Result<R>) -> Result<R> {

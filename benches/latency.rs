@@ -5,6 +5,9 @@
 //! cases are interleaved round-robin so drift on a shared machine hits them alike. Prints the
 //! median and 90th percentile per case, and the no-op/floor ratio (target: at most 1.5).
 #![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
     clippy::disallowed_methods,
     clippy::print_stdout,
     clippy::print_stderr,

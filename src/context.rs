@@ -1,12 +1,13 @@
 //! Everything one invocation knows about its surroundings: the environment snapshot, the home
-//! folder, the project folder (resolved lazily, only when a layout needs it) and the [`Store`].
+//! folder, how to resolve a project ([`Ctx::project`], per payload, only when something needs
+//! it) and the [`Store`].
 
-use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use crate::env::{self, Env};
 use crate::error::Result;
-use crate::store::{fs, lock, Clock, Store};
+use crate::project::{self, Project};
+use crate::store::{lock, Clock, Store};
 
 /// The context every command and handler receives.
 #[derive(Debug)]
@@ -18,7 +19,6 @@ pub struct Ctx {
     project_override: Option<PathBuf>,
     /// The process's working folder.
     process_cwd: PathBuf,
-    project: OnceCell<PathBuf>,
     pub store: Store,
 }
 
@@ -45,45 +45,50 @@ impl Ctx {
             env,
             project_override,
             process_cwd,
-            project: OnceCell::new(),
             store,
         };
         // Claude Code's folder is the user's own: a linked folder there is a dotfiles setup.
         cx.store.trust(&cx.claude_config_dir(), true);
+        // What the environment names is the user's choice too: a cdd workspace (one named by
+        // the repository's own `.claude/taskhook.json` must lie inside the project) and the
+        // capture file. No link below them is followed.
+        for var in [env::CDD_DIR, env::TASKHOOK_CAPTURE] {
+            if let Some(p) = cx.env.get_os(var) {
+                cx.store
+                    .trust(&absolute(&cx.process_cwd, Path::new(p)), false);
+            }
+        }
         Ok(cx)
     }
 
-    /// The project folder (CONTRACT §1): `--project-dir`, `TASKHOOK_PROJECT_DIR`, the payload's
-    /// `cwd` walked up to the nearest folder holding `.claude/` or `.git` (never the home
-    /// folder), `CLAUDE_PROJECT_DIR`, else the process's folder (walked up the same way).
-    /// Resolved once per context, and trusted for writes (never through a link below it).
-    pub fn project_dir(&self, payload_cwd: Option<&str>) -> &Path {
-        let dir = self.project.get_or_init(|| {
-            if let Some(p) = &self.project_override {
-                return p.clone();
-            }
-            if let Some(cwd) = payload_cwd.filter(|c| !c.is_empty()) {
-                let cwd = absolute(&self.process_cwd, Path::new(cwd));
-                if let Some(found) = self.walk_up(&cwd) {
-                    return found;
-                }
-            }
-            if let Some(p) = self.env.get_os(env::CLAUDE_PROJECT_DIR) {
-                return absolute(&self.process_cwd, Path::new(p));
-            }
-            self.walk_up(&self.process_cwd)
-                .unwrap_or_else(|| self.process_cwd.clone())
-        });
-        self.store.trust(dir, false);
-        dir
+    /// The project a payload (or, without a `cwd`, a command) is about (CONTRACT §1):
+    /// `--project-dir`, `TASKHOOK_PROJECT_DIR`, the payload's `cwd` walked up to the nearest
+    /// folder holding `.claude/` or `.git` (never the home folder; a linked worktree resolves
+    /// to its main worktree), `CLAUDE_PROJECT_DIR`, else the process's folder walked up the
+    /// same way. Resolved afresh on every call: each payload of a replay has its own. Its folder
+    /// is trusted for writes, never through a link below it (see [`crate::store::guard`]).
+    pub fn project(&self, payload_cwd: Option<&str>) -> Project {
+        let root = self.project_root(payload_cwd);
+        self.store.trust(&root, false);
+        let git_root = project::git_root(&self.store, &root, &self.home);
+        Project::new(root, git_root)
     }
 
-    fn walk_up(&self, start: &Path) -> Option<PathBuf> {
-        start
-            .ancestors()
-            .filter(|dir| *dir != self.home)
-            .find(|dir| fs::is_dir(&dir.join(".claude")) || fs::exists(&dir.join(".git")))
-            .map(Path::to_path_buf)
+    fn project_root(&self, payload_cwd: Option<&str>) -> PathBuf {
+        if let Some(p) = &self.project_override {
+            return p.clone();
+        }
+        if let Some(cwd) = payload_cwd.filter(|c| !c.is_empty()) {
+            let cwd = absolute(&self.process_cwd, Path::new(cwd));
+            if let Some(found) = project::walk_up(&self.store, &cwd, &self.home) {
+                return found;
+            }
+        }
+        if let Some(p) = self.env.get_os(env::CLAUDE_PROJECT_DIR) {
+            return absolute(&self.process_cwd, Path::new(p));
+        }
+        project::walk_up(&self.store, &self.process_cwd, &self.home)
+            .unwrap_or_else(|| self.process_cwd.clone())
     }
 
     /// Claude Code's user folder: `CLAUDE_CONFIG_DIR`, else `<home>/.claude`.

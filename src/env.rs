@@ -22,6 +22,10 @@ pub const CLAUDE_CODE_TASK_LIST_ID: &str = "CLAUDE_CODE_TASK_LIST_ID";
 pub const CDD_DIR: &str = "CDD_DIR";
 /// The user's home folder (after `--home`).
 pub const HOME: &str = "HOME";
+/// Opt-in: append every hook payload to this file as JSON Lines (what `replay` consumes).
+pub const TASKHOOK_CAPTURE: &str = "TASKHOOK_CAPTURE";
+/// Turns colour off in human output (<https://no-color.org>).
+pub const NO_COLOR: &str = "NO_COLOR";
 
 /// Every variable taskhook reads; [`Env::from_process`] copies these and no others.
 pub const READ: &[&str] = &[
@@ -33,6 +37,8 @@ pub const READ: &[&str] = &[
     CLAUDE_CODE_TASK_LIST_ID,
     CDD_DIR,
     HOME,
+    TASKHOOK_CAPTURE,
+    NO_COLOR,
 ];
 
 /// A snapshot of the environment, taken once by the CLI.

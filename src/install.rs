@@ -10,15 +10,18 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 
-/// The events taskhook registers for, with each one's timeout in seconds. The timeouts exceed
-/// the default lock wait (10 s) so a lock timeout is reported by taskhook, not cut off.
-pub const REGISTRATIONS: &[(&str, u64)] = &[
-    ("SessionStart", 30),
-    ("PostToolUse", 15),
-    ("SubagentStop", 30),
-    ("PreCompact", 30),
-    ("SessionEnd", 15),
-    ("TaskCompleted", 15),
+/// The events taskhook registers for, each with its tool matcher (PreToolUse only: a launch of
+/// a bound subagent, a subagent's Bash call; every other tool costs nothing) and its timeout in
+/// seconds. The timeouts exceed the default lock wait (10 s) so a lock timeout is reported by
+/// taskhook, not cut off.
+pub const REGISTRATIONS: &[(&str, Option<&str>, u64)] = &[
+    ("SessionStart", None, 30),
+    ("PreToolUse", Some("Agent|Task|Bash"), 15),
+    ("PostToolUse", None, 15),
+    ("SubagentStop", None, 30),
+    ("PreCompact", None, 30),
+    ("SessionEnd", None, 15),
+    ("TaskCompleted", None, 15),
 ];
 
 /// The handler object taskhook registers.
@@ -48,7 +51,7 @@ pub fn snippet(command: &str) -> Value {
 /// Adds (or updates in place) taskhook's registrations.
 pub fn install(mut settings: Value, command: &str) -> Result<Value> {
     let hooks = hooks_object(&mut settings)?;
-    for &(event, timeout) in REGISTRATIONS {
+    for &(event, matcher, timeout) in REGISTRATIONS {
         let want = handler(command, timeout);
         let groups = hooks
             .entry(event.to_string())
@@ -56,20 +59,32 @@ pub fn install(mut settings: Value, command: &str) -> Result<Value> {
         let groups = groups
             .as_array_mut()
             .ok_or_else(|| shape_error(&format!("hooks.{event} is not an array")))?;
-        let existing = groups.iter_mut().find_map(|g| {
-            g.get_mut("hooks")
-                .and_then(Value::as_array_mut)
-                .and_then(|hs| hs.iter_mut().find(|h| is_ours(h)))
-        });
-        match existing {
-            Some(h) => {
-                if let (Some(obj), Some(want)) = (h.as_object_mut(), want.as_object()) {
+        let ours = |g: &Value| {
+            g.get("hooks")
+                .and_then(Value::as_array)
+                .is_some_and(|hs| hs.iter().any(is_ours))
+        };
+        match groups.iter_mut().find(|g| ours(g)) {
+            Some(group) => {
+                if let (Some(m), Some(g)) = (matcher, group.as_object_mut()) {
+                    g.insert("matcher".into(), json!(m));
+                }
+                let h = group
+                    .get_mut("hooks")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|hs| hs.iter_mut().find(|h| is_ours(h)));
+                if let (Some(obj), Some(want)) =
+                    (h.and_then(Value::as_object_mut), want.as_object())
+                {
                     for (k, v) in want {
                         obj.insert(k.clone(), v.clone());
                     }
                 }
             }
-            None => groups.push(json!({"hooks": [want]})),
+            None => groups.push(match matcher {
+                Some(m) => json!({"matcher": m, "hooks": [want]}),
+                None => json!({"hooks": [want]}),
+            }),
         }
     }
     Ok(settings)

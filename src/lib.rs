@@ -1,17 +1,22 @@
 //! taskhook: a task-state engine for coding agents, run by Claude Code as a hook.
 //!
-//! - [`hook`]: the Claude Code protocol (typed input, decision JSON, exit codes).
-//! - [`graph`]: dependency graphs (unknown ids, cycles, ready and blocked tasks).
-//! - [`engine`]: which layouts an event concerns, and merging their reactions into one reply.
-//! - [`layouts`]: one module per seed format behind the [`layouts::Layout`] trait.
-//! - [`store`]: durable primitives (lock, atomic replace, append-only logs, checkpoints,
-//!   schemas, clock, safe ids); the only way to the disk.
+//! - [`hook`]: the Claude Code protocol only (typed input, decision JSON and which event accepts
+//!   what, exit codes); it knows no engine and no layout.
+//! - [`engine`]: payload → facts → the one reply policy: subagent binding and lifecycle steps,
+//!   notices and halts for the main agent, the edit check, store-wide operations.
+//! - [`layouts`]: one folder per seed format behind the [`layouts::Layout`] trait.
+//! - [`store`]: every byte of I/O (locks, atomic replace, appends, checkpoints, schemas,
+//!   bounded reads, the read → decide → lock → write transaction).
+//! - [`project`], [`config`], [`context`]: the project a payload is about, its
+//!   `.claude/taskhook.json`, and what one invocation knows.
+//! - [`signals`], [`graph`]: pure parsers and dependency graphs shared by the layouts.
 //! - [`install`]: merging taskhook's registrations into Claude Code's `settings.json`.
 //! - [`cli`]: the clap commands, thin.
 
-pub mod agents;
 pub mod cli;
+pub mod config;
 pub mod context;
+pub mod demo;
 pub mod engine;
 pub mod env;
 pub mod error;
@@ -19,6 +24,7 @@ pub mod graph;
 pub mod hook;
 pub mod install;
 pub mod layouts;
+pub mod project;
 pub mod signals;
 pub mod store;
 

@@ -242,6 +242,7 @@ not json
             env!("CARGO_MANIFEST_DIR"),
             "/../shared/reference/claude-code-2.1.330/transcripts/subagent.agent-af21521741dc9d17f.jsonl"
         );
+        #[allow(clippy::disallowed_methods)]
         let Ok(text) = std::fs::read_to_string(path) else {
             return;
         };

@@ -2,7 +2,13 @@
 //! fake Messages API (tests/e2e/fake_api.py), with taskhook registered by `taskhook install`.
 //! Each scenario checks the files taskhook wrote AND what reached the model (the fake API's
 //! request log). See the README, "End-to-end tests against the real Claude Code".
-#![allow(clippy::disallowed_methods, clippy::print_stderr)]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 #[path = "e2e/harness.rs"]
 mod harness;

@@ -3,8 +3,9 @@
 use std::io::Read;
 
 use crate::context::Ctx;
+use crate::engine;
 use crate::error::{Error, Result};
-use crate::hook::{self, input::MAX_PAYLOAD_BYTES};
+use crate::hook::input::MAX_PAYLOAD_BYTES;
 
 use super::Io;
 
@@ -15,7 +16,7 @@ pub fn run(cx: &Ctx, io: &mut Io<'_>) -> Result<u8> {
         .take(MAX_PAYLOAD_BYTES as u64 + 1)
         .read_to_end(&mut buf)
         .map_err(|e| Error::io("read", "stdin", e))?;
-    let (_, result) = hook::run(cx, &buf);
+    let (_, result) = engine::run(cx, &buf);
     let outcome = result?;
     if let Some(out) = &outcome.output {
         super::out_json(io, &out.to_json())?;

@@ -34,7 +34,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let settings_path = if args.user {
         cx.claude_config_dir().join("settings.json")
     } else {
-        cx.project_dir(None).join(".claude").join("settings.json")
+        cx.project(None).root.join(".claude").join("settings.json")
     };
     let command = match &args.command {
         Some(c) => cx.absolute(c),

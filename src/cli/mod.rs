@@ -1,14 +1,17 @@
 //! The command line: parse with clap, call the library, print. One file per command, each
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
+mod demo;
 mod hook;
 mod install;
 mod iterative;
+mod log;
 mod reconcile;
 mod recover;
 mod replay;
 mod schema;
 mod status;
+mod statusline;
 mod tasks;
 mod validate;
 
@@ -61,6 +64,12 @@ pub enum Command {
     Iterative(iterative::Args),
     /// Seed 002's task list: `tasks write` (TodoWrite) and `tasks read` (TodoRead).
     Tasks(tasks::Args),
+    /// Show the journal of what taskhook changed and replied, event by event.
+    Log(log::Args),
+    /// Print one line for Claude Code's status line (reads its status-line JSON on stdin).
+    Statusline(statusline::Args),
+    /// A 30-second tour on a scratch project: every layout, real payloads, what changed.
+    Demo(demo::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -157,11 +166,16 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         _ => false,
     };
     let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, dry_run)?;
-    // `hook` and `replay` report a bad TASKHOOK_NOW / TASKHOOK_LOCK_TIMEOUT only where a
-    // payload uses it (an event that touches nothing never fails on it); commands, at once.
+    // `hook`, `replay` and `statusline` (which Claude Code runs) report a bad TASKHOOK_NOW /
+    // TASKHOOK_LOCK_TIMEOUT only where it is used (an event that touches nothing never fails
+    // on it); the other commands, at once.
     if !matches!(
         cli.command,
-        Command::Hook | Command::Replay(_) | Command::Schema(_)
+        Command::Hook
+            | Command::Replay(_)
+            | Command::Statusline(_)
+            | Command::Schema(_)
+            | Command::Demo(_)
     ) {
         cx.store.check_env()?;
     }
@@ -179,6 +193,9 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Schema(a) => schema::run(a, io),
         Command::Iterative(a) => iterative::run(&cx, a, io),
         Command::Tasks(a) => tasks::run(&cx, a, io),
+        Command::Log(a) => log::run(&cx, a, io),
+        Command::Statusline(a) => statusline::run(&cx, a, io),
+        Command::Demo(a) => demo::run(a, io),
     }
 }
 

@@ -19,7 +19,8 @@ pub struct Args {
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
-    let (reaction, errors) = engine::reconcile(cx)?;
+    let project = cx.project(None);
+    let (reaction, errors) = engine::ops::session_start(cx, &project, None);
     let changed = cx.store.take_changed();
     let errors: Vec<String> = errors
         .iter()

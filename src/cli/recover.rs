@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use crate::context::Ctx;
-use crate::error::{Error, Result};
-use crate::layouts::registry;
+use crate::engine;
+use crate::error::Result;
 
 use super::Io;
 
@@ -16,18 +16,7 @@ pub struct Args {
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let target = cx.absolute(&args.path);
-    let project = cx.project_dir(None).to_path_buf();
-    for &layout in registry() {
-        for store in layout.discover(cx, &project)? {
-            if target.starts_with(&store.root) {
-                let msg = layout.recover(cx, &store)?;
-                super::out(io, &msg)?;
-                return Ok(0);
-            }
-        }
-    }
-    Err(Error::NotFound(format!(
-        "no taskhook store at `{}` (see `taskhook status`)",
-        target.display()
-    )))
+    let msg = engine::ops::recover(cx, &cx.project(None), &target)?;
+    super::out(io, &msg)?;
+    Ok(0)
 }

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use crate::context::Ctx;
+use crate::engine;
 use crate::error::{Error, Result};
 use crate::hook::input::{parse_json, Payload};
-use crate::hook::{self, EXIT_ERROR};
+use crate::hook::EXIT_ERROR;
 use crate::store::fs;
 use crate::store::limits::MAX_CAPTURE_BYTES;
 
@@ -49,7 +50,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         for item in split(&bytes) {
             let (event, result) = match item {
                 Ok(value) => match Payload::from_value(value) {
-                    Ok(p) => hook::run_payload(cx, p),
+                    Ok(p) => engine::run_payload(cx, p),
                     Err(e) => (None, Err(e)),
                 },
                 Err(e) => (None, Err(e)),

@@ -70,7 +70,7 @@ pub struct ReadArgs {
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
-    let project = cx.project_dir(None).to_path_buf();
+    let project = cx.project(None);
     match args.command {
         TasksCommand::Write(a) => {
             let params = write_params(a, io)?;

@@ -16,7 +16,7 @@ pub struct Args {
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
-    let reports = engine::validate(cx)?;
+    let reports = engine::ops::validate(cx, &cx.project(None))?;
     let all_valid = reports.iter().all(|r| r.valid);
     if args.json {
         super::out_json(io, &json!({"valid": all_valid, "files": reports}))?;

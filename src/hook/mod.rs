@@ -1,5 +1,7 @@
 //! The Claude Code hook protocol, and nothing else: typed input ([`input`]), the decision JSON
-//! ([`output`]), and the exit-code policy ([`Outcome::exit_code`], [`EXIT_ERROR`]).
+//! and which event accepts which part of it ([`output`]), and the exit-code policy
+//! ([`Outcome::exit_code`], [`EXIT_ERROR`]). It knows no layout and no engine: the engine
+//! (`crate::engine`) turns payloads into facts and facts into a [`output::Reply`].
 //!
 //! Exit codes (CONTRACT §2): 0 for every handled event, decisions included; 2 only to refuse a
 //! TaskCompleted (the one event where Claude Code honours nothing else); 1 with one
@@ -10,9 +12,6 @@ pub mod output;
 
 use std::path::PathBuf;
 
-use crate::context::Ctx;
-use crate::error::Result;
-use input::Payload;
 use output::HookOutput;
 
 /// Exit code of a handled event.
@@ -42,35 +41,4 @@ impl Outcome {
             EXIT_OK
         }
     }
-}
-
-/// Parses and handles one payload: the single code path behind both `hook` and `replay`.
-/// Returns the event name (when the payload had one) and the outcome.
-pub fn run(cx: &Ctx, bytes: &[u8]) -> (Option<String>, Result<Outcome>) {
-    match Payload::parse(bytes) {
-        Err(e) => (None, Err(e)),
-        Ok(p) => run_payload(cx, p),
-    }
-}
-
-/// Handles an already parsed payload: one invocation, with its own lock deadline.
-pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcome>) {
-    let name = payload.name.clone();
-    cx.store.begin_invocation();
-    let result = crate::engine::handle(cx, &payload)
-        .and_then(|out| match cx.store.clock_error() {
-            // The handler read a clock TASKHOOK_NOW could not set (it wrote nothing: every
-            // write checks the environment first).
-            Some(e) => Err(e),
-            None => Ok(out),
-        })
-        .map(|mut out| {
-            out.changed = cx.store.take_changed();
-            out
-        });
-    if result.is_err() {
-        // Whatever was recorded belongs to the failed payload; do not leak it into the next.
-        let _ = cx.store.take_changed();
-    }
-    (Some(name), result)
 }

@@ -1,9 +1,14 @@
-//! The decision JSON taskhook prints on stdout, exactly one object or nothing.
+//! The decision JSON taskhook prints on stdout, exactly one object or nothing, and which event
+//! accepts which part of it.
+//!
+//! Handlers say what they want said as a [`Reply`] (context lines, a block reason, a halt, …);
+//! [`render`] keeps what the event accepts according to [`ACCEPTS`], the decision-control table
+//! observed in the real Claude Code (FINDINGS.md), and builds the [`HookOutput`].
 //!
 //! Fields follow Claude Code's names: `continue`, `stopReason`, `systemMessage`, `decision`,
-//! `reason`, `hookSpecificOutput {hookEventName, additionalContext, …}`. Every string Claude Code
-//! shows is capped at [`MAX_TEXT_CHARS`] UTF-16 code units (JavaScript's string length), cut on a
-//! character boundary with a marker.
+//! `reason`, `hookSpecificOutput {hookEventName, additionalContext, permissionDecision, …}`.
+//! Every string Claude Code shows is capped at [`MAX_TEXT_CHARS`] UTF-16 code units
+//! (JavaScript's string length), cut on a character boundary with a marker.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -38,16 +43,172 @@ pub enum Decision {
     Block,
 }
 
-/// `hookSpecificOutput`: the event name, optional context, and event-specific extras (seed
-/// 002's `tasks_to_update` goes in `extra` under its own snake_case name).
+/// `hookSpecificOutput`: the event name, optional context, PreToolUse's permission decision, and
+/// event-specific extras (seed 002's `tasks_to_update` goes in `extra` under its own snake_case
+/// name).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookSpecific {
     pub hook_event_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_context: Option<String>,
+    /// PreToolUse only: `"deny"` stops the tool call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision_reason: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// What handlers want said about one event, before the event decides what it accepts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    /// Lines for `additionalContext` (what the model reads).
+    pub context: Vec<String>,
+    /// Lines for `systemMessage` (what the user sees).
+    pub system: Vec<String>,
+    /// Reasons for `decision: block` (another turn for the agent that stopped).
+    pub block: Vec<String>,
+    /// `continue: false` with this `stopReason` (halts the agent).
+    pub halt: Option<String>,
+    /// Refuse the event with exit 2 and this stderr line (TaskCompleted).
+    pub refuse: Option<String>,
+    /// Deny the tool call with this reason (PreToolUse `permissionDecision: "deny"`).
+    pub deny: Option<String>,
+    /// Extra `hookSpecificOutput` fields (seed 002's `tasks_to_update`).
+    pub extra: Map<String, Value>,
+}
+
+impl Reply {
+    /// Whether the reply says nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Reply::default()
+    }
+
+    /// A reply with one context line.
+    pub fn context(line: impl Into<String>) -> Self {
+        Reply {
+            context: vec![line.into()],
+            ..Default::default()
+        }
+    }
+
+    /// Folds another reply into this one (the first halt, refusal and denial win).
+    pub fn merge(&mut self, other: Reply) {
+        self.context.extend(other.context);
+        self.system.extend(other.system);
+        self.block.extend(other.block);
+        self.halt = self.halt.take().or(other.halt);
+        self.refuse = self.refuse.take().or(other.refuse);
+        self.deny = self.deny.take().or(other.deny);
+        for (k, v) in other.extra {
+            match (self.extra.get_mut(&k), v) {
+                (Some(Value::Array(a)), Value::Array(b)) => a.extend(b),
+                (_, v) => {
+                    self.extra.insert(k, v);
+                }
+            }
+        }
+    }
+}
+
+/// Which parts of a [`Reply`] an event accepts. `systemMessage` and extra
+/// `hookSpecificOutput` fields are accepted everywhere.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Accepts {
+    /// `hookSpecificOutput.additionalContext`.
+    pub context: bool,
+    /// `decision: "block"` + `reason`.
+    pub block: bool,
+    /// `continue: false` + `stopReason`.
+    pub halt: bool,
+    /// Exit 2 with the reason on stderr (the only refusal the event honours).
+    pub exit2: bool,
+    /// `hookSpecificOutput.permissionDecision: "deny"`.
+    pub deny: bool,
+}
+
+const fn accepts_row(context: bool, block: bool, halt: bool, exit2: bool, deny: bool) -> Accepts {
+    Accepts {
+        context,
+        block,
+        halt,
+        exit2,
+        deny,
+    }
+}
+
+/// The decision-control table (CONTRACT §2 and §5, FINDINGS.md): what each event accepts.
+/// `continue: false` on SubagentStop would end only the subagent, and `additionalContext` there
+/// gives the subagent another turn: neither is ever sent. Events not listed accept only
+/// `systemMessage`.
+pub const ACCEPTS: &[(&str, Accepts)] = &[
+    //                                   context block  halt   exit2  deny
+    ("SessionStart", accepts_row(true, false, true, false, false)),
+    (
+        "UserPromptSubmit",
+        accepts_row(true, false, true, false, false),
+    ),
+    (
+        "SubagentStart",
+        accepts_row(true, false, false, false, false),
+    ),
+    ("PreToolUse", accepts_row(false, false, true, false, true)),
+    ("PostToolUse", accepts_row(true, true, true, false, false)),
+    (
+        "PostToolUseFailure",
+        accepts_row(true, false, true, false, false),
+    ),
+    (
+        "SubagentStop",
+        accepts_row(false, true, false, false, false),
+    ),
+    ("Stop", accepts_row(false, true, true, false, false)),
+    (
+        "TaskCompleted",
+        accepts_row(false, false, false, true, false),
+    ),
+];
+
+/// What `event` accepts (an unknown event: only `systemMessage`).
+pub fn accepts(event: &str) -> Accepts {
+    ACCEPTS
+        .iter()
+        .find(|(name, _)| *name == event)
+        .map(|(_, a)| *a)
+        .unwrap_or_default()
+}
+
+/// Keeps what `event` accepts of `reply` and builds the JSON; also returns the exit-2 refusal
+/// line, when the event honours one and the reply refuses.
+pub fn render(event: &str, r: Reply) -> (Option<HookOutput>, Option<String>) {
+    let a = accepts(event);
+    let mut out = HookOutput::default();
+    if !r.system.is_empty() {
+        out.system_message = Some(r.system.join("\n"));
+    }
+    if a.block && !r.block.is_empty() {
+        out.decision = Some(Decision::Block);
+        out.reason = Some(r.block.join("\n\n"));
+    }
+    if let Some(reason) = r.halt.filter(|_| a.halt) {
+        out.continue_ = Some(false);
+        out.stop_reason = Some(reason);
+    }
+    let context = (a.context && !r.context.is_empty()).then(|| r.context.join("\n\n"));
+    let deny = r.deny.filter(|_| a.deny);
+    if context.is_some() || deny.is_some() || !r.extra.is_empty() {
+        out.hook_specific_output = Some(HookSpecific {
+            hook_event_name: event.to_string(),
+            additional_context: context,
+            permission_decision: deny.is_some().then_some("deny"),
+            permission_decision_reason: deny,
+            extra: r.extra,
+        });
+    }
+    let refusal = r.refuse.filter(|_| a.exit2);
+    ((!out.is_empty()).then_some(out), refusal)
 }
 
 impl HookOutput {
@@ -62,7 +223,7 @@ impl HookOutput {
             hook_specific_output: Some(HookSpecific {
                 hook_event_name: event.to_string(),
                 additional_context: Some(text.into()),
-                extra: Map::new(),
+                ..Default::default()
             }),
             ..Default::default()
         }
@@ -90,7 +251,10 @@ impl HookOutput {
             *s = cap(s);
         }
         if let Some(h) = &mut self.hook_specific_output {
-            if let Some(c) = &mut h.additional_context {
+            for c in [&mut h.additional_context, &mut h.permission_decision_reason]
+                .into_iter()
+                .flatten()
+            {
                 *c = cap(c);
             }
         }
@@ -142,8 +306,8 @@ mod tests {
         extra.insert("tasks_to_update".into(), serde_json::json!([]));
         o.hook_specific_output = Some(HookSpecific {
             hook_event_name: "SubagentStop".into(),
-            additional_context: None,
             extra,
+            ..Default::default()
         });
         assert_eq!(
             serde_json::to_string(&o).unwrap(),
@@ -152,6 +316,46 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&HookOutput::context("SessionStart", "x")).unwrap(),
             r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"x"}}"#
+        );
+    }
+
+    #[test]
+    fn events_keep_only_what_they_accept() {
+        let r = Reply {
+            context: vec!["ctx".into()],
+            block: vec!["again".into()],
+            halt: Some("stop".into()),
+            refuse: Some("no".into()),
+            deny: Some("not yours".into()),
+            ..Default::default()
+        };
+        let json = |event: &str| {
+            let (out, refusal) = render(event, r.clone());
+            (out.map(|o| serde_json::to_string(&o).unwrap()), refusal)
+        };
+        assert_eq!(
+            json("SubagentStop"),
+            (
+                Some(r#"{"decision":"block","reason":"again"}"#.into()),
+                None
+            )
+        );
+        assert_eq!(
+            json("PreToolUse").0.unwrap(),
+            r#"{"continue":false,"stopReason":"stop","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not yours"}}"#
+        );
+        assert_eq!(json("TaskCompleted"), (None, Some("no".into())));
+        assert_eq!(json("Teleport"), (None, None));
+        let (out, _) = render("PostToolUse", r);
+        let out = out.unwrap();
+        assert_eq!(out.continue_, Some(false));
+        assert_eq!(out.decision, Some(Decision::Block));
+        assert_eq!(
+            out.hook_specific_output
+                .unwrap()
+                .additional_context
+                .as_deref(),
+            Some("ctx")
         );
     }
 

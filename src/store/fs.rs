@@ -121,9 +121,19 @@ pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }
 
+/// Returns whether a path is a regular file (following links).
+pub fn is_file(path: &Path) -> bool {
+    fs::metadata(path).map(|m| m.is_file()).unwrap_or(false)
+}
+
 /// Returns whether a path is a folder.
 pub fn is_dir(path: &Path) -> bool {
     fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false)
+}
+
+/// Returns a file's length, when it is there.
+pub fn file_len(path: &Path) -> Option<u64> {
+    fs::metadata(path).ok().map(|m| m.len())
 }
 
 /// Returns a regular file's modification time (a link or special file has none here).

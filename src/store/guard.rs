@@ -34,14 +34,15 @@ struct Base {
 pub struct Bases(RefCell<Vec<Base>>);
 
 impl Bases {
-    /// Trusts `root`: writes may land below it. With `follow_links`, links below it are the
-    /// user's own and followed (`~/.claude`); without, any link below it is refused. Trusting
-    /// a folder twice keeps the first call's choice.
+    /// Trusts `root` (a folder, or a single file): writes may land at or below it. With
+    /// `follow_links`, links below it are the user's own and followed (`~/.claude`); without,
+    /// any link below it is refused. Trusting a folder twice keeps the stricter choice.
     pub fn trust(&self, root: &Path, follow_links: bool) {
         let root: PathBuf = root.components().collect();
         let mut bases = self.0.borrow_mut();
-        if !bases.iter().any(|b| b.root == root) {
-            bases.push(Base { root, follow_links });
+        match bases.iter_mut().find(|b| b.root == root) {
+            Some(b) => b.follow_links &= follow_links,
+            None => bases.push(Base { root, follow_links }),
         }
     }
 

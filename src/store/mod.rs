@@ -17,6 +17,7 @@
 //! stays); a stray temp file may remain, which the next replace of that file removes once it is
 //! five minutes old ([`Store::clean_stale_temps`]).
 
+pub mod check;
 pub mod checkpoint;
 pub mod clock;
 pub mod fs;
@@ -27,6 +28,7 @@ pub mod limits;
 pub mod lock;
 pub mod schema;
 mod temps;
+pub mod txn;
 mod undo;
 
 use std::cell::{Cell, RefCell};
@@ -40,6 +42,7 @@ pub use clock::Clock;
 pub use fs::Entry;
 pub use ids::{check_id, sanitize_id};
 pub use temps::{temp_prefix, STALE_TEMP_AGE};
+pub use txn::Pass;
 
 use crate::error::{Error, Result};
 
@@ -130,6 +133,11 @@ impl Store {
         std::mem::take(&mut *self.changed.borrow_mut())
     }
 
+    /// Whether anything changed since the last [`Store::take_changed`].
+    pub fn has_changed(&self) -> bool {
+        !self.changed.borrow().is_empty()
+    }
+
     fn mark(&self, path: &Path) {
         let mut changed = self.changed.borrow_mut();
         if !changed.iter().any(|p| p == path) {
@@ -142,14 +150,15 @@ impl Store {
     /// Reads a file, up to its cap ([`limits::cap_for`]); `None` when absent. A link, a FIFO,
     /// a device or a file over the cap is [`Error::Refused`], naming the file.
     pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>> {
-        self.read_capped(path, limits::cap_for(path))
+        self.read_capped(path, usize::MAX)
     }
 
-    /// [`Store::read`] with an explicit cap in bytes.
-    pub fn read_capped(&self, path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
+    /// [`Store::read`] with an explicit cap in bytes (the smaller of it and the file's own).
+    pub fn read_capped(&self, path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
         if let Some(v) = self.overlay.borrow().get(path) {
             return Ok(v.clone());
         }
+        let cap = (cap as u64).min(limits::cap_for(path));
         let got = fs::read_capped(path, cap, self.bases.follows(path));
         if !matches!(got, Ok(None)) {
             self.bases.check_read(path)?;
@@ -327,6 +336,25 @@ impl Store {
         self.replace(path, &bytes)
     }
 
+    /// [`Store::replace_json`] for a layout that keeps a log: when the schema refuses the value,
+    /// `log_error` records the full error there (CONTRACT §3: "a failed validation aborts the
+    /// write and logs an ERROR entry where the layout has a log") before the error is returned.
+    pub fn replace_json_logged(
+        &self,
+        path: &Path,
+        schema: &'static str,
+        value: &Value,
+        log_error: impl FnOnce(&str) -> Result<()>,
+    ) -> Result<bool> {
+        match self.checked_json(path, schema, value) {
+            Ok(bytes) => self.replace(path, &bytes),
+            Err(e) => {
+                log_error(&e.one_line())?;
+                Err(e)
+            }
+        }
+    }
+
     /// [`Store::replace_json`] with the temp file in `temp_dir`.
     pub fn replace_json_via(
         &self,
@@ -392,15 +420,10 @@ impl Store {
         Ok(())
     }
 
-    /// Checks, without moving anything, that [`Store::rename`] may move `from` to `to`.
-    pub fn check_move(&self, from: &Path, to: &Path) -> Result<()> {
-        self.check_write("move", from, true)?;
-        self.check_write("move", to, true)
-    }
-
     /// Moves a file or folder (same filesystem), durably.
     pub fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.check_move(from, to)?;
+        self.check_write("move", from, true)?;
+        self.check_write("move", to, true)?;
         if self.dry_run {
             let content = self.read(from)?;
             let mut ov = self.overlay.borrow_mut();

@@ -31,6 +31,7 @@ fn fresh_install_registers_exec_form_hooks() {
         events,
         [
             "SessionStart",
+            "PreToolUse",
             "PostToolUse",
             "SubagentStop",
             "PreCompact",
@@ -38,6 +39,9 @@ fn fresh_install_registers_exec_form_hooks() {
             "TaskCompleted"
         ]
     );
+    // CONTRACT §6: PreToolUse only for launches and Bash; every other tool call costs nothing.
+    assert_eq!(hooks["PreToolUse"][0]["matcher"], "Agent|Task|Bash");
+    assert!(hooks["PostToolUse"][0].get("matcher").is_none());
     for (event, groups) in hooks {
         let h = &groups[0]["hooks"][0];
         assert_eq!(h["type"], "command", "{event}");

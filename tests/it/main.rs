@@ -1,19 +1,29 @@
 //! The one integration test binary: every test drives the real `taskhook` binary (or, for the
 //! store's process-level proofs, re-executes this test binary as a child).
-#![allow(clippy::disallowed_methods, clippy::print_stderr)]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 mod agents;
 mod claude_tasks;
 mod common;
 mod crash;
+mod demo;
 mod durability;
+mod engine;
 mod fuzz;
 mod hardening;
 mod hostile;
 mod install;
 mod iterative;
+mod journal;
 mod protocol;
 mod replay;
 mod schemas;
 mod special_files;
+mod status;
 mod store;

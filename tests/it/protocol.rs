@@ -144,11 +144,12 @@ fn bad_environment_fails_only_what_uses_it() {
         );
     }
     // A store to reconcile reads the clock; a write locks: both report the variable.
+    let dir = p.new_slug("s", &["T1"], 5);
     assert_eq!(
-        p.run(&["iterative", "new", "s", "--task", "T1"], "").code,
+        p.run(&["iterative", "signal", "s", "T1", "DONE"], "").code,
         0
     );
-    std::fs::remove_file(p.root.join(".claude/iterative/s/state.json")).unwrap();
+    std::fs::remove_file(dir.join("state.json")).unwrap();
     let before = p.snapshot();
     for (key, value) in [
         ("TASKHOOK_NOW", "not a time"),

@@ -9,6 +9,8 @@
 
 use crate::signals::SignalKind;
 
+pub use crate::layouts::unit::Input;
+
 /// The cap on confirmation/verification rounds that send a unit back to work.
 pub const MAX_FAILED_CONFIRMATIONS: u64 = 3;
 /// `max_iterations` when neither state.json nor the plan gives one.
@@ -41,13 +43,6 @@ impl Counters {
     }
 }
 
-/// What a stop brought.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input<'a> {
-    Signal(SignalKind, Option<&'a str>),
-    NoSignal,
-}
-
 /// What the step decided; the layout turns it into a reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
@@ -65,7 +60,8 @@ pub enum Effect {
     Blocked(String),
     /// `max_iterations` reached before done.
     Timeout,
-    /// The unit was already done; nothing changed.
+    /// The unit was already done, or the input was a launch: nothing changed (a stop, not a
+    /// launch, counts an iteration).
     AlreadyDone,
 }
 
@@ -81,7 +77,7 @@ impl Effect {
 
 /// Applies one stop to a unit.
 pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
-    if c.status == "done" {
+    if c.status == "done" || input == Input::Launch {
         return Effect::AlreadyDone;
     }
     c.iterations_used = c.iterations_used.saturating_add(1);
@@ -113,7 +109,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
         Input::Signal(SignalKind::Failed, _) | Input::NoSignal if checking => {
             let reason = match input {
                 Input::Signal(_, r) => r.map(str::to_string),
-                Input::NoSignal => Some("the check ended without confirming the signal".into()),
+                _ => Some("the check ended without confirming the signal".into()),
             };
             c.failed_confirmations = c.failed_confirmations.saturating_add(1);
             if c.failed_confirmations >= MAX_FAILED_CONFIRMATIONS {
@@ -129,7 +125,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
             c.status = "in_progress".into();
             Effect::KeepGoing(reason.map(str::to_string))
         }
-        Input::NoSignal => {
+        Input::NoSignal | Input::Launch => {
             c.status = "in_progress".into();
             Effect::KeepGoing(None)
         }

@@ -1,0 +1,64 @@
+//! `.claude/taskhook.json`: the project's own settings, for the stores taskhook cannot find by
+//! convention alone (CONTRACT §3). Read at most once per [`crate::project::Project`], and only
+//! when a layout asks for it (never on the hot path).
+//!
+//! ```json
+//! {
+//!   "execute": ["work/plan/execute-state.json"],
+//!   "cdd_dir": "work/cdd"
+//! }
+//! ```
+//!
+//! Unknown keys are ignored; a key of the wrong type, or a file that is not JSON, is an error
+//! naming the file (the layouts that need it report it; the others keep working).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+/// The project's settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// `execute-state.json` paths (seed 001), relative to the project folder, besides
+    /// `docs/tasks/*/execute-state.json`.
+    pub execute: Vec<String>,
+    /// The cdd workspace (seed 004) when `CDD_DIR` is not set, relative to the project folder.
+    pub cdd_dir: Option<String>,
+}
+
+/// Where the settings live in a project.
+pub fn path(project_root: &Path) -> PathBuf {
+    project_root.join(".claude").join("taskhook.json")
+}
+
+/// Reads the settings of the project at `project_root`; a missing file is the default.
+pub fn load(store: &Store, project_root: &Path) -> Result<Config> {
+    let path = path(project_root);
+    let Some(bytes) = store.read(&path)? else {
+        return Ok(Config::default());
+    };
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::BadInput(format!(
+            "`{}` is not valid taskhook settings: {e} (expected {{\"execute\": [paths], \"cdd_dir\": \"folder\"}})",
+            path.display()
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_tolerantly_but_not_loosely() {
+        let c: Config =
+            serde_json::from_str(r#"{"execute": ["a/execute-state.json"], "other": 1}"#).unwrap();
+        assert_eq!(c.execute, ["a/execute-state.json"]);
+        assert_eq!(c.cdd_dir, None);
+        assert!(serde_json::from_str::<Config>(r#"{"cdd_dir": 5}"#).is_err());
+    }
+}

@@ -1,0 +1,151 @@
+//! The store-wide work behind SessionStart and the commands `status`, `validate`, `reconcile`
+//! and `recover`: every store of every layout in a project.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::context::Ctx;
+use crate::engine::facts::Start;
+use crate::engine::{all_layouts, notices};
+use crate::error::{Error, Result};
+use crate::hook::output::Reply;
+use crate::layouts::{StoreRef, Summary};
+use crate::project::Project;
+use crate::store::{check, schema};
+
+/// SessionStart's work (`start`; `None` for `taskhook reconcile`) for every store: what changed
+/// and the summary of each active store, as context; failures per store.
+pub fn session_start(
+    cx: &Ctx,
+    project: &Project,
+    start: Option<Start>,
+) -> (Reply, Vec<(String, Error)>) {
+    let mut reply = Reply::default();
+    let mut errors = Vec::new();
+    for &layout in all_layouts() {
+        let stores = match layout.discover(cx, project) {
+            Ok(s) => s,
+            Err(e) => {
+                errors.push((layout.name().to_string(), e));
+                continue;
+            }
+        };
+        for store in stores {
+            match layout.reconcile(cx, &store, start) {
+                Ok(r) => {
+                    reply.system.extend(r.tell_user);
+                    match r.summary {
+                        Some(s) if !s.quiet || !r.changes.is_empty() => {
+                            reply.context.push(s.context(&r.changes))
+                        }
+                        _ => reply.context.extend(
+                            r.changes
+                                .iter()
+                                .map(|c| format!("{} {}: {c}.", store.layout, store.id)),
+                        ),
+                    }
+                }
+                Err(e) => errors.push((format!("{} {}", store.layout, store.id), e)),
+            }
+        }
+    }
+    (reply, errors)
+}
+
+/// Every store of the project, summarized; a store that cannot be read reports its problem.
+pub fn status(cx: &Ctx, project: &Project) -> Vec<Summary> {
+    let mut out = Vec::new();
+    for &layout in all_layouts() {
+        match layout.discover(cx, project) {
+            Err(e) => out.push(Summary::problem(
+                layout.name(),
+                "",
+                project.root.clone(),
+                e.one_line(),
+            )),
+            Ok(stores) => {
+                for store in stores {
+                    out.push(layout.summarize(cx, &store).unwrap_or_else(|e| {
+                        Summary::problem(store.layout, &store.id, store.root.clone(), e.one_line())
+                    }));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The result of checking one state file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    pub layout: &'static str,
+    pub store: String,
+    pub path: PathBuf,
+    pub schema: &'static str,
+    pub valid: bool,
+    /// `(JSON path, message)` per problem; JSONL problems start with `line N`.
+    pub errors: Vec<schema::Issue>,
+}
+
+/// Checks every state file of every store, and taskhook's own `agents.json`.
+pub fn validate(cx: &Ctx, project: &Project) -> Result<Vec<FileReport>> {
+    let mut out = Vec::new();
+    for &layout in all_layouts() {
+        for store in layout.discover(cx, project)? {
+            for file in layout.state_files(cx, &store)? {
+                let errors = if file.json_lines {
+                    check::json_lines(&cx.store, &file.path, file.schema)?
+                } else {
+                    check::document(&cx.store, &file.path, file.schema)?
+                };
+                out.push(FileReport {
+                    layout: layout.name(),
+                    store: store.id.clone(),
+                    path: file.path,
+                    schema: file.schema,
+                    valid: errors.is_empty(),
+                    errors,
+                });
+            }
+        }
+    }
+    let own = notices::path(&project.root);
+    if cx.store.exists(&own) {
+        let errors = check::document(&cx.store, &own, "taskhook-agents")?;
+        out.push(FileReport {
+            layout: "taskhook",
+            store: "agents".into(),
+            path: own,
+            schema: "taskhook-agents",
+            valid: errors.is_empty(),
+            errors,
+        });
+    }
+    Ok(out)
+}
+
+/// Finds the store whose folder holds `target`.
+pub fn store_at(
+    cx: &Ctx,
+    project: &Project,
+    target: &Path,
+) -> Result<(&'static dyn crate::layouts::Layout, StoreRef)> {
+    for &layout in all_layouts() {
+        for store in layout.discover(cx, project)? {
+            if target.starts_with(&store.root) {
+                return Ok((layout, store));
+            }
+        }
+    }
+    Err(Error::NotFound(format!(
+        "no taskhook store at `{}` (see `taskhook status`)",
+        target.display()
+    )))
+}
+
+/// Restores the store holding `target` from what its layout keeps.
+pub fn recover(cx: &Ctx, project: &Project, target: &Path) -> Result<String> {
+    let (layout, store) = store_at(cx, project, target)?;
+    layout.recover(cx, &store)
+}

@@ -1,0 +1,361 @@
+//! Subagents and their units (CONTRACT §4): binding a subagent to the units its prompt names,
+//! resolving `STORE/ID` and bare names, reading a stopped subagent's transcript, and the one
+//! reply policy every layout's lifecycle step goes through:
+//!
+//! - another pass (`Step::instruction`) becomes `decision: block` only for a subagent bound to
+//!   the unit; an unbound subagent is never blocked, and the main agent is told to relaunch;
+//! - what the main agent should learn is kept as a notice (never `additionalContext` on
+//!   SubagentStop, which would give the subagent another turn) and handed over at its next
+//!   PostToolUse;
+//! - a halt (a cdd stop) is kept until a person lifts it;
+//! - a launch a layout refuses is denied at PreToolUse.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::context::Ctx;
+use crate::engine::facts::{AgentReturned, Launch, Stopped};
+use crate::engine::{notices, Work};
+use crate::layouts::{registry, Input, Layout, Step, StoreRef, Turn, Unit};
+use crate::project::Project;
+use crate::signals::{bound_names, parse_signals, read_transcript, split_name, UnitName};
+use crate::store::fs;
+
+/// How long SubagentStop waits for Claude Code to write a subagent's prompt to its transcript.
+const TRANSCRIPT_WAIT: Duration = Duration::from_millis(1500);
+
+/// A store with its layout and units, as a candidate for resolving unit names.
+pub(crate) struct Candidate {
+    layout: &'static dyn Layout,
+    store: StoreRef,
+    units: Vec<Unit>,
+}
+
+pub(crate) enum Resolved {
+    One(usize, String),
+    Many(Vec<String>),
+    Nothing,
+}
+
+/// Resolves `STORE/ID` in that store, or a bare `ID` to the one active unit with that id.
+pub(crate) fn resolve(cands: &[Candidate], name: &str) -> Resolved {
+    let UnitName { store, id } = split_name(name);
+    let hits: Vec<usize> = cands
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| match &store {
+            Some(s) => c.store.id == *s && c.units.iter().any(|u| u.id == id),
+            None => c.units.iter().any(|u| u.id == id && u.active),
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match hits.as_slice() {
+        [] => Resolved::Nothing,
+        [one] => Resolved::One(*one, id),
+        many => Resolved::Many(
+            many.iter()
+                .map(|&i| format!("{}/{id} ({})", cands[i].store.id, cands[i].layout.name()))
+                .collect(),
+        ),
+    }
+}
+
+/// Every store of the project that has units.
+fn candidates(cx: &Ctx, project: &Project, work: &mut Work) -> Vec<Candidate> {
+    let mut cands = Vec::new();
+    for &layout in registry() {
+        match layout.discover(cx, project) {
+            Err(e) => work.fail(layout.name(), e),
+            Ok(stores) => {
+                for store in stores {
+                    match layout.units(cx, &store) {
+                        Ok(units) if !units.is_empty() => cands.push(Candidate {
+                            layout,
+                            store,
+                            units,
+                        }),
+                        Ok(_) => {}
+                        Err(e) => work.fail(&format!("{} {}", store.layout, store.id), e),
+                    }
+                }
+            }
+        }
+    }
+    cands
+}
+
+fn ambiguous(name: &str, c: &[String]) -> String {
+    format!(
+        "taskhook: {name:?} matches several active units: {}; nothing changed. Name one as STORE/ID, e.g. {}.",
+        c.join(", "),
+        c[0].split(' ').next().unwrap_or_default()
+    )
+}
+
+/// Resolves names to (candidate, unit id), reporting ambiguity; unknown names are dropped.
+fn resolve_all(cands: &[Candidate], names: &[String], work: &mut Work) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    for name in names {
+        match resolve(cands, name) {
+            Resolved::One(i, id) if !out.contains(&(i, id.clone())) => out.push((i, id)),
+            Resolved::Many(c) => work.reply.system.push(ambiguous(name, &c)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Applies the one reply policy to a step of `unit` in `c`.
+fn apply(c: &Candidate, unit: &str, step: Step, bound: bool, work: &mut Work) {
+    if let Some(again) = step.instruction {
+        if bound {
+            work.reply.block.push(again);
+        } else {
+            work.notices.push(format!(
+                "{} {}: {unit} is now {} (signalled by a subagent not bound to it); launch a subagent with <task>{unit}</task> to continue.",
+                c.layout.name(),
+                c.store.id,
+                step.status.as_deref().unwrap_or("in progress")
+            ));
+        }
+    }
+    work.notices.extend(step.tell_main);
+    work.reply.system.extend(step.tell_user);
+    for (k, v) in step.extra {
+        let mut extra = crate::hook::output::Reply::default();
+        extra.extra.insert(k, v);
+        work.reply.merge(extra);
+    }
+    if let Some(deny) = step.deny {
+        work.reply.deny.get_or_insert(deny);
+    }
+    if let Some(h) = step.halt {
+        work.halts.push((h.key, h.message));
+    }
+}
+
+fn run_step(
+    cx: &Ctx,
+    c: &Candidate,
+    unit: &str,
+    input: Input<'_>,
+    turn: &Turn<'_>,
+    work: &mut Work,
+) {
+    match c.layout.step(cx, &c.store, unit, input, turn) {
+        Ok(step) => apply(c, unit, step, turn.bound, work),
+        Err(e) => work.fail(&format!("{} {}", c.store.layout, c.store.id), e),
+    }
+}
+
+/// Reads a subagent transcript's prompt (first user message) and last assistant text. When
+/// `wait_for_prompt` is set and a live transcript does not hold the prompt yet, re-reads with a
+/// bounded wait: Claude Code writes it asynchronously. Live means a regular file, or a file not
+/// written yet in a folder that exists; a transcript that can never hold a prompt (its folder
+/// missing, as in a replayed capture; a folder; a device such as `/dev/null`) is not waited for.
+fn read_agent_transcript(
+    cx: &Ctx,
+    path: Option<&str>,
+    wait_for_prompt: bool,
+) -> (Option<String>, Option<String>) {
+    let Some(path) = path.map(Path::new) else {
+        return (None, None);
+    };
+    let read = || {
+        cx.store
+            .read_transcript(path)
+            .ok()
+            .flatten()
+            .map(|text| read_transcript(&text))
+            .unwrap_or_default()
+    };
+    let mut found = read();
+    let live = fs::is_file(path) || (!fs::exists(path) && path.parent().is_some_and(fs::is_dir));
+    let start = Instant::now();
+    while wait_for_prompt && live && found.0.is_none() && start.elapsed() < TRANSCRIPT_WAIT {
+        std::thread::sleep(Duration::from_millis(25));
+        found = read();
+    }
+    found
+}
+
+/// SubagentStop: signals in the final message applied wherever they resolve, and another pass
+/// for bound units left without one.
+pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut Work) {
+    // The `/compact` fork's final message is the conversation summary: no signals, no bindings.
+    if ev.fork {
+        return;
+    }
+    let remembered = match ev.agent_id {
+        Some(a) => notices::binding(cx, &project.root, a).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    // Without a remembered binding the prompt must come from the transcript.
+    let (prompt, transcript_last) =
+        read_agent_transcript(cx, ev.transcript_path, remembered.is_empty());
+    let final_text = ev
+        .last_message
+        .map(str::to_string)
+        .or(transcript_last)
+        .unwrap_or_default();
+    let signals = parse_signals(&final_text);
+    let mut bound: Vec<String> = prompt.as_deref().map(bound_names).unwrap_or_default();
+    for name in remembered {
+        if !bound.contains(&name) {
+            bound.push(name);
+        }
+    }
+    if signals.is_empty() && bound.is_empty() {
+        return;
+    }
+    let cands = candidates(cx, project, work);
+    let bound_units = resolve_all(&cands, &bound, work);
+    let turn = |bound: bool| Turn {
+        agent_id: ev.agent_id,
+        bound,
+        stop_hook_active: ev.stop_hook_active,
+        final_text: &final_text,
+    };
+    let mut signalled: Vec<(usize, String)> = Vec::new();
+    let mut applied = Vec::new();
+    for signal in &signals {
+        match resolve(&cands, &signal.name) {
+            Resolved::One(i, id) => {
+                if applied.contains(&(i, id.clone(), signal.kind)) {
+                    continue;
+                }
+                applied.push((i, id.clone(), signal.kind));
+                let is_bound = bound_units.contains(&(i, id.clone()));
+                let input = Input::Signal(signal.kind, signal.reason.as_deref());
+                run_step(cx, &cands[i], &id, input, &turn(is_bound), work);
+                signalled.push((i, id));
+            }
+            Resolved::Many(c) => work.reply.system.push(ambiguous(&signal.name, &c)),
+            Resolved::Nothing => {}
+        }
+    }
+    for (i, id) in bound_units.iter().filter(|u| !signalled.contains(u)) {
+        run_step(cx, &cands[*i], id, Input::NoSignal, &turn(true), work);
+    }
+}
+
+/// PreToolUse of `Agent`: each unit the prompt names takes its launch step (a layout may mark
+/// it started, or refuse the launch).
+pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Work) {
+    let cands = candidates(cx, project, work);
+    let turn = Turn {
+        agent_id: l.caller,
+        bound: true,
+        stop_hook_active: false,
+        final_text: "",
+    };
+    for (i, id) in resolve_all(&cands, &l.names, work) {
+        run_step(cx, &cands[i], &id, Input::Launch, &turn, work);
+    }
+}
+
+/// PostToolUse of the main agent's `Agent` call: remember the binding its prompt made, keyed
+/// by the agent id (a background agent stops much later).
+pub(crate) fn returned(cx: &Ctx, project: &Project, r: &AgentReturned<'_>, work: &mut Work) {
+    if let Some(agent_id) = r.agent_id {
+        if !r.names.is_empty() {
+            if let Err(e) = notices::remember_binding(cx, &project.root, agent_id, &r.names) {
+                work.fail("agent bindings", e);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::facts::{Fact, Start};
+    use crate::error::Result;
+    use crate::layouts::{Reconciled, StateFile, Summary};
+
+    struct Fake;
+    impl Layout for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn wants(&self, _: &Fact<'_>) -> bool {
+            false
+        }
+        fn discover(&self, _: &Ctx, _: &Project) -> Result<Vec<StoreRef>> {
+            Ok(Vec::new())
+        }
+        fn state_files(&self, _: &Ctx, _: &StoreRef) -> Result<Vec<StateFile>> {
+            Ok(Vec::new())
+        }
+        fn summarize(&self, _: &Ctx, _: &StoreRef) -> Result<Summary> {
+            Ok(Summary::default())
+        }
+        fn reconcile(&self, _: &Ctx, _: &StoreRef, _: Option<Start>) -> Result<Reconciled> {
+            Ok(Reconciled::default())
+        }
+    }
+    static FAKE: Fake = Fake;
+
+    fn cand(store: &str, units: &[(&str, bool)]) -> Candidate {
+        Candidate {
+            layout: &FAKE,
+            store: StoreRef {
+                layout: "fake",
+                id: store.into(),
+                root: store.into(),
+            },
+            units: units
+                .iter()
+                .map(|(id, active)| Unit {
+                    id: id.to_string(),
+                    active: *active,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn bare_names_resolve_to_the_one_active_unit() {
+        let cands = [
+            cand("a", &[("T1", true), ("T2", false)]),
+            cand("b", &[("T2", true), ("T3", true)]),
+        ];
+        assert!(matches!(resolve(&cands, "T1"), Resolved::One(0, ref id) if id == "T1"));
+        // T2 is done in `a`, active in `b`: the active one wins.
+        assert!(matches!(resolve(&cands, "T2"), Resolved::One(1, _)));
+        assert!(matches!(resolve(&cands, "T9"), Resolved::Nothing));
+        let cands = [cand("a", &[("T1", true)]), cand("b", &[("T1", true)])];
+        match resolve(&cands, "T1") {
+            Resolved::Many(c) => assert_eq!(c, ["a/T1 (fake)", "b/T1 (fake)"]),
+            _ => panic!("expected ambiguity"),
+        }
+    }
+
+    #[test]
+    fn qualified_names_resolve_in_their_store_even_when_inactive() {
+        let cands = [cand("a", &[("T1", true)]), cand("b", &[("T1", false)])];
+        assert!(matches!(resolve(&cands, "b/T1"), Resolved::One(1, ref id) if id == "T1"));
+        assert!(matches!(resolve(&cands, "c/T1"), Resolved::Nothing));
+    }
+
+    #[test]
+    fn only_a_bound_subagent_is_blocked() {
+        let c = cand("s", &[("T1", true)]);
+        let step = || Step {
+            status: Some("confirming".into()),
+            instruction: Some("again".into()),
+            ..Default::default()
+        };
+        let mut w = Work::default();
+        apply(&c, "T1", step(), true, &mut w);
+        assert_eq!(w.reply.block, ["again"]);
+        assert!(w.notices.is_empty());
+        let mut w = Work::default();
+        apply(&c, "T1", step(), false, &mut w);
+        assert!(w.reply.block.is_empty());
+        assert_eq!(
+            w.notices,
+            ["fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue."]
+        );
+    }
+}

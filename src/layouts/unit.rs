@@ -1,0 +1,75 @@
+//! The unit lifecycle every layout follows, in one vocabulary: a subagent stop (with a signal
+//! or without) or a launch is an [`Input`]; the layout's pure step turns a unit's state and an
+//! input into a new state and a [`Step`]: the status reached, the budget left, another pass to
+//! ask for, what the main agent and the user should learn. The same step drives live events and
+//! rebuilds from a layout's log (`iterative/lifecycle.rs` is the model).
+//!
+//! Who hears what is decided once, in `engine::subagent` (CONTRACT §4–§5): an `instruction` for
+//! another pass becomes `decision: block` only for a subagent bound to the unit; an unbound
+//! subagent is never blocked, and the main agent is told instead.
+
+use serde_json::{Map, Value};
+
+use crate::signals::SignalKind;
+
+/// What drives one step of a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input<'a> {
+    /// A signal in the subagent's final message, with its reason.
+    Signal(SignalKind, Option<&'a str>),
+    /// A bound subagent stopped without a signal for the unit.
+    NoSignal,
+    /// A subagent bound to the unit is about to run (PreToolUse of `Agent`).
+    Launch,
+}
+
+/// A loop budget: how much of it is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub used: u64,
+    pub max: u64,
+}
+
+/// A halt of the main agent that lasts until a person lifts it (a cdd stop).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Halt {
+    /// What identifies it, to lift it later (`cdd:<workspace>:<stop id>`).
+    pub key: String,
+    /// The `stopReason` the main agent is halted with.
+    pub message: String,
+}
+
+/// What one step of a unit decided.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Step {
+    /// The unit's status after the step.
+    pub status: Option<String>,
+    /// The loop's budget after the step, where the layout counts one.
+    pub budget: Option<Budget>,
+    /// Another pass the subagent must run now (bounded by the budget).
+    pub instruction: Option<String>,
+    /// Units the step made ready.
+    pub ready: Vec<String>,
+    /// For the main agent, delivered at its next PostToolUse (never on SubagentStop).
+    pub tell_main: Vec<String>,
+    /// For the user (`systemMessage`).
+    pub tell_user: Vec<String>,
+    /// Extra `hookSpecificOutput` fields (seed 002's `tasks_to_update`).
+    pub extra: Map<String, Value>,
+    /// Refuse a launch with this reason (PreToolUse `permissionDecision: "deny"`).
+    pub deny: Option<String>,
+    /// Halt the main agent until a person lifts it.
+    pub halt: Option<Halt>,
+}
+
+/// The subagent turn a step came from.
+#[derive(Debug, Clone, Copy)]
+pub struct Turn<'a> {
+    pub agent_id: Option<&'a str>,
+    /// Whether the subagent's prompt named this unit.
+    pub bound: bool,
+    /// SubagentStop's `stop_hook_active` (informational: loops are bounded by the state).
+    pub stop_hook_active: bool,
+    /// The subagent's final message (empty for a launch).
+    pub final_text: &'a str,
+}

@@ -73,7 +73,7 @@ pub struct Store {
     lock_window: Cell<Option<(Instant, Instant)>>,
     bases: guard::Bases,
     /// What the writes inside the current locks did, to undo them if the operation fails.
-    journal: RefCell<Vec<undo::Undo>>,
+    undo_log: RefCell<Vec<undo::Undo>>,
     /// How many transactions are open.
     depth: Cell<usize>,
     dry_run: bool,
@@ -93,7 +93,7 @@ impl Store {
             timeout_problem: None,
             lock_window: Cell::new(None),
             bases: guard::Bases::default(),
-            journal: RefCell::default(),
+            undo_log: RefCell::default(),
             depth: Cell::new(0),
             dry_run: false,
             overlay: RefCell::default(),

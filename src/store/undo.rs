@@ -1,4 +1,4 @@
-//! A locked operation is a transaction: what it wrote is journaled, and when it fails, undone
+//! A locked operation is a transaction: what it wrote is recorded, and when it fails, undone
 //! (newest first) while the lock is still held, so an exit 1 leaves every file as it was.
 //!
 //! - an append is cut back to the file's old length (or the file removed, if it created it);
@@ -8,7 +8,7 @@
 //! Undo is best effort: when the disk refuses even that, what stays is what a crash at that
 //! point would leave, which the layouts already recover from (progress.md is the authority for
 //! `iterative`). Removals (stale temp files, pruned checkpoints) are not undone. Dry runs
-//! journal nothing.
+//! record nothing.
 
 use std::path::PathBuf;
 
@@ -34,10 +34,10 @@ pub enum Undo {
 }
 
 impl Store {
-    /// Journals a write when a transaction is open (inside [`Store::with_lock`]).
+    /// Records a write, to undo, when a transaction is open (inside [`Store::with_lock`]).
     pub(super) fn record(&self, undo: Undo) {
         if self.depth() > 0 {
-            self.journal.borrow_mut().push(undo);
+            self.undo_log.borrow_mut().push(undo);
         }
     }
 
@@ -47,12 +47,12 @@ impl Store {
 
     /// Runs `f`; when it fails, undoes the writes it made and forgets that they changed.
     pub(super) fn transaction<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
-        let start = self.journal.borrow().len();
+        let start = self.undo_log.borrow().len();
         let marked = self.changed.borrow().len();
         self.depth.set(self.depth() + 1);
         let out = f();
         self.depth.set(self.depth() - 1);
-        let undo: Vec<Undo> = self.journal.borrow_mut().drain(start..).collect();
+        let undo: Vec<Undo> = self.undo_log.borrow_mut().drain(start..).collect();
         if out.is_err() {
             for u in undo.into_iter().rev() {
                 undo_one(u);
@@ -60,7 +60,7 @@ impl Store {
             self.changed.borrow_mut().truncate(marked);
         } else if self.depth() > 0 {
             // An inner transaction that succeeded is still undone if the outer one fails.
-            self.journal.borrow_mut().extend(undo);
+            self.undo_log.borrow_mut().extend(undo);
         }
         out
     }

@@ -184,8 +184,11 @@ fn mutated_payloads_never_panic_and_exit_per_contract() {
         let event = payloads[i]["hook_event_name"].as_str().unwrap_or("");
         let before = p.snapshot();
         let run = p.run(&["hook"], bytes);
-        let what = format!("{} {m:?}: {run:?}", files[i]);
-        let what = &what[..what.len().min(2000)];
+        let what: String = format!("{} {m:?}: {run:?}", files[i])
+            .chars()
+            .take(2000)
+            .collect();
+        let what = what.as_str();
         prop_assert!(!run.stderr.contains("internal error"), "panic: {}", what);
         match run.code {
             0 => prop_assert!(

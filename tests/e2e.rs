@@ -12,6 +12,8 @@
 
 #[path = "e2e/harness.rs"]
 mod harness;
+#[path = "e2e/plugin.rs"]
+mod plugin;
 
 use harness::{Request, Scenario};
 use serde_json::{json, Value};

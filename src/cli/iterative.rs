@@ -1,4 +1,5 @@
-//! `taskhook iterative …`: seed 003's store by hand: new, status, signal, guardrail, archive.
+//! `taskhook iterative …`: iterative loops (seed 003's store) by hand: new, status, signal,
+//! guardrail, archive.
 
 use serde_json::json;
 
@@ -52,7 +53,7 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Append a lesson to guardrails.md in the seed's format.
+    /// Append a lesson (when, problem, solution) to guardrails.md, which every pass reads.
     Guardrail {
         slug: String,
         #[arg(long)]
@@ -67,9 +68,15 @@ pub enum Cmd {
         /// Where it was learned (default: the current unit and iteration).
         #[arg(long)]
         learned: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
     /// Mark the slug complete and move it to .claude/iterative/archive/SLUG-YYYYMMDD.
-    Archive { slug: String },
+    Archive {
+        slug: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
@@ -187,6 +194,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             solution,
             name,
             learned,
+            json,
         } => {
             let g = Guardrail {
                 when,
@@ -196,15 +204,23 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 learned,
             };
             let (name, path) = commands::add_guardrail(cx, &project, &slug, g)?;
-            super::out(
-                io,
-                &format!("Added guardrail \"{name}\" to {}.", path.display()),
-            )?;
+            if json {
+                super::out_json(io, &json!({"path": path, "name": name}))?;
+            } else {
+                super::out(
+                    io,
+                    &format!("Added guardrail \"{name}\" to {}.", path.display()),
+                )?;
+            }
             Ok(0)
         }
-        Cmd::Archive { slug } => {
+        Cmd::Archive { slug, json } => {
             let target = commands::archive(cx, &project, &slug)?;
-            super::out(io, &format!("Archived {slug} to {}.", target.display()))?;
+            if json {
+                super::out_json(io, &json!({"slug": slug, "path": target}))?;
+            } else {
+                super::out(io, &format!("Archived {slug} to {}.", target.display()))?;
+            }
             Ok(0)
         }
     }

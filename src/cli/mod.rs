@@ -1,11 +1,13 @@
 //! The command line: parse with clap, call the library, print. One file per command, each
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
+mod completions;
 mod demo;
 mod hook;
 mod install;
 mod iterative;
 mod log;
+mod man;
 mod reconcile;
 mod recover;
 mod replay;
@@ -28,7 +30,16 @@ use crate::error::{Error, Result};
 /// Keeps coding agents' task state (task lists, progress logs, checkpoints, retry counters)
 /// correct, durable and resumable. Run by Claude Code as a hook.
 #[derive(Debug, Parser)]
-#[command(name = "taskhook", version, about, max_term_width = 100)]
+#[command(
+    name = "taskhook",
+    version,
+    about,
+    max_term_width = 100,
+    arg_required_else_help = true,
+    after_help = "Get started: `cd my-project && taskhook install`, then start a new Claude Code \
+                  session. Bind a subagent to a task with <task>T1</task> in its prompt; it \
+                  reports with <signal>T1_DONE</signal> (or T1_FAILED: why, T1_BLOCKED: why)."
+)]
 pub struct Cli {
     /// Project folder (else TASKHOOK_PROJECT_DIR, the payload's cwd walked up to a folder with
     /// .claude/ or .git, CLAUDE_PROJECT_DIR, the current folder).
@@ -44,7 +55,7 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Read one Claude Code hook payload on stdin, act, print the decision (what settings.json runs).
+    /// Read one Claude Code hook payload on stdin, act, print the decision (what Claude Code runs).
     Hook,
     /// Feed captured payloads through the same code as `hook`; one JSON result line each.
     Replay(replay::Args),
@@ -56,13 +67,22 @@ pub enum Command {
     Validate(validate::Args),
     /// Restore a store from its newest valid checkpoint.
     Recover(recover::Args),
-    /// Add (or remove) taskhook's registrations in .claude/settings.json.
+    /// Register taskhook's hooks in Claude Code's settings, or remove them.
+    ///
+    /// Edits this project's .claude/settings.json (--local: .claude/settings.local.json;
+    /// --user: your user settings), keeping everything of yours and its formatting.
     Install(install::Args),
-    /// Print the embedded JSON Schemas.
+    /// Print the embedded JSON Schemas of the state files.
     Schema(schema::Args),
-    /// Seed 003's iterative stores: new, status, signal, guardrail, archive.
+    /// Iterative loops: a task worked in passes until a subagent signals it done.
+    ///
+    /// Each loop lives in .claude/iterative/SLUG/ with a progress log and guardrails that every
+    /// pass reads first.
     Iterative(iterative::Args),
-    /// Seed 002's task list: `tasks write` (TodoWrite) and `tasks read` (TodoRead).
+    /// Claude Code's task list, kept durable with dependencies: write and read it.
+    ///
+    /// The list is ~/.claude/tasks/LIST/tasks.json; taskhook mirrors Claude Code's own task
+    /// tools into it and refuses a completion whose dependencies are not done.
     Tasks(tasks::Args),
     /// Show the journal of what taskhook changed and replied, event by event.
     Log(log::Args),
@@ -70,6 +90,10 @@ pub enum Command {
     Statusline(statusline::Args),
     /// A 30-second tour on a scratch project: every layout, real payloads, what changed.
     Demo(demo::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::Args),
+    /// Print the man page (of taskhook, or of one command).
+    Man(man::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -126,25 +150,37 @@ pub fn run(
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
-            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+            use clap::error::ErrorKind::{
+                DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
+            };
+            // `taskhook` alone (or `taskhook tasks`) prints the help, exit 0, like `--help`.
+            if matches!(
+                e.kind(),
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let text = e.to_string();
                 let _ = write!(io.stdout, "{}", text.trim_end());
                 let _ = writeln!(io.stdout);
                 return 0;
             }
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            let _ = writeln!(
-                io.stderr,
-                "taskhook: {} (see taskhook --help)",
-                crate::error::one_line(first)
-            );
+            let _ = writeln!(io.stderr, "taskhook: {}", usage_error_line(&e.to_string()));
             return crate::hook::EXIT_ERROR;
         }
     };
     finish_run(dispatch(cli, env, cwd, io), io)
+}
+
+/// clap's error in one line: the error itself, then its tips ("a similar subcommand exists:
+/// 'status'"), then where to read more.
+fn usage_error_line(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("invalid arguments");
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for tip in text.lines().filter_map(|l| l.trim().strip_prefix("tip: ")) {
+        line.push_str("; ");
+        line.push_str(tip);
+    }
+    line.push_str(" (see taskhook --help)");
+    crate::error::one_line(&line)
 }
 
 /// Maps a command's result to its exit code, printing an error as one line.
@@ -196,6 +232,8 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Log(a) => log::run(&cx, a, io),
         Command::Statusline(a) => statusline::run(&cx, a, io),
         Command::Demo(a) => demo::run(a, io),
+        Command::Completions(a) => completions::run(a, io),
+        Command::Man(a) => man::run(a, io),
     }
 }
 

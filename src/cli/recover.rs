@@ -12,11 +12,20 @@ use super::Io;
 pub struct Args {
     /// The store's folder, or a file inside it.
     pub path: PathBuf,
+    /// Print JSON: {"store", "layout", "message"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let target = cx.absolute(&args.path);
-    let msg = engine::ops::recover(cx, &cx.project(None), &target)?;
-    super::out(io, &msg)?;
+    let (layout, store) = engine::ops::store_at(cx, &cx.project(None), &target)?;
+    let msg = layout.recover(cx, &store)?;
+    if args.json {
+        let v = serde_json::json!({"store": store.root, "layout": layout.name(), "message": msg});
+        super::out_json(io, &v)?;
+    } else {
+        super::out(io, &msg)?;
+    }
     Ok(0)
 }

@@ -28,7 +28,13 @@ pub struct Tour<'a> {
 
 impl Tour<'_> {
     fn line(&mut self, text: &str) -> Result<()> {
-        writeln!(self.out, "{text}").map_err(|e| Error::io("write", "stdout", e))
+        match writeln!(self.out, "{text}") {
+            // `taskhook demo | head`: the reader has seen enough.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(Error::io("write", "stdout", e))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Starts a chapter.

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 mod read;
-pub use read::{human, read_capped, read_head_tail, read_named};
+pub use read::{human, read_capped, read_head_tail, read_named, read_regular};
 
 /// One directory entry: its name and whether it is a folder (a link to a folder is not one).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -119,6 +119,13 @@ pub fn link_target(path: &Path) -> Option<PathBuf> {
 /// Returns whether a path exists (file or folder). Errors other than "not found" count as absent.
 pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
+}
+
+/// Returns whether a path is itself a symbolic link (not following it).
+pub fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path)
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
 }
 
 /// Returns whether a path is a regular file (following links).
@@ -413,4 +420,31 @@ pub fn with_name_suffix(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     parent_of(path).join(format!("{prefix}{name}{suffix}"))
+}
+
+/// Creates a new file (never replacing one) holding `bytes`, with the permission bits of
+/// `like`: the file is opened with those bits (less the umask) so it is never more readable
+/// than `like`, then given them exactly. Fsyncs the file and its folder. For backups.
+pub fn create_new_like(path: &Path, bytes: &[u8], like: &Path) -> Result<()> {
+    let perms = fs::metadata(like)
+        .map_err(|e| Error::io("stat", like, e))?
+        .permissions();
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        opts.mode(perms.mode() & 0o7777);
+    }
+    let mut f = opts.open(path).map_err(|e| Error::io("create", path, e))?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| f.set_permissions(perms))
+        .and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        drop(f);
+        let _ = fs::remove_file(path);
+        return Err(Error::io("write", path, e));
+    }
+    sync_parent(path)
 }

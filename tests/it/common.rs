@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// Where the captured Claude Code payloads live.
+/// Where the captured Claude Code payloads live (copied into the repo; tests/fixtures/README.md).
 pub fn reference_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/reference/claude-code-2.1.330/payloads")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.330/payloads")
 }
 
 /// The fixed time every test runs at.

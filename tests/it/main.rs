@@ -10,6 +10,7 @@
 
 mod agents;
 mod claude_tasks;
+mod cli;
 mod common;
 mod crash;
 mod demo;
@@ -19,8 +20,11 @@ mod fuzz;
 mod hardening;
 mod hostile;
 mod install;
+mod install_files;
+mod install_sh;
 mod iterative;
 mod journal;
+mod plugin;
 mod protocol;
 mod replay;
 mod schemas;

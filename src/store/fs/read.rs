@@ -44,7 +44,7 @@ fn open_regular(path: &Path, follow: bool) -> Result<Option<(File, Metadata)>> {
 
 /// Reads a whole regular file of at most `cap` bytes; `None` when it does not exist. A link
 /// (unless `follow`), a FIFO, a device or a file over `cap` is [`Error::Refused`].
-pub fn read_capped(path: &Path, cap: u64, follow: bool) -> Result<Option<Vec<u8>>> {
+pub fn read_regular(path: &Path, cap: u64, follow: bool) -> Result<Option<Vec<u8>>> {
     let Some((f, meta)) = open_regular(path, follow)? else {
         return Ok(None);
     };
@@ -100,6 +100,12 @@ pub fn read_head_tail(path: &Path, head: u64, tail: u64, follow: bool) -> Result
         .map_or(last.len(), |i| i + 1);
     first.extend_from_slice(&last[from..]);
     Ok(Some(first))
+}
+
+/// Reads a regular file of at most `cap` bytes, following links (a file the user points at,
+/// such as a dotfiles `settings.json`): [`read_regular`] with `follow`.
+pub fn read_capped(path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
+    read_regular(path, cap as u64, true)
 }
 
 /// Reads a file a person named on the command line (`replay FILE`): links are followed and a

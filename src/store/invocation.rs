@@ -30,7 +30,8 @@ impl Store {
         &self.clock
     }
 
-    /// Starts one invocation (one payload of a replay): a fresh lock deadline.
+    /// Starts one invocation (one payload of a replay): a fresh lock deadline. A store kept
+    /// for many operations calls it between them; otherwise their locks share one deadline.
     pub fn begin_invocation(&self) {
         self.lock_window.set(None);
         self.clock_used.set(false);

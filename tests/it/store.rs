@@ -45,7 +45,9 @@ fn counter_of(v: &Value) -> u64 {
 }
 
 /// One locked read-modify-write increment through `Store`, logging to an append-only file.
+/// Each is one invocation, with its own lock deadline (a store's locks share one otherwise).
 fn increment(s: &Store, state: &Path, log: &Path) -> u64 {
+    s.begin_invocation();
     s.with_lock(&lock_path_for(state), || {
         let n = match s.load_json(state, "claude-tasks")? {
             Loaded::Valid(v) => counter_of(&v),

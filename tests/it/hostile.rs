@@ -290,17 +290,9 @@ fn links_to_a_victim_are_reported_and_never_written_through() {
     let dir = s.slug("x");
     plant_link(&s.victim(), &dir.join("guardrails.md"));
     let before = s.snapshot();
-    let args = [
-        "iterative",
-        "guardrail",
-        "x",
-        "--when",
-        "w",
-        "--problem",
-        "p",
-        "--solution",
-        "s",
-    ];
+    let args: Vec<&str> = "iterative guardrail x --when w --problem p --solution s"
+        .split(' ')
+        .collect();
     let t = s.run(&args, Vec::new(), &[]);
     refused(&s, "guardrails.md link", &t, 1, "guardrails.md", &before);
     // context.md → victim: never shown to the model.

@@ -92,13 +92,19 @@ fn exec(cx: &Ctx, words: &[&str]) -> CResult<(String, Value)> {
     let name = arg(0).unwrap_or_default();
     let data = match *verb {
         "init" => ops::init(cx, &paths)?,
-        "import" => ops::import(
-            cx,
-            &paths,
-            arg(0)
-                .map(|p| cx.absolute(std::path::Path::new(p)))
-                .as_deref(),
-        )?,
+        "import" => {
+            let source = arg(0).map(|p| cx.absolute(std::path::Path::new(p)));
+            // A folder the person named on the command line is theirs to move files from.
+            if let Some(src) = &source {
+                let folder = if cx.store.is_dir(src) {
+                    src.as_path()
+                } else {
+                    src.parent().unwrap_or(src)
+                };
+                cx.store.trust(folder, true);
+            }
+            ops::import(cx, &paths, source.as_deref())?
+        }
         "next" => ops::next(cx, &paths)?,
         "start" => ops::start(cx, &paths, name)?,
         "done" => ops::done(cx, &paths, name)?,

@@ -124,6 +124,7 @@ pub struct Io<'a> {
 
 /// The process entry point: parse, run, map to an exit code. No panic reaches the user.
 pub fn main() -> std::process::ExitCode {
+    crate::store::fs::ignore_file_size_signal();
     std::panic::set_hook(Box::new(|info| {
         let msg = crate::error::one_line(&info.to_string());
         let _ = writeln!(std::io::stderr(), "taskhook: internal error: {msg}");
@@ -219,6 +220,19 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         _ => false,
     };
     let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, dry_run)?;
+    // `hook`, `replay` and `statusline` (which Claude Code runs) report a bad TASKHOOK_NOW /
+    // TASKHOOK_LOCK_TIMEOUT only where it is used (an event that touches nothing never fails
+    // on it); the other commands, at once.
+    if !matches!(
+        cli.command,
+        Command::Hook
+            | Command::Replay(_)
+            | Command::Statusline(_)
+            | Command::Schema(_)
+            | Command::Demo(_)
+    ) {
+        cx.store.check_env()?;
+    }
     match cli.command {
         Command::Hook if io.stdin_is_terminal => Err(Error::Usage(
             "`taskhook hook` reads one hook payload on stdin; pipe one in (taskhook hook < payload.json)".into(),

@@ -209,6 +209,8 @@ pub fn run(out: &mut dyn Write, keep: bool) -> Result<()> {
     let cdd = tmp.path().join("demo-project").join("work").join("cdd");
     let env = Env::from_pairs([("HOME", home.as_os_str()), ("CDD_DIR", cdd.as_os_str())]);
     let cx = Ctx::new(env, None, Some(home.clone()), root.clone(), false)?;
+    // The scratch folder is the tour's own to write.
+    cx.store.trust(tmp.path(), false);
     cx.store.create_dir_all(&root.join(".git"))?;
     cx.store.create_dir_all(&home)?;
     let mut tour = Tour {

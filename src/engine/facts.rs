@@ -195,7 +195,7 @@ pub fn of(p: &Payload) -> Vec<Fact<'_>> {
                 facts.push(Fact::TaskCompleted(id));
             }
         }
-        Event::PreCompact(_) | Event::SessionEnd(_) => facts.push(Fact::Checkpoint),
+        Event::PreCompact | Event::SessionEnd => facts.push(Fact::Checkpoint),
         _ => {}
     }
     facts

@@ -64,10 +64,16 @@ pub fn run(cx: &Ctx, bytes: &[u8]) -> (Option<String>, Result<Outcome>) {
 /// Handles an already parsed payload, then records it in the project's journal when it changed
 /// a file, replied or failed (never for a no-op, never in a dry run).
 pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcome>) {
+    cx.store.begin_invocation();
     let capture_error = journal::capture(cx, &payload.raw).err();
     // The capture file is the user's, not a change the event made.
     let _ = cx.store.take_changed();
-    let result = handle(cx, &payload);
+    // A handler that read a clock TASKHOOK_NOW could not set fails (it wrote nothing: every
+    // write checks the environment first).
+    let result = handle(cx, &payload).and_then(|out| match cx.store.clock_error() {
+        Some(e) => Err(e),
+        None => Ok(out),
+    });
     let changed = cx.store.take_changed();
     let mut result = result.map(|mut out| {
         out.changed = changed;

@@ -66,7 +66,20 @@ impl Run {
 
 impl Project {
     pub fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
+        Self::with_tmp(tempfile::tempdir().unwrap())
+    }
+
+    /// A project in memory (`/dev/shm`) where the machine has it, else as [`Project::new`]:
+    /// for tests that kill the binary thousands of times, where fsync (free there) is not
+    /// what is tested (a SIGKILL never loses what the kernel accepted).
+    pub fn in_memory() -> Self {
+        match tempfile::tempdir_in("/dev/shm") {
+            Ok(tmp) => Self::with_tmp(tmp),
+            Err(_) => Self::new(),
+        }
+    }
+
+    fn with_tmp(tmp: tempfile::TempDir) -> Self {
         let root = tmp.path().join("proj");
         let home = tmp.path().join("home");
         std::fs::create_dir_all(root.join(".git")).unwrap();
@@ -161,6 +174,19 @@ impl Project {
             all.insert(Path::new("~").join(k), v);
         }
         all
+    }
+
+    /// Creates `.claude/iterative/<slug>` with `units` (each with `max` iterations) through
+    /// the binary; returns its folder.
+    pub fn new_slug(&self, slug: &str, units: &[&str], max: u64) -> PathBuf {
+        let max = max.to_string();
+        let mut args = vec!["iterative", "new", slug, "--max-iterations", &max];
+        for u in units {
+            args.extend(["--task", u]);
+        }
+        let run = self.run(&args, "");
+        assert_eq!(run.code, 0, "{run:?}");
+        self.root.join(".claude/iterative").join(slug)
     }
 
     /// Writes a file (creating folders) inside the project.

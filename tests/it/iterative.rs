@@ -588,13 +588,14 @@ fn lock_timeout_exits_one_naming_the_lock_and_changes_nothing() {
     let (held_tx, held_rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {
-        Store::new(Clock::system(), Duration::from_secs(5))
-            .with_lock(&lock, || {
-                held_tx.send(()).unwrap();
-                done_rx.recv().unwrap();
-                Ok(())
-            })
-            .unwrap();
+        let s = Store::new(Clock::system(), Duration::from_secs(5));
+        s.trust(&std::env::temp_dir(), false);
+        s.with_lock(&lock, || {
+            held_tx.send(()).unwrap();
+            done_rx.recv().unwrap();
+            Ok(())
+        })
+        .unwrap();
     });
     held_rx.recv().unwrap();
     let before = l.p.snapshot();
@@ -707,7 +708,7 @@ fn a_failing_store_at_session_start_is_told_to_the_model() {
         .as_str()
         .unwrap();
     assert!(
-        ctx.contains("taskhook: iterative s: failed to read"),
+        ctx.contains("taskhook: iterative s: refusing to read") && ctx.contains("a folder"),
         "{ctx}"
     );
     assert!(

@@ -43,6 +43,9 @@ pub enum Code {
     LockTimeout,
     /// A file could not be read or written.
     IoError,
+    /// A path taskhook will not use: a planted symbolic link, a special file, or a place
+    /// outside every folder it may write (a cloned repository can plant these).
+    Refused,
 }
 
 impl Code {
@@ -66,6 +69,7 @@ impl Code {
             Code::Usage => "USAGE",
             Code::LockTimeout => "LOCK_TIMEOUT",
             Code::IoError => "IO_ERROR",
+            Code::Refused => "REFUSED",
         }
     }
 }
@@ -107,6 +111,7 @@ impl From<Error> for Failure {
             Error::Usage(_) => Code::Usage,
             Error::Corrupt { .. } | Error::SchemaInvalid { .. } => Code::InvalidOrder,
             Error::Io { .. } | Error::BadInput(_) | Error::Rule(_) => Code::IoError,
+            Error::Refused { .. } => Code::Refused,
         };
         Failure {
             source: None,

@@ -80,7 +80,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
     if c.status == "done" || input == Input::Launch {
         return Effect::AlreadyDone;
     }
-    c.iterations_used += 1;
+    c.iterations_used = c.iterations_used.saturating_add(1);
     let checking = matches!(c.status.as_str(), "confirming" | "verifying");
     let effect = match input {
         Input::Signal(SignalKind::Done, _) => match c.status.as_str() {
@@ -95,7 +95,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
             }
             _ => {
                 c.status = "confirming".into();
-                c.confirmations_used += 1;
+                c.confirmations_used = c.confirmations_used.saturating_add(1);
                 c.reason = None;
                 Effect::Confirm
             }
@@ -111,7 +111,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
                 Input::Signal(_, r) => r.map(str::to_string),
                 _ => Some("the check ended without confirming the signal".into()),
             };
-            c.failed_confirmations += 1;
+            c.failed_confirmations = c.failed_confirmations.saturating_add(1);
             if c.failed_confirmations >= MAX_FAILED_CONFIRMATIONS {
                 c.status = "blocked".into();
                 c.reason = Some(CONFIRMATION_CAP_REASON.into());

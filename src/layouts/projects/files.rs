@@ -196,7 +196,9 @@ pub fn write_json(
             details: schema::summarize(&issues),
         };
         let now = cx.store.clock().stamp();
-        append(cx, p, &[Entry::error(&now, task, &e.one_line())])?;
+        // The ERROR entry stays even though the operation it records is undone.
+        cx.store
+            .keep_through_failure(|| append(cx, p, &[Entry::error(&now, task, &e.one_line())]))?;
         return Err(e);
     }
     check_dirs(cx, p)?;
@@ -275,7 +277,10 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &Tasks, c: &Change) -> Result<Committed> {
                 .task
                 .as_ref()
                 .map(|(a, b, d)| (a.as_str(), b.as_str(), d.as_str()));
-            append(cx, p, &[Entry::error(&now, task, &e.one_line())])?;
+            // The ERROR entry stays even though the operation it records is undone.
+            cx.store.keep_through_failure(|| {
+                append(cx, p, &[Entry::error(&now, task, &e.one_line())])
+            })?;
             return Err(e);
         }
     }

@@ -1,4 +1,6 @@
-//! `taskhook recover PATH`: restore a store from its newest valid checkpoint.
+//! `taskhook recover PATH [--dry-run]`: restore a store from what its layout keeps (its newest
+//! valid checkpoint, its log), salvaging what still validates; `--dry-run` says what would be
+//! kept and dropped, writing nothing.
 
 use std::path::PathBuf;
 
@@ -12,6 +14,9 @@ use super::Io;
 pub struct Args {
     /// The store's folder, or a file inside it.
     pub path: PathBuf,
+    /// Write nothing; say what would be kept and dropped.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {

@@ -58,6 +58,38 @@ pub fn read_capped(path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
     Ok(Some(buf))
 }
 
+/// Returns the length of a regular file (following links); `None` when it is absent or not a
+/// regular file.
+pub fn len(path: &Path) -> Option<u64> {
+    fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+}
+
+/// Reads at most `cap` bytes of a file starting at byte `offset`; `None` when it does not exist.
+/// More than `cap` bytes from `offset` on is an error naming the file and the cap.
+pub fn read_range(path: &Path, offset: u64, cap: usize) -> Result<Option<Vec<u8>>> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| Error::io("seek in", path, e))?;
+    let mut buf = Vec::new();
+    file.take(cap as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io("read", path, e))?;
+    if buf.len() > cap {
+        return Err(Error::BadInput(format!(
+            "`{}` holds more than {cap} bytes from byte {offset} on, the most taskhook reads of it",
+            path.display()
+        )));
+    }
+    Ok(Some(buf))
+}
+
 /// Returns whether a path is a folder.
 pub fn is_dir(path: &Path) -> bool {
     fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false)

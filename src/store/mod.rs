@@ -122,6 +122,31 @@ impl Store {
         fs::read_capped(path, cap)
     }
 
+    /// The length of a regular file; `None` when absent.
+    pub fn len(&self, path: &Path) -> Option<u64> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return v.as_ref().map(|b| b.len() as u64);
+        }
+        fs::len(path)
+    }
+
+    /// Reads at most `cap` bytes of a file from byte `offset` on (an offset past the end reads
+    /// nothing); `None` when absent; more is an error. The tail of an append-only log.
+    pub fn read_range(&self, path: &Path, offset: u64, cap: usize) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            let Some(b) = v else { return Ok(None) };
+            let from = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+            if b.len() - from > cap {
+                return Err(Error::BadInput(format!(
+                    "`{}` holds more than {cap} bytes from byte {offset} on, the most taskhook reads of it",
+                    path.display()
+                )));
+            }
+            return Ok(Some(b[from..].to_vec()));
+        }
+        fs::read_range(path, offset, cap)
+    }
+
     /// Reads a file as UTF-8 text (invalid sequences replaced); `None` when absent.
     pub fn read_text(&self, path: &Path) -> Result<Option<String>> {
         Ok(self

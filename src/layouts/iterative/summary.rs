@@ -1,10 +1,11 @@
 //! The summary of one slug for `status` and the SessionStart context: mode and phase, the
-//! current unit with its budget and last "Remaining", ready, blocked, timed-out and done units,
-//! and the slug's context.md and guardrails.md (capped) for the model.
+//! current unit with its budget and last "Remaining", ready units, blocked units (with
+//! `Waiting on T3` for those waiting on dependencies), units held for a person, timed-out and
+//! done units, and the slug's context.md and guardrails.md (capped) for the model.
 
 use super::lifecycle::Counters;
-use super::markdown;
 use super::state::*;
+use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;
@@ -34,10 +35,9 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
         quiet: s["phase"] == "complete",
         ..Default::default()
     };
-    let last = markdown::last_entries(&l.entries);
     match s[current_key(s)].as_str() {
         Some(cur) => {
-            let c: Counters = counters_of(&s[key][cur], None);
+            let c: Counters = counters_of(&s[key][cur], l.plan.max_of(cur));
             out.current.push(Item {
                 detail: Some(format!(
                     "{}, iteration {} of {}",
@@ -46,8 +46,14 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
                 ..Item::id(cur)
             });
             let mut line = String::new();
-            if let Some(rem) = last.get(cur).and_then(|e| e.remaining.as_deref()) {
-                line.push_str(&format!("Last remaining: {rem} "));
+            match c.status.as_str() {
+                "confirming" => line.push_str("Next: its confirmation pass. "),
+                "verifying" => line.push_str("Next: its verification pass. "),
+                _ => {
+                    if let Some(rem) = last_entry(cx, &p, cur)?.and_then(|e| e.remaining) {
+                        line.push_str(&format!("Last remaining: {rem} "));
+                    }
+                }
             }
             line.push_str(&format!("Completion signal: <signal>{cur}_DONE</signal>."));
             out.context_extra.push(line);
@@ -65,7 +71,39 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
             })
             .collect()
     };
-    out.blocked = with("blocked");
+    // Blocked, and units not started whose dependencies are not done (seed 003's T5).
+    out.blocked = ids
+        .iter()
+        .filter_map(|u| {
+            let reason = s[key][u.as_str()]["reason"].as_str();
+            match status_of(s, u) {
+                "blocked" => Some(Item {
+                    detail: reason.map(str::to_string),
+                    ..Item::id(u.clone())
+                }),
+                "pending" => {
+                    let open = unfinished_deps(s, &l.plan, u);
+                    (!open.is_empty()).then(|| Item {
+                        detail: Some(waiting_reason(&open)),
+                        ..Item::id(u.clone())
+                    })
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let held: Vec<String> = ids
+        .iter()
+        .filter(|u| counters_of(&s[key][u.as_str()], None).held().is_some())
+        .cloned()
+        .collect();
+    if !held.is_empty() {
+        out.context_extra.push(format!(
+            "Held until a person acts (subagents cannot move them): {}. A person runs `taskhook iterative set-max|unblock|reset {} UNIT`.",
+            name_some(&held),
+            store.id
+        ));
+    }
     out.more.push(("Timed out", with("timeout"), true));
     out.more.push(("Done", with("done"), false));
     for u in &ids {

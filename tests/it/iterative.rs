@@ -8,13 +8,13 @@ use serde_json::{json, Value};
 use crate::common::{Project, Run, NOW};
 
 /// A project with one development slug and helpers to stop subagents in it.
-struct Loop {
-    p: Project,
-    slug: String,
+pub(crate) struct Loop {
+    pub p: Project,
+    pub slug: String,
 }
 
 impl Loop {
-    fn new(slug: &str, units: &[&str], max: u64) -> Self {
+    pub fn new(slug: &str, units: &[&str], max: u64) -> Self {
         let p = Project::new();
         let mut args = vec!["iterative", "new", slug, "--max-iterations"];
         let max_s = max.to_string();
@@ -31,15 +31,15 @@ impl Loop {
         }
     }
 
-    fn dir(&self) -> PathBuf {
+    pub fn dir(&self) -> PathBuf {
         self.p.root.join(".claude/iterative").join(&self.slug)
     }
 
-    fn state(&self) -> Value {
+    pub fn state(&self) -> Value {
         serde_json::from_slice(&std::fs::read(self.dir().join("state.json")).unwrap()).unwrap()
     }
 
-    fn unit(&self, id: &str) -> Value {
+    pub fn unit(&self, id: &str) -> Value {
         let s = self.state();
         let key = if s["mode"] == "knowledge" {
             "phases"
@@ -50,7 +50,7 @@ impl Loop {
     }
 
     /// A unit's (status, iterations_used, confirmations_used).
-    fn counters(&self, id: &str) -> (String, u64, u64) {
+    pub fn counters(&self, id: &str) -> (String, u64, u64) {
         let u = self.unit(id);
         let n = |k: &str| u[k].as_u64().unwrap_or(0);
         (
@@ -60,12 +60,12 @@ impl Loop {
         )
     }
 
-    fn progress(&self) -> String {
+    pub fn progress(&self) -> String {
         std::fs::read_to_string(self.dir().join("progress.md")).unwrap()
     }
 
     /// A SubagentStop whose transcript's first prompt is `prompt` and final message `message`.
-    fn stop(&self, agent: &str, prompt: &str, message: &str) -> Run {
+    pub fn stop(&self, agent: &str, prompt: &str, message: &str) -> Run {
         let transcript = self.p.tmp.path().join(format!("agent-{agent}.jsonl"));
         let lines = [
             json!({"type": "user", "message": {"role": "user", "content": prompt}}),
@@ -80,12 +80,12 @@ impl Loop {
         self.p.hook(&payload)
     }
 
-    fn bound(&self, unit: &str, message: &str) -> Run {
+    pub fn bound(&self, unit: &str, message: &str) -> Run {
         self.stop("a1", &format!("Work on <task>{unit}</task>."), message)
     }
 }
 
-fn reason(run: &Run) -> String {
+pub(crate) fn reason(run: &Run) -> String {
     assert_eq!(run.code, 0, "{run:?}");
     let v = run.json();
     assert_eq!(v["decision"], "block", "{run:?}");
@@ -96,7 +96,7 @@ fn reason(run: &Run) -> String {
     v["reason"].as_str().unwrap().to_string()
 }
 
-fn silent(run: &Run) {
+pub(crate) fn silent(run: &Run) {
     assert_eq!(
         (run.code, run.stdout.as_str(), run.stderr.as_str()),
         (0, "", ""),

@@ -14,6 +14,8 @@ mod common;
 mod engine;
 mod install;
 mod iterative;
+mod iterative_state;
+mod iterative_units;
 mod protocol;
 mod replay;
 mod schemas;

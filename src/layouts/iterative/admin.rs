@@ -27,7 +27,14 @@ pub struct Done {
 }
 
 /// Runs `change` on a unit under the lock; logs a `set` note with `why` and writes state.json.
-fn person<F>(cx: &Ctx, project: &Project, slug: &str, unit: &str, why: &str, change: F) -> Result<Done>
+fn person<F>(
+    cx: &Ctx,
+    project: &Project,
+    slug: &str,
+    unit: &str,
+    why: &str,
+    change: F,
+) -> Result<Done>
 where
     F: FnOnce(&mut Slug, &mut Counters, &mut Map<String, Value>) -> Result<String>,
 {
@@ -43,8 +50,10 @@ where
         let mut m = obj;
         let message = change(&mut l, &mut c, &mut m)?;
         write_counters(&mut m, &c);
-        crate::layouts::json::ensure_object(&mut l.state[key]).insert(unit.into(), Value::Object(m));
-        l.sets.push((unit.to_string(), counters_json(&c), why.to_string()));
+        crate::layouts::json::ensure_object(&mut l.state[key])
+            .insert(unit.into(), Value::Object(m));
+        l.sets
+            .push((unit.to_string(), counters_json(&c), why.to_string()));
         advance(&mut l.state, &l.plan);
         l.state["updated"] = json!(cx.store.clock().stamp());
         l.dirty = true;
@@ -62,11 +71,19 @@ pub fn reset(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done
     person(cx, project, slug, unit, why, |_, c, m| {
         let was = format!("{} after {} iteration(s)", c.status, c.iterations_used);
         *c = Counters::pending(c.max_iterations);
-        for k in ["started_at", "completed_at", "verification_passed", "last_signal"] {
+        for k in [
+            "started_at",
+            "completed_at",
+            "verification_passed",
+            "last_signal",
+        ] {
             m.remove(k);
         }
         m.insert("failed_confirmations".into(), json!(0));
-        Ok(format!("{unit}: reset (was {was}); it starts over with max_iterations {}.", c.max_iterations))
+        Ok(format!(
+            "{unit}: reset (was {was}); it starts over with max_iterations {}.",
+            c.max_iterations
+        ))
     })
 }
 
@@ -75,16 +92,28 @@ pub fn reset(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done
 pub fn unblock(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done> {
     let why = "unblocked by a person (taskhook iterative unblock)";
     person(cx, project, slug, unit, why, |l, c, _| {
-        if c.status != "blocked" || c.reason.as_deref().is_some_and(|r| r.starts_with(WAITING_PREFIX)) {
+        if c.status != "blocked"
+            || c.reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(WAITING_PREFIX))
+        {
             let waits = unfinished_deps(&l.state, &l.plan, unit);
             return Err(Error::Rule(if waits.is_empty() {
                 format!("{unit} is {}, not blocked: nothing to unblock", c.status)
             } else {
-                format!("{unit} waits on {}: it starts by itself when they are done", waits.join(", "))
+                format!(
+                    "{unit} waits on {}: it starts by itself when they are done",
+                    waits.join(", ")
+                )
             }));
         }
         let was = c.reason.clone().unwrap_or_default();
-        c.status = if c.iterations_used == 0 { "pending" } else { "in_progress" }.into();
+        c.status = if c.iterations_used == 0 {
+            "pending"
+        } else {
+            "in_progress"
+        }
+        .into();
         c.reason = None;
         c.failed_confirmations = 0;
         let mut msg = format!("{unit}: unblocked (was: {was}); it is {} again.", c.status);
@@ -160,14 +189,27 @@ pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done>
         if l.state[key].get(u.id.as_str()).is_some() {
             return Err(Error::Rule(format!("{slug} already has a unit {}", u.id)));
         }
-        if let Some(d) = u.depends.iter().find(|d| l.state[key].get(d.as_str()).is_none()) {
-            return Err(Error::Rule(format!("{} cannot depend on {d}: {slug} has no unit {d}", u.id)));
+        if let Some(d) = u
+            .depends
+            .iter()
+            .find(|d| l.state[key].get(d.as_str()).is_none())
+        {
+            return Err(Error::Rule(format!(
+                "{} cannot depend on {d}: {slug} has no unit {d}",
+                u.id
+            )));
         }
         let mut ids = unit_ids(&l.state);
         ids.push(u.id.clone());
         let deps: Vec<Vec<String>> = ids
             .iter()
-            .map(|i| if *i == u.id { u.depends.clone() } else { deps_of(&l.state, &l.plan, i) })
+            .map(|i| {
+                if *i == u.id {
+                    u.depends.clone()
+                } else {
+                    deps_of(&l.state, &l.plan, i)
+                }
+            })
             .collect();
         let nodes: Vec<Node<'_>> = ids
             .iter()
@@ -191,13 +233,16 @@ pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done>
             &u.depends,
             knowledge,
         );
-        cx.store.replace(plan_path, templates::insert_unit(&text, &block).as_bytes())?;
+        cx.store
+            .replace(plan_path, templates::insert_unit(&text, &block).as_bytes())?;
         l.plan = state::read_plan(cx, &p)?;
         let c = Counters::pending(max);
         let mut m = Map::new();
         write_counters(&mut m, &c);
-        crate::layouts::json::ensure_object(&mut l.state[key]).insert(u.id.clone(), Value::Object(m));
-        l.sets.push((u.id.clone(), counters_json(&c), why.to_string()));
+        crate::layouts::json::ensure_object(&mut l.state[key])
+            .insert(u.id.clone(), Value::Object(m));
+        l.sets
+            .push((u.id.clone(), counters_json(&c), why.to_string()));
         if l.state["phase"] == "plan" || l.state["phase"] == "discover" {
             l.state["phase"] = json!("execute");
         }
@@ -207,7 +252,10 @@ pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done>
         state::save(cx, &store, &mut l)?;
         let unit = l.state[key][u.id.as_str()].clone();
         let file = if knowledge { "plan.md" } else { "tasks.md" };
-        let mut message = format!("Added {} to {slug} (state.json and {file}), max_iterations {max}", u.id);
+        let mut message = format!(
+            "Added {} to {slug} (state.json and {file}), max_iterations {max}",
+            u.id
+        );
         match unit["reason"].as_str() {
             Some(r) => message.push_str(&format!("; blocked: {r}.")),
             None => message.push('.'),

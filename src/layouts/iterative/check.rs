@@ -76,9 +76,11 @@ pub(crate) fn replay<'a>(records: impl IntoIterator<Item = &'a Record>, max: u64
                 if step_entry(&mut h.c, e) == Effect::Completed {
                     h.completed_at = Some(e.timestamp.clone());
                 }
-                h.documented_block = e.blockers.as_deref().is_some_and(|b| {
-                    !b.is_empty() && !b.eq_ignore_ascii_case("none")
-                }) || h.c.status == "blocked";
+                h.documented_block = e
+                    .blockers
+                    .as_deref()
+                    .is_some_and(|b| !b.is_empty() && !b.eq_ignore_ascii_case("none"))
+                    || h.c.status == "blocked";
                 h.commits
                     .extend(e.commits().into_iter().map(str::to_string));
             }
@@ -118,7 +120,9 @@ fn fresh(c: &Counters) -> bool {
     c.iterations_used == 0
         && (matches!(c.status.as_str(), "pending" | "in_progress")
             || (c.status == "blocked"
-                && c.reason.as_deref().is_some_and(|r| r.starts_with(WAITING_PREFIX))))
+                && c.reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with(WAITING_PREFIX))))
 }
 
 fn agrees(s: &Counters, l: &Counters) -> bool {
@@ -232,7 +236,10 @@ pub(crate) fn check(store: &StoreRef, l: &mut Slug, text: &str) {
     );
     let mut conflicts: Vec<(String, Counters, History)> = Vec::new();
     for id in &ids {
-        let unit = l.state[key].get(id.as_str()).cloned().unwrap_or(Value::Null);
+        let unit = l.state[key]
+            .get(id.as_str())
+            .cloned()
+            .unwrap_or(Value::Null);
         let s = counters_of(&unit, l.plan.max_of(id));
         let h = replay(
             groups.get(id.as_str()).into_iter().flatten().copied(),
@@ -277,7 +284,11 @@ pub(crate) fn check(store: &StoreRef, l: &mut Slug, text: &str) {
     }
     let has = git::commits(&store.root, &ask);
     let proven: Vec<&str> = match &has {
-        Some(m) => unnamed.iter().copied().filter(|h| m.contains_key(*h)).collect(),
+        Some(m) => unnamed
+            .iter()
+            .copied()
+            .filter(|h| m.contains_key(*h))
+            .collect(),
         None => Vec::new(),
     };
     for (id, s, h) in conflicts {

@@ -100,7 +100,11 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
             return Err(Error::Usage(format!(
                 "domain {d:?} is not one of {} for {} mode",
                 domains.join(", "),
-                if n.knowledge { "knowledge" } else { "development" }
+                if n.knowledge {
+                    "knowledge"
+                } else {
+                    "development"
+                }
             )))
         }
         Some(d) => Some(d.clone()),
@@ -157,7 +161,7 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
     if let Some((from, text)) = &carried {
         count = text.lines().filter(|l| l.starts_with("## ")).count();
         guardrails.push_str(&format!(
-            "<!-- taskhook: carried over from {from} -->\n\n{text}"
+            "<!-- taskhook: carried over from {from} (guardrails.md) -->\n\n{text}"
         ));
     }
     cx.store.create_dir_all(&root)?;
@@ -185,19 +189,20 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
     Ok((root, written, count))
 }
 
-/// The guardrails of `from` (the newest `archive/FROM-YYYYMMDD[-N]`, an archive folder named
-/// exactly, or a live slug), without guardrails.md's header; and where they came from.
+/// The guardrails of past work named `from`: every `archive/FROM-YYYYMMDD[-N]` (oldest first)
+/// or an archive folder named exactly `from`, else the live slug `from`; without guardrails.md's
+/// header, each lesson once. Returns where they came from and the text.
 fn guardrails_of(cx: &Ctx, project: &Project, from: &str) -> Result<(String, String)> {
     check_id("slug", from)?;
     let base = base(&project.root);
     let archive = base.join("archive");
-    let mut best: Option<((String, u64), String)> = None;
+    let mut found: Vec<((String, u64), String)> = Vec::new();
     for e in cx.store.list_dir(&archive)? {
         if !e.is_dir {
             continue;
         }
         let rank = if e.name == from {
-            Some((String::from("~"), u64::MAX))
+            Some((String::new(), 0))
         } else {
             e.name
                 .strip_prefix(from)
@@ -209,32 +214,48 @@ fn guardrails_of(cx: &Ctx, project: &Project, from: &str) -> Result<(String, Str
                 })
         };
         if let Some(rank) = rank {
-            if best.as_ref().is_none_or(|(b, _)| rank > *b) {
-                best = Some((rank, e.name));
+            found.push((rank, e.name));
+        }
+    }
+    found.sort();
+    let (dirs, shown): (Vec<_>, String) = if found.is_empty() {
+        (vec![base.join(from)], from.to_string())
+    } else {
+        let names: Vec<String> = found.iter().map(|(_, n)| format!("archive/{n}")).collect();
+        (
+            found.into_iter().map(|(_, n)| archive.join(n)).collect(),
+            names.join(", "),
+        )
+    };
+    let mut lessons: Vec<String> = Vec::new();
+    let mut any = false;
+    for dir in dirs {
+        let Some(bytes) = cx
+            .store
+            .read_capped(&dir.join("guardrails.md"), 4 * 1024 * 1024)?
+        else {
+            continue;
+        };
+        any = true;
+        let text = String::from_utf8_lossy(&bytes);
+        let body = match text.find("\n## ") {
+            Some(i) => &text[i + 1..],
+            None if text.starts_with("## ") => &text[..],
+            None => "",
+        };
+        for lesson in body.split("\n## ").filter(|l| !l.trim().is_empty()) {
+            let lesson = format!("## {}\n\n", lesson.trim_start_matches("## ").trim_end());
+            if !lessons.contains(&lesson) {
+                lessons.push(lesson);
             }
         }
     }
-    let (dir, shown) = match best {
-        Some((_, name)) => (archive.join(&name), format!("archive/{name}")),
-        None => (base.join(from), from.to_string()),
-    };
-    let path = dir.join("guardrails.md");
-    let Some(bytes) = cx.store.read_capped(&path, 4 * 1024 * 1024)? else {
+    if !any {
         return Err(Error::NotFound(format!(
             "no guardrails to carry over: neither .claude/iterative/archive/{from}-YYYYMMDD nor .claude/iterative/{from} has a guardrails.md"
         )));
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let body = match text.find("\n## ") {
-        Some(i) => text[i + 1..].to_string(),
-        None if text.starts_with("## ") => text.to_string(),
-        None => String::new(),
-    };
-    let mut body = body.trim_end().to_string();
-    if !body.is_empty() {
-        body.push_str("\n\n");
     }
-    Ok((format!("{shown}/guardrails.md"), body))
+    Ok((shown, lessons.concat()))
 }
 
 /// Applies a signal by hand: the same step a subagent's signal takes. Returns the unit's state

@@ -106,10 +106,7 @@ mod tests {
     #[test]
     fn batch_output_is_parsed() {
         let body = "tree 0\nauthor x\n\nfeat: parser\n\nbody";
-        let out = format!(
-            "1a2b3c4d5e6f commit {}\n{body}\nffff missing\n",
-            body.len()
-        );
+        let out = format!("1a2b3c4d5e6f commit {}\n{body}\nffff missing\n", body.len());
         let found = parse_batch(&["1a2b", "ffff"], out.as_bytes());
         assert_eq!(found.get("1a2b").map(String::as_str), Some("feat: parser"));
         assert!(!found.contains_key("ffff"));

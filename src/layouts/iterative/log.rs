@@ -179,7 +179,9 @@ fn parse_note(line: &str) -> Option<Note> {
             text: text.to_string(),
         });
     }
-    let (head, text) = rest.split_once(": ").unwrap_or((rest.trim_end_matches(':'), ""));
+    let (head, text) = rest
+        .split_once(": ")
+        .unwrap_or((rest.trim_end_matches(':'), ""));
     let mut words = head.split(' ');
     Some(Note {
         timestamp: timestamp.to_string(),
@@ -212,7 +214,9 @@ pub fn render_entry(e: &Entry) -> String {
 
 /// Text made safe inside a note: one line, no comment terminator.
 fn note_text(text: &str) -> String {
-    one_paragraph(text).replace("-->", "->").replace("<!--", "<!-")
+    one_paragraph(text)
+        .replace("-->", "->")
+        .replace("<!--", "<!-")
 }
 
 /// Renders a note (`kind` with an optional unit) followed by a blank line.
@@ -293,7 +297,10 @@ mod tests {
     fn set_notes_carry_counters() {
         let c = json!({"status": "pending", "iterations_used": 0, "reason": "a: b --> c"});
         let text = render_set("2026-01-14T10:31:00Z", "T1", &c, "reset: by a person");
-        assert!(!text.contains("-->\n") || text.ends_with(" -->\n\n"), "{text}");
+        assert!(
+            !text.contains("-->\n") || text.ends_with(" -->\n\n"),
+            "{text}"
+        );
         let records = parse_records(&text);
         match &records[..] {
             [Record::Note(n)] => {

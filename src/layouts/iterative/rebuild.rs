@@ -83,9 +83,7 @@ impl Salvage {
                     lits.get(i + 1),
                     ["task", "created", "domain", "mode"].contains(&text.as_str()),
                 ) {
-                    s.fields
-                        .entry(text.clone())
-                        .or_insert_with(|| json!(value));
+                    s.fields.entry(text.clone()).or_insert_with(|| json!(value));
                 }
             } else if last_key == "commits"
                 && text.split_once(": ").is_some_and(|(h, _)| is_hash(h))
@@ -101,25 +99,37 @@ impl Salvage {
     }
 }
 
-/// brief.md's `# {Task Name}` and `**Domain:**`, unless still the template's placeholders.
-fn brief(cx: &Ctx, p: &Paths) -> (Option<String>, Option<String>) {
-    let Ok(Some(bytes)) = cx.store.read_capped(&p.root.join("brief.md"), BRIEF_CAP) else {
-        return (None, None);
+/// What brief.md says: its `# {Task Name}`, `**Created:**` and `**Domain:**`, unless still the
+/// template's placeholders.
+#[derive(Debug, Default)]
+struct Brief {
+    name: Option<String>,
+    created: Option<String>,
+    domain: Option<String>,
+}
+
+fn brief(cx: &Ctx, p: &Paths) -> Brief {
+    let Ok(Some(bytes)) = cx.store.read_capped(&p.brief, BRIEF_CAP) else {
+        return Brief::default();
     };
     let text = String::from_utf8_lossy(&bytes);
     let real = |s: &str| {
         let s = s.trim();
-        (!s.is_empty() && !s.starts_with('{')).then(|| s.to_string())
+        (!s.is_empty() && !s.starts_with('{') && !s.starts_with('(')).then(|| s.to_string())
     };
-    let name = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# "))
-        .and_then(real);
-    let domain = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("**Domain:**"))
-        .and_then(real);
-    (name, domain)
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .and_then(real)
+    };
+    Brief {
+        name: text
+            .lines()
+            .find_map(|l| l.strip_prefix("# "))
+            .and_then(real),
+        created: field("**Created:**").filter(|t| parse_time(t).is_some()),
+        domain: field("**Domain:**"),
+    }
 }
 
 /// Rebuilds state.json from the plan and the log, salvaging from `old` (the unusable file).
@@ -167,17 +177,18 @@ pub(crate) fn rebuild(
         Record::Entry(e) if parse_time(&e.timestamp).is_some() => Some(e.timestamp.clone()),
         _ => None,
     });
+    let brief = brief(cx, &p);
     let created = salvage
         .text("created")
         .filter(|t| parse_time(t).is_some())
         .map(str::to_string)
+        .or(brief.created)
         .or(first_entry)
         .unwrap_or_else(|| now.clone());
-    let (brief_name, brief_domain) = brief(cx, &p);
     let task = salvage
         .text("task")
         .map(str::to_string)
-        .or(brief_name)
+        .or(brief.name)
         .unwrap_or_else(|| store.id.clone());
     let (ukey, ckey) = if knowledge {
         ("phases", "current_phase")
@@ -195,7 +206,7 @@ pub(crate) fn rebuild(
         "current_iteration": 0,
         ukey: Value::Object(units),
     });
-    if let Some(d) = salvage.text("domain").map(str::to_string).or(brief_domain) {
+    if let Some(d) = salvage.text("domain").map(str::to_string).or(brief.domain) {
         state["domain"] = json!(d);
     }
     if !knowledge || !salvage.commits.is_empty() || !named.is_empty() {

@@ -42,7 +42,8 @@ struct Outcome {
 /// Salvages a parsed but invalid state.json into `state` (rebuilt from the plan and the log).
 fn salvage_parsed(state: &mut Value, old: &Value, out: &mut Outcome) -> Result<()> {
     let Some(old_map) = old.as_object() else {
-        out.dropped.push("everything (state.json is not a JSON object)".into());
+        out.dropped
+            .push("everything (state.json is not a JSON object)".into());
         return Ok(());
     };
     let ukey = units_key(state);
@@ -70,7 +71,9 @@ fn salvage_parsed(state: &mut Value, old: &Value, out: &mut Outcome) -> Result<(
                 state[ukey][id.as_str()] = unit.clone();
                 out.kept_units.push(id.clone());
             }
-            Some(why) => out.dropped.push(format!("{id} ({why}; rebuilt from progress.md)")),
+            Some(why) => out
+                .dropped
+                .push(format!("{id} ({why}; rebuilt from progress.md)")),
         }
     }
     Ok(())

@@ -14,11 +14,11 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::{check, rebuild};
 use super::lifecycle::Effect;
 use super::log::{self, parse_records, render_note, Record};
 use super::markdown::parse_plan;
 use super::units::*;
+use super::{check, rebuild};
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -90,7 +90,10 @@ impl Slug {
 pub(crate) fn read_plan(cx: &Ctx, p: &Paths) -> Result<Plan> {
     let text = match cx.store.read_capped(&p.tasks_md, PLAN_CAP)? {
         Some(t) => t,
-        None => cx.store.read_capped(&p.plan_md, PLAN_CAP)?.unwrap_or_default(),
+        None => cx
+            .store
+            .read_capped(&p.plan_md, PLAN_CAP)?
+            .unwrap_or_default(),
     };
     Ok(Plan::new(parse_plan(&String::from_utf8_lossy(&text))))
 }
@@ -142,7 +145,11 @@ pub(crate) fn checksum(state: &Value) -> String {
                 "max_iterations",
             ] {
                 eat(b"\0");
-                eat(u.get(k).map(Value::to_string).unwrap_or_default().as_bytes());
+                eat(u
+                    .get(k)
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+                    .as_bytes());
             }
             eat(b"\n");
         }
@@ -313,7 +320,11 @@ pub(crate) fn mark_done(m: &mut Map<String, Value>, at: &str) {
 /// Units tasks.md / plan.md lists that state.json lacks become pending units.
 fn add_plan_units(l: &mut Slug) {
     let key = units_key(&l.state);
-    let file = if key == "phases" { "plan.md" } else { "tasks.md" };
+    let file = if key == "phases" {
+        "plan.md"
+    } else {
+        "tasks.md"
+    };
     let missing: Vec<(String, Option<u64>)> = l
         .plan
         .units
@@ -327,7 +338,8 @@ fn add_plan_units(l: &mut Slug) {
     let units = crate::layouts::json::ensure_object(&mut l.state[key]);
     for (id, max) in &missing {
         let c = super::lifecycle::Counters::pending(
-            max.unwrap_or(super::lifecycle::DEFAULT_MAX_ITERATIONS).max(1),
+            max.unwrap_or(super::lifecycle::DEFAULT_MAX_ITERATIONS)
+                .max(1),
         );
         let mut m = Map::new();
         write_counters(&mut m, &c);

@@ -92,7 +92,10 @@ pub fn stop(
                 mark_done(m, &now);
             }
         }
-        if matches!(c.status.as_str(), "in_progress" | "confirming" | "verifying") {
+        if matches!(
+            c.status.as_str(),
+            "in_progress" | "confirming" | "verifying"
+        ) {
             let ck = current_key(&l.state);
             l.state[ck] = json!(unit);
         }
@@ -242,66 +245,74 @@ fn ignored(
 /// that a subagent reported BLOCKED) becomes `in_progress`; a held unit, or one waiting on
 /// unfinished dependencies, is refused. Decided on an unlocked read; only a change locks.
 pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
-    cx.store
-        .transact(&folder_lock_path(&store.root), |pass| {
-            let mut l = load(cx, store, pass.writes())?;
-            let key = units_key(&l.state);
-            if l.state[key].get(unit).is_none() {
-                return finish(cx, store, &mut l, pass.writes(), Step::default());
-            }
-            let waiting = if not_started(&l.state, unit) {
-                unfinished_deps(&l.state, &l.plan, unit)
-            } else {
-                Vec::new()
-            };
-            if !waiting.is_empty() {
-                let deny = format!(
-                    "iterative {}: {unit} waits on {} (not done yet): launch a subagent for {} first.",
-                    store.id,
-                    waiting.join(", "),
-                    waiting[0]
-                );
-                return finish(cx, store, &mut l, pass.writes(), Step {
+    cx.store.transact(&folder_lock_path(&store.root), |pass| {
+        let mut l = load(cx, store, pass.writes())?;
+        let key = units_key(&l.state);
+        if l.state[key].get(unit).is_none() {
+            return finish(cx, store, &mut l, pass.writes(), Step::default());
+        }
+        let waiting = if not_started(&l.state, unit) {
+            unfinished_deps(&l.state, &l.plan, unit)
+        } else {
+            Vec::new()
+        };
+        if !waiting.is_empty() {
+            let deny = format!(
+                "iterative {}: {unit} waits on {} (not done yet): launch a subagent for {} first.",
+                store.id,
+                waiting.join(", "),
+                waiting[0]
+            );
+            return finish(
+                cx,
+                store,
+                &mut l,
+                pass.writes(),
+                Step {
                     deny: Some(deny),
                     ..Default::default()
-                });
-            }
-            let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
-            let prev = c.clone();
-            let step = match step(&mut c, Input::Launch) {
-                Effect::Held(why) => Step {
-                    deny: Some(format!(
-                        "iterative {}: {unit} is held because {why}. {}",
-                        store.id,
-                        person_hint(store, unit, &c)
-                    )),
-                    ..Default::default()
                 },
-                Effect::Started => {
-                    let now = cx.store.clock().stamp();
-                    let m = crate::layouts::json::ensure_object(&mut l.state[key][unit]);
-                    write_counters(m, &c);
-                    m.entry("started_at").or_insert(json!(now));
-                    if prev.iterations_used > 0 {
-                        // The log ends on the BLOCKED: say that a launch resumed it.
-                        l.sets.push((
-                            unit.to_string(),
-                            counters_json(&c),
-                            format!("relaunched after {}", prev.reason.as_deref().unwrap_or("a block")),
-                        ));
-                    }
-                    advance(&mut l.state, &l.plan);
-                    l.state["updated"] = json!(now);
-                    l.dirty = true;
-                    Step {
-                        status: Some(c.status.clone()),
-                        ..Default::default()
-                    }
+            );
+        }
+        let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
+        let prev = c.clone();
+        let step = match step(&mut c, Input::Launch) {
+            Effect::Held(why) => Step {
+                deny: Some(format!(
+                    "iterative {}: {unit} is held because {why}. {}",
+                    store.id,
+                    person_hint(store, unit, &c)
+                )),
+                ..Default::default()
+            },
+            Effect::Started => {
+                let now = cx.store.clock().stamp();
+                let m = crate::layouts::json::ensure_object(&mut l.state[key][unit]);
+                write_counters(m, &c);
+                m.entry("started_at").or_insert(json!(now));
+                if prev.iterations_used > 0 {
+                    // The log ends on the BLOCKED: say that a launch resumed it.
+                    l.sets.push((
+                        unit.to_string(),
+                        counters_json(&c),
+                        format!(
+                            "relaunched after {}",
+                            prev.reason.as_deref().unwrap_or("a block")
+                        ),
+                    ));
                 }
-                _ => Step::default(),
-            };
-            finish(cx, store, &mut l, pass.writes(), step)
-        })
+                advance(&mut l.state, &l.plan);
+                l.state["updated"] = json!(now);
+                l.dirty = true;
+                Step {
+                    status: Some(c.status.clone()),
+                    ..Default::default()
+                }
+            }
+            _ => Step::default(),
+        };
+        finish(cx, store, &mut l, pass.writes(), step)
+    })
 }
 
 fn finish(

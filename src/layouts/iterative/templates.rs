@@ -13,7 +13,10 @@ fn bullets(items: &[String]) -> String {
     if items.is_empty() {
         format!("- {OPEN}\n")
     } else {
-        items.iter().map(|i| format!("- {}\n", one_line(i))).collect()
+        items
+            .iter()
+            .map(|i| format!("- {}\n", one_line(i)))
+            .collect()
     }
 }
 
@@ -154,7 +157,9 @@ fn count_up(line: &str) -> String {
     };
     let (n, unit) = rest.split_once(' ').unwrap_or((rest, ""));
     match n.parse::<u64>() {
-        Ok(n) => format!("**Total:** {} {unit}", n + 1).trim_end().to_string(),
+        Ok(n) => format!("**Total:** {} {unit}", n + 1)
+            .trim_end()
+            .to_string(),
         Err(_) => line.to_string(),
     }
 }

@@ -129,7 +129,10 @@ pub(crate) fn not_started(state: &Value, unit: &str) -> bool {
 
 /// The dependencies of a unit: the plan's, plus `Waiting on X, Y` in a blocked unit's reason.
 pub(crate) fn deps_of(state: &Value, plan: &Plan, unit: &str) -> Vec<String> {
-    let mut deps: Vec<String> = plan.get(unit).map(|p| p.depends.clone()).unwrap_or_default();
+    let mut deps: Vec<String> = plan
+        .get(unit)
+        .map(|p| p.depends.clone())
+        .unwrap_or_default();
     if let Some(list) = reason_of(state, unit).and_then(|r| r.strip_prefix(WAITING_PREFIX)) {
         for d in list
             .split([',', ' '])
@@ -216,12 +219,8 @@ pub(crate) fn advance(state: &mut Value, plan: &Plan) -> Vec<String> {
         }
     }
     let ready = ready_units(state, plan);
-    let working = |s: &Value, u: &str| {
-        matches!(
-            status_of(s, u),
-            "in_progress" | "confirming" | "verifying"
-        )
-    };
+    let working =
+        |s: &Value, u: &str| matches!(status_of(s, u), "in_progress" | "confirming" | "verifying");
     let ck = current_key(state);
     let cur = state[ck].as_str().map(str::to_string);
     let next = cur

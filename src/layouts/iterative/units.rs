@@ -151,7 +151,7 @@ pub(crate) fn deps_of(state: &Value, plan: &Plan, unit: &str) -> Vec<String> {
 pub(crate) fn unfinished_deps(state: &Value, plan: &Plan, unit: &str) -> Vec<String> {
     deps_of(state, plan, unit)
         .into_iter()
-        .filter(|d| status_of(state, d) != "done" || state[units_key(state)].get(d).is_none())
+        .filter(|d| status_of(state, d) != "done")
         .collect()
 }
 

@@ -5,6 +5,10 @@
 //! `cargo bench --bench iterative`.
 //!
 //! Each case spawns the release binary with one payload; cases are interleaved round-robin.
+//! Medians of the child's CPU time (user + system, from `wait4`: what the target is about, and
+//! steady on a shared machine) and of wall time (which includes the fsyncs and, on a loaded
+//! machine, waiting for a core).
+//! `TASKHOOK_BENCH_KEEP=1` keeps the stores (for profiling) and prints where.
 //! Every SubagentStop is a real state change (a different in-progress unit each time declares
 //! itself done: an entry appended, state.json rewritten).
 #![allow(
@@ -96,10 +100,12 @@ struct Case {
     project: PathBuf,
     /// Builds the payload of run `i`.
     payload: Box<dyn Fn(usize) -> Vec<u8>>,
-    samples: Vec<Duration>,
+    wall: Vec<Duration>,
+    cpu: Vec<Duration>,
 }
 
-fn run(bin: &Path, home: &Path, project: &Path, payload: &[u8]) -> (Duration, String) {
+/// One run: (wall time, CPU time of the child (user + system), stdout).
+fn run(bin: &Path, home: &Path, project: &Path, payload: &[u8]) -> (Duration, Duration, String) {
     let start = Instant::now();
     let mut child = Command::new(bin)
         .arg("hook")
@@ -109,19 +115,30 @@ fn run(bin: &Path, home: &Path, project: &Path, payload: &[u8]) -> (Duration, St
         .current_dir(project)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .expect("spawn");
     child.stdin.take().unwrap().write_all(payload).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let elapsed = start.elapsed();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+        out
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: `usage` is a plain C struct that wait4 fills; `pid` is our unreaped child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall = start.elapsed();
+    assert_eq!(got, pid, "wait4");
     assert!(
-        out.status.success(),
-        "exit {}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "taskhook exited with status {status}"
     );
-    (elapsed, String::from_utf8_lossy(&out.stdout).into_owned())
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    (wall, cpu, reader.join().unwrap())
 }
 
 fn session_start(project: &Path) -> Vec<u8> {
@@ -188,7 +205,8 @@ fn main() {
             name: format!("SessionStart, {units} units / {entries} entries"),
             project: project.clone(),
             payload: Box::new(move |_| session_start(&p)),
-            samples: vec![],
+            wall: vec![],
+            cpu: vec![],
         });
         let (p, t) = (project.clone(), transcripts.clone());
         let first = units / 2 + 1;
@@ -196,50 +214,63 @@ fn main() {
             name: format!("SubagentStop DONE, {units} units / {entries} entries"),
             project: project.clone(),
             payload: Box::new(move |i| subagent_stop(&p, &t, first + i)),
-            samples: vec![],
+            wall: vec![],
+            cpu: vec![],
         });
         let p = seed.clone();
         cases.push(Case {
             name: format!("SessionStart, no cursor (seed-written), {units} / {entries}"),
             project: seed,
             payload: Box::new(move |_| session_start(&p)),
-            samples: vec![],
+            wall: vec![],
+            cpu: vec![],
         });
     }
     // Warm the page cache, and check that a SubagentStop really changes the store.
     for case in &cases {
-        let (_, out) = run(&bin, &home, &case.project, &(case.payload)(RUNS + 1));
+        let (_, _, out) = run(&bin, &home, &case.project, &(case.payload)(RUNS + 1));
         if case.name.starts_with("SubagentStop") {
             assert!(out.contains("confirmation pass"), "{}: {out}", case.name);
         }
     }
     for i in 0..RUNS {
         for case in cases.iter_mut() {
-            let (d, _) = run(&bin, &home, &case.project, &(case.payload)(i));
-            case.samples.push(d);
+            let (wall, cpu, _) = run(&bin, &home, &case.project, &(case.payload)(i));
+            case.wall.push(wall);
+            case.cpu.push(cpu);
         }
     }
     println!(
-        "{:<58} {:>10}   ({RUNS} runs each, interleaved)",
-        "case", "median"
+        "{:<58} {:>10} {:>10}   ({RUNS} runs each, interleaved)",
+        "case", "CPU", "wall"
     );
     let mut medians = Vec::new();
     for case in cases.iter_mut() {
-        let m = median(&mut case.samples);
-        medians.push(m);
-        println!("{:<58} {:>8.1}ms", case.name, m.as_secs_f64() * 1e3);
+        let cpu = median(&mut case.cpu);
+        let wall = median(&mut case.wall);
+        medians.push(cpu);
+        println!(
+            "{:<58} {:>8.1}ms {:>8.1}ms",
+            case.name,
+            cpu.as_secs_f64() * 1e3,
+            wall.as_secs_f64() * 1e3
+        );
     }
     let growth = |i: usize| medians[i + 3].as_secs_f64() / medians[i].as_secs_f64();
     println!(
-        "growth 10k → 20k units (2x): SessionStart {:.2}x, SubagentStop {:.2}x, no-cursor SessionStart {:.2}x",
+        "CPU growth 10k → 20k units (2x): SessionStart {:.2}x, SubagentStop {:.2}x, no-cursor SessionStart {:.2}x",
         growth(0),
         growth(1),
         growth(2)
     );
-    let _ = std::fs::remove_dir_all(&tmp);
+    if std::env::var_os("TASKHOOK_BENCH_KEEP").is_some() {
+        println!("kept {}", tmp.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
     let worst = medians[3..].iter().max().copied().unwrap_or_default();
     if worst > Duration::from_millis(500) {
-        eprintln!("a case at 20k units / 100k entries is over 0.5 s");
+        eprintln!("a case at 20k units / 100k entries takes over 0.5 s of CPU");
         std::process::exit(1);
     }
 }

@@ -247,7 +247,9 @@ pub fn last_entry_of(text: &str, unit: &str) -> Option<Entry> {
     let mut end = text.len();
     while let Some(i) = text[..end].rfind(&needle) {
         if i == 0 || text.as_bytes()[i - 1] == b'\n' {
-            return parse_progress(&text[i..]).into_iter().next();
+            let rest = &text[i..];
+            let end = rest[3..].find("\n## ").map_or(rest.len(), |j| j + 4);
+            return parse_progress(&rest[..end]).into_iter().next();
         }
         end = i;
     }

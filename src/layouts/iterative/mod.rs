@@ -234,6 +234,9 @@ impl Layout for Iterative {
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
+        if let Some(units) = state::units_cheaply(cx, store)? {
+            return Ok(units);
+        }
         let l = match load(cx, store, false) {
             Ok(l) => l,
             Err(Error::NotFound(_)) => return Ok(Vec::new()),

@@ -135,24 +135,33 @@ pub(crate) fn checksum(state: &Value) -> String {
         }
     };
     eat(units_key(state).as_bytes());
-    if let Some(units) = state[units_key(state)].as_object() {
-        for (id, u) in units {
-            eat(id.as_bytes());
-            for k in [
-                "status",
-                "iterations_used",
-                "confirmations_used",
-                "max_iterations",
-            ] {
-                eat(b"\0");
-                eat(u
-                    .get(k)
-                    .map(Value::to_string)
-                    .unwrap_or_default()
-                    .as_bytes());
+    const KEYS: [&str; 4] = [
+        "status",
+        "iterations_used",
+        "confirmations_used",
+        "max_iterations",
+    ];
+    for (id, u) in units_of(state) {
+        eat(id.as_bytes());
+        let mut slots: [Option<&Value>; 4] = [None; 4];
+        for (k, v) in u.as_object().into_iter().flatten() {
+            if let Some(i) = KEYS.iter().position(|x| x == k) {
+                slots[i] = Some(v);
             }
-            eat(b"\n");
         }
+        for v in slots {
+            eat(b"\0");
+            match v {
+                Some(Value::String(s)) => eat(s.as_bytes()),
+                Some(Value::Number(n)) => match n.as_u64() {
+                    Some(n) => eat(&n.to_le_bytes()),
+                    None => eat(n.to_string().as_bytes()),
+                },
+                Some(other) => eat(other.to_string().as_bytes()),
+                None => eat(b"-"),
+            }
+        }
+        eat(b"\n");
     }
     format!("{h:016x}")
 }
@@ -325,11 +334,12 @@ fn add_plan_units(l: &mut Slug) {
     } else {
         "tasks.md"
     };
+    let have = l.state[key].as_object();
     let missing: Vec<(String, Option<u64>)> = l
         .plan
         .units
         .iter()
-        .filter(|u| l.state[key].get(u.id.as_str()).is_none())
+        .filter(|u| !have.is_some_and(|m| m.contains_key(u.id.as_str())))
         .map(|u| (u.id.clone(), u.max_iterations))
         .collect();
     if missing.is_empty() {
@@ -460,4 +470,72 @@ pub(crate) fn last_entry(cx: &Ctx, p: &Paths, unit: &str) -> Result<Option<log::
         }
         window *= 4;
     }
+}
+
+/// What [`units_cheaply`] reads of state.json: no more than names need.
+#[derive(serde::Deserialize)]
+struct Lite {
+    mode: Option<String>,
+    phase: Option<String>,
+    tasks: Option<HashMap<String, LiteUnit>>,
+    phases: Option<HashMap<String, LiteUnit>>,
+    taskhook: Option<LiteCursor>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteUnit {
+    status: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteCursor {
+    progress_bytes: u64,
+}
+
+/// The units a `<task>` or `<signal>` name can resolve to, read without a full load: when
+/// state.json has a cursor and progress.md holds nothing past it, its units (and the plan's)
+/// are all there are. `None` when a full load must decide (no cursor, a tail to apply, a file
+/// that does not parse).
+pub(crate) fn units_cheaply(
+    cx: &Ctx,
+    store: &StoreRef,
+) -> Result<Option<Vec<crate::layouts::Unit>>> {
+    let p = Paths::of(&store.root);
+    let Some(bytes) = cx.store.read(&p.state)? else {
+        return Ok(None);
+    };
+    let Ok(lite) = serde_json::from_slice::<Lite>(&bytes) else {
+        return Ok(None);
+    };
+    let log_len = cx.store.len(&p.progress).unwrap_or(0);
+    if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
+        return Ok(None);
+    }
+    let units = if lite.mode.as_deref() == Some("knowledge") {
+        lite.phases
+    } else {
+        lite.tasks
+    };
+    let Some(units) = units else {
+        return Ok(None);
+    };
+    let archived = lite.phase.as_deref() == Some("complete");
+    let plan = read_plan(cx, &p)?;
+    let mut out: Vec<crate::layouts::Unit> = units
+        .iter()
+        .map(|(id, u)| crate::layouts::Unit {
+            id: id.clone(),
+            active: !archived && u.status.as_deref() != Some("done"),
+        })
+        .collect();
+    out.extend(
+        plan.units
+            .iter()
+            .filter(|u| !units.contains_key(&u.id))
+            .map(|u| crate::layouts::Unit {
+                id: u.id.clone(),
+                active: !archived,
+            }),
+    );
+    Ok(Some(out))
 }

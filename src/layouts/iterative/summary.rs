@@ -61,42 +61,35 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
         None => out.context_extra.push("No current unit.".into()),
     }
     out.ready = ready_units(s, &l.plan).into_iter().map(Item::id).collect();
-    let ids = unit_ids(s);
-    let with = |st: &str| -> Vec<Item> {
-        ids.iter()
-            .filter(|u| status_of(s, u) == st)
-            .map(|u| Item {
-                detail: s[key][u.as_str()]["reason"].as_str().map(str::to_string),
-                ..Item::id(u.clone())
-            })
-            .collect()
-    };
-    // Blocked, and units not started whose dependencies are not done (seed 003's T5).
-    out.blocked = ids
-        .iter()
-        .filter_map(|u| {
-            let reason = s[key][u.as_str()]["reason"].as_str();
-            match status_of(s, u) {
-                "blocked" => Some(Item {
-                    detail: reason.map(str::to_string),
-                    ..Item::id(u.clone())
-                }),
-                "pending" => {
-                    let open = unfinished_deps(s, &l.plan, u);
-                    (!open.is_empty()).then(|| Item {
-                        detail: Some(waiting_reason(&open)),
-                        ..Item::id(u.clone())
-                    })
+    // Blocked, with the units not started that wait on unfinished dependencies (seed 003's
+    // T5); held, timed-out and done units; counts. One pass.
+    let mut waiting: std::collections::HashMap<String, Vec<String>> =
+        waiting_units(s, &l.plan).into_iter().collect();
+    let (mut timed_out, mut done, mut held) = (Vec::new(), Vec::new(), Vec::new());
+    for (id, u) in units_of(s) {
+        let status = unit_status(u);
+        *out.counts.entry(status.to_string()).or_default() += 1;
+        let item = |detail: Option<String>| Item {
+            detail,
+            ..Item::id(id.clone())
+        };
+        let reason = u["reason"].as_str().map(str::to_string);
+        match status {
+            "blocked" | "pending" => {
+                if let Some(open) = waiting.remove(id.as_str()) {
+                    out.blocked.push(item(Some(waiting_reason(&open))));
+                } else if status == "blocked" {
+                    out.blocked.push(item(reason));
                 }
-                _ => None,
             }
-        })
-        .collect();
-    let held: Vec<String> = ids
-        .iter()
-        .filter(|u| counters_of(&s[key][u.as_str()], None).held().is_some())
-        .cloned()
-        .collect();
+            "timeout" => timed_out.push(item(reason)),
+            "done" => done.push(item(None)),
+            _ => {}
+        }
+        if counters_of(u, None).held().is_some() {
+            held.push(id.clone());
+        }
+    }
     if !held.is_empty() {
         out.context_extra.push(format!(
             "Held until a person acts (subagents cannot move them): {}. A person runs `taskhook iterative set-max|unblock|reset {} UNIT`.",
@@ -104,11 +97,8 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
             store.id
         ));
     }
-    out.more.push(("Timed out", with("timeout"), true));
-    out.more.push(("Done", with("done"), false));
-    for u in &ids {
-        *out.counts.entry(status_of(s, u).to_string()).or_default() += 1;
-    }
+    out.more.push(("Timed out", timed_out, true));
+    out.more.push(("Done", done, false));
     for (name, path) in [
         ("context.md", &p.context),
         ("guardrails.md (read before every iteration)", &p.guardrails),

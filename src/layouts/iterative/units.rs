@@ -107,33 +107,42 @@ pub(crate) fn unit_ids(state: &Value) -> Vec<String> {
 }
 
 pub(crate) fn status_of<'a>(state: &'a Value, unit: &str) -> &'a str {
-    state[units_key(state)][unit]["status"]
-        .as_str()
-        .unwrap_or("pending")
+    unit_status(&state[units_key(state)][unit])
 }
 
-fn reason_of<'a>(state: &'a Value, unit: &str) -> Option<&'a str> {
-    state[units_key(state)][unit]["reason"].as_str()
+/// The units of a state, in order (empty when there are none).
+pub(crate) fn units_of(state: &Value) -> impl Iterator<Item = (&String, &Value)> {
+    state[units_key(state)].as_object().into_iter().flatten()
+}
+
+pub(crate) fn unit_status(unit: &Value) -> &str {
+    unit["status"].as_str().unwrap_or("pending")
+}
+
+fn unit_reason(unit: &Value) -> Option<&str> {
+    unit["reason"].as_str()
 }
 
 /// Whether a unit is blocked only because it waits on its dependencies.
-pub(crate) fn is_waiting(state: &Value, unit: &str) -> bool {
-    status_of(state, unit) == "blocked"
-        && reason_of(state, unit).is_some_and(|r| r.starts_with(WAITING_PREFIX))
+pub(crate) fn unit_waiting(unit: &Value) -> bool {
+    unit_status(unit) == "blocked"
+        && unit_reason(unit).is_some_and(|r| r.starts_with(WAITING_PREFIX))
 }
 
 /// Whether a unit has not started: pending, or blocked only on its dependencies.
+pub(crate) fn unit_not_started(unit: &Value) -> bool {
+    unit_status(unit) == "pending" || unit_waiting(unit)
+}
+
+/// Whether a unit of `state` has not started.
 pub(crate) fn not_started(state: &Value, unit: &str) -> bool {
-    status_of(state, unit) == "pending" || is_waiting(state, unit)
+    unit_not_started(&state[units_key(state)][unit])
 }
 
 /// The dependencies of a unit: the plan's, plus `Waiting on X, Y` in a blocked unit's reason.
-pub(crate) fn deps_of(state: &Value, plan: &Plan, unit: &str) -> Vec<String> {
-    let mut deps: Vec<String> = plan
-        .get(unit)
-        .map(|p| p.depends.clone())
-        .unwrap_or_default();
-    if let Some(list) = reason_of(state, unit).and_then(|r| r.strip_prefix(WAITING_PREFIX)) {
+fn unit_deps(plan: &Plan, id: &str, unit: &Value) -> Vec<String> {
+    let mut deps: Vec<String> = plan.get(id).map(|p| p.depends.clone()).unwrap_or_default();
+    if let Some(list) = unit_reason(unit).and_then(|r| r.strip_prefix(WAITING_PREFIX)) {
         for d in list
             .split([',', ' '])
             .map(str::trim)
@@ -145,6 +154,19 @@ pub(crate) fn deps_of(state: &Value, plan: &Plan, unit: &str) -> Vec<String> {
         }
     }
     deps
+}
+
+/// The dependencies of a unit of `state`.
+pub(crate) fn deps_of(state: &Value, plan: &Plan, unit: &str) -> Vec<String> {
+    unit_deps(plan, unit, &state[units_key(state)][unit])
+}
+
+/// The units that are done.
+fn done_set(state: &Value) -> HashSet<&str> {
+    units_of(state)
+        .filter(|(_, u)| unit_status(u) == "done")
+        .map(|(id, _)| id.as_str())
+        .collect()
 }
 
 /// The dependencies of `unit` that are not done yet, in order.
@@ -169,26 +191,41 @@ pub(crate) fn name_some(ids: &[String]) -> String {
     shown.join(", ")
 }
 
-/// Units that can start now: not started, with every dependency done, in state order (the
-/// shared graph rule, [`crate::graph::ready`]).
-pub fn ready_units(state: &Value, plan: &Plan) -> Vec<String> {
-    let ids = unit_ids(state);
-    let deps: Vec<Vec<String>> = ids.iter().map(|u| deps_of(state, plan, u)).collect();
-    let nodes: Vec<Node<'_>> = ids
-        .iter()
-        .zip(&deps)
-        .map(|(u, d)| Node::new(u, d.iter().map(String::as_str)))
-        .collect();
-    let done: HashSet<&str> = ids
-        .iter()
-        .filter(|u| status_of(state, u) == "done")
-        .map(String::as_str)
-        .collect();
-    graph::ready(&nodes, &done)
-        .into_iter()
-        .filter(|u| not_started(state, u))
-        .map(str::to_string)
+/// Units not started whose dependencies are not all done, each with those dependencies, in
+/// state order.
+pub(crate) fn waiting_units(state: &Value, plan: &Plan) -> Vec<(String, Vec<String>)> {
+    let done = done_set(state);
+    units_of(state)
+        .filter(|(_, u)| unit_not_started(u))
+        .filter_map(|(id, u)| {
+            let open: Vec<String> = unit_deps(plan, id, u)
+                .into_iter()
+                .filter(|d| !done.contains(d.as_str()))
+                .collect();
+            (!open.is_empty()).then(|| (id.clone(), open))
+        })
         .collect()
+}
+
+/// Units that can start now: not started, with every dependency done, in state order (the
+/// shared graph rule, [`crate::graph::deps_done`]).
+pub fn ready_units(state: &Value, plan: &Plan) -> Vec<String> {
+    let done = done_set(state);
+    units_of(state)
+        .filter(|(_, u)| unit_not_started(u))
+        .filter(|(id, u)| {
+            let deps = unit_deps(plan, id, u);
+            graph::deps_done(&Node::new(id, deps.iter().map(String::as_str)), &done)
+        })
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
+fn working(unit: &Value) -> bool {
+    matches!(
+        unit_status(unit),
+        "in_progress" | "confirming" | "verifying"
+    )
 }
 
 /// Brings the units' dependency blocks, the current pointer, `current_iteration` and the phase
@@ -198,37 +235,51 @@ pub fn ready_units(state: &Value, plan: &Plan) -> Vec<String> {
 /// becomes `verify` when every unit is done. Returns the ready units.
 pub(crate) fn advance(state: &mut Value, plan: &Plan) -> Vec<String> {
     let key = units_key(state);
-    let ids = unit_ids(state);
-    let waits: Vec<(String, Vec<String>)> = ids
-        .iter()
-        .filter(|u| not_started(state, u))
-        .map(|u| (u.clone(), unfinished_deps(state, plan, u)))
+    let waits: HashMap<String, Vec<String>> = waiting_units(state, plan).into_iter().collect();
+    let lifted: Vec<String> = units_of(state)
+        .filter(|(id, u)| unit_waiting(u) && !waits.contains_key(id.as_str()))
+        .map(|(id, _)| id.clone())
         .collect();
-    for (u, open) in waits {
-        let Some(unit) = state[key][u.as_str()].as_object_mut() else {
-            continue;
-        };
-        if open.is_empty() {
-            if unit.get("status") == Some(&json!("blocked")) {
-                unit.insert("status".into(), json!("pending"));
-                unit.remove("reason");
+    if let Some(units) = state[key].as_object_mut() {
+        for id in lifted {
+            if let Some(u) = units.get_mut(&id).and_then(Value::as_object_mut) {
+                u.insert("status".into(), json!("pending"));
+                u.remove("reason");
             }
-        } else {
-            unit.insert("status".into(), json!("blocked"));
-            unit.insert("reason".into(), json!(waiting_reason(&open)));
+        }
+        for (id, open) in &waits {
+            if let Some(u) = units.get_mut(id).and_then(Value::as_object_mut) {
+                let reason = waiting_reason(open);
+                if u.get("status") != Some(&json!("blocked"))
+                    || u.get("reason").and_then(Value::as_str) != Some(reason.as_str())
+                {
+                    u.insert("status".into(), json!("blocked"));
+                    u.insert("reason".into(), json!(reason));
+                }
+            }
         }
     }
     let ready = ready_units(state, plan);
-    let working =
-        |s: &Value, u: &str| matches!(status_of(s, u), "in_progress" | "confirming" | "verifying");
     let ck = current_key(state);
-    let cur = state[ck].as_str().map(str::to_string);
+    let cur = state[ck]
+        .as_str()
+        .filter(|c| working(&state[key][*c]))
+        .map(str::to_string);
     let next = cur
-        .filter(|c| state[key].get(c.as_str()).is_some() && working(state, c))
-        .or_else(|| ids.iter().find(|u| working(state, u)).cloned())
+        .or_else(|| {
+            units_of(state)
+                .find(|(_, u)| working(u))
+                .map(|(id, _)| id.clone())
+        })
         .or_else(|| ready.first().cloned());
     state[ck] = next.map_or(Value::Null, Value::String);
-    if !ids.is_empty() && ids.iter().all(|u| status_of(state, u) == "done") {
+    let mut all_done = true;
+    let mut any = false;
+    for (_, u) in units_of(state) {
+        any = true;
+        all_done &= unit_status(u) == "done";
+    }
+    if any && all_done {
         state["phase"] = json!("verify");
     } else if state["phase"] == "verify" {
         state["phase"] = json!("execute");

@@ -138,6 +138,71 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
         .map(|()| Reply::default())
 }
 
+/// What [`units_cheaply`] reads of state.json: no more than names need.
+#[derive(serde::Deserialize)]
+struct Lite {
+    mode: Option<String>,
+    phase: Option<String>,
+    tasks: Option<std::collections::HashMap<String, LiteUnit>>,
+    phases: Option<std::collections::HashMap<String, LiteUnit>>,
+    taskhook: Option<LiteCursor>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteUnit {
+    status: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteCursor {
+    progress_bytes: u64,
+}
+
+/// The units a `<task>` or `<signal>` name can resolve to, read without a full load: when
+/// state.json has a cursor and progress.md holds nothing past it, its units (and the plan's)
+/// are all there are. `None` when a full load must decide (no cursor, a tail to apply, a file
+/// that does not parse).
+pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Unit>>> {
+    let p = Paths::of(&store.root);
+    let Some(bytes) = cx.store.read(&p.state)? else {
+        return Ok(None);
+    };
+    let Ok(lite) = serde_json::from_slice::<Lite>(&bytes) else {
+        return Ok(None);
+    };
+    let log_len = cx.store.len(&p.progress).unwrap_or(0);
+    if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
+        return Ok(None);
+    }
+    let units = if lite.mode.as_deref() == Some("knowledge") {
+        lite.phases
+    } else {
+        lite.tasks
+    };
+    let Some(units) = units else {
+        return Ok(None);
+    };
+    let archived = lite.phase.as_deref() == Some("complete");
+    let plan = state::read_plan(cx, &p)?;
+    let mut out: Vec<Unit> = units
+        .iter()
+        .map(|(id, u)| Unit {
+            id: id.clone(),
+            active: !archived && u.status.as_deref() != Some("done"),
+        })
+        .collect();
+    out.extend(
+        plan.units
+            .iter()
+            .filter(|u| !units.contains_key(&u.id))
+            .map(|u| Unit {
+                id: u.id.clone(),
+                active: !archived,
+            }),
+    );
+    Ok(Some(out))
+}
+
 /// SessionStart's work for one slug: decided on an unlocked read; only a slug with something to
 /// fix (state.json to rebuild or catch up, stale temp files) is locked and written.
 fn reconcile_slug(cx: &Ctx, store: &StoreRef) -> Result<Option<Slug>> {
@@ -234,7 +299,7 @@ impl Layout for Iterative {
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        if let Some(units) = state::units_cheaply(cx, store)? {
+        if let Some(units) = units_cheaply(cx, store)? {
             return Ok(units);
         }
         let l = match load(cx, store, false) {

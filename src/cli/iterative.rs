@@ -22,44 +22,7 @@ pub struct Args {
 pub enum Cmd {
     /// Create .claude/iterative/SLUG/ with state.json, progress.md, guardrails.md, brief.md,
     /// context.md and a plan, from seed 003's templates.
-    New {
-        slug: String,
-        /// development (tasks, tasks.md) or knowledge (phases, plan.md).
-        #[arg(long, default_value = "development", value_parser = ["development", "knowledge"])]
-        mode: String,
-        /// A unit id (T1, R1, …); repeat for several, in order.
-        #[arg(long = "task", value_name = "ID")]
-        tasks: Vec<String>,
-        /// Each unit's max_iterations: its work iterations (confirmation and verification
-        /// passes are not charged); at least 1.
-        #[arg(long, default_value_t = 5)]
-        max_iterations: u64,
-        /// The task's name (state.json `task`, brief.md's title; default: the slug).
-        #[arg(long)]
-        name: Option<String>,
-        /// What the user wants to achieve (brief.md "Outcome Needed", context.md "Goal").
-        #[arg(long)]
-        goal: Option<String>,
-        /// A "Done When" criterion for brief.md; repeat for several.
-        #[arg(long = "done-when", value_name = "CRITERION")]
-        done_when: Vec<String>,
-        /// A constraint for brief.md; repeat for several.
-        #[arg(long = "constraint")]
-        constraints: Vec<String>,
-        /// The approach (brief.md "Approach / Notes", context.md "Approach").
-        #[arg(long)]
-        approach: Option<String>,
-        /// feature, bug, refactor (development); research, writing, analysis, planning
-        /// (knowledge, default research). Sets state.json `domain`.
-        #[arg(long)]
-        domain: Option<String>,
-        /// Seed guardrails.md with the guardrails of past work: the newest
-        /// archive/SLUG-YYYYMMDD (or a live slug of that name).
-        #[arg(long, value_name = "SLUG")]
-        guardrails_from: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    New(NewArgs),
     /// Show one slug, or all of them.
     Status {
         slug: Option<String>,
@@ -144,36 +107,71 @@ pub enum Cmd {
     },
 }
 
+/// `iterative new`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    slug: String,
+    /// development (tasks, tasks.md) or knowledge (phases, plan.md).
+    #[arg(long, default_value = "development", value_parser = ["development", "knowledge"])]
+    mode: String,
+    /// A unit id (T1, R1, …); repeat for several, in order.
+    #[arg(long = "task", value_name = "ID")]
+    tasks: Vec<String>,
+    /// Each unit's max_iterations: its work iterations (confirmation and verification
+    /// passes are not charged); at least 1.
+    #[arg(long, default_value_t = 5)]
+    max_iterations: u64,
+    /// The task's name (state.json `task`, brief.md's title; default: the slug).
+    #[arg(long)]
+    name: Option<String>,
+    /// What the user wants to achieve (brief.md "Outcome Needed", context.md "Goal").
+    #[arg(long)]
+    goal: Option<String>,
+    /// A "Done When" criterion for brief.md; repeat for several.
+    #[arg(long = "done-when", value_name = "CRITERION")]
+    done_when: Vec<String>,
+    /// A constraint for brief.md; repeat for several.
+    #[arg(long = "constraint")]
+    constraints: Vec<String>,
+    /// The approach (brief.md "Approach / Notes", context.md "Approach").
+    #[arg(long)]
+    approach: Option<String>,
+    /// feature, bug, refactor (development); research, writing, analysis, planning
+    /// (knowledge, default research). Sets state.json `domain`.
+    #[arg(long)]
+    domain: Option<String>,
+    /// Seed guardrails.md with the guardrails of past work: the newest
+    /// archive/SLUG-YYYYMMDD (or a live slug of that name).
+    #[arg(long, value_name = "SLUG")]
+    guardrails_from: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+impl NewArgs {
+    fn into_new(self) -> NewSlug {
+        NewSlug {
+            knowledge: self.mode == "knowledge",
+            units: self.tasks,
+            max_iterations: self.max_iterations,
+            name: self.name,
+            goal: self.goal,
+            done_when: self.done_when,
+            constraints: self.constraints,
+            approach: self.approach,
+            domain: self.domain,
+            guardrails_from: self.guardrails_from,
+            slug: self.slug,
+        }
+    }
+}
+
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let project = cx.project(None);
     match args.command {
-        Cmd::New {
-            slug,
-            mode,
-            tasks,
-            max_iterations,
-            name,
-            goal,
-            done_when,
-            constraints,
-            approach,
-            domain,
-            guardrails_from,
-            json,
-        } => {
-            let n = NewSlug {
-                slug,
-                knowledge: mode == "knowledge",
-                units: tasks,
-                max_iterations,
-                name,
-                goal,
-                done_when,
-                constraints,
-                approach,
-                domain,
-                guardrails_from,
-            };
+        Cmd::New(a) => {
+            let json = a.json;
+            let n = a.into_new();
             let (root, state, carried) = commands::create(cx, &project, &n)?;
             if json {
                 super::out_json(

@@ -40,22 +40,22 @@ pub fn is_file(path: &Path) -> bool {
 /// Reads at most `cap` bytes of a file; `None` when it does not exist. A longer file is an
 /// error naming the file and the cap.
 pub fn read_capped(path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("read", path, e)),
-    };
-    let mut buf = Vec::new();
-    file.take(cap as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io("read", path, e))?;
-    if buf.len() > cap {
-        return Err(Error::BadInput(format!(
+    read_range(path, 0, cap)
+}
+
+/// The error for a file holding more than `cap` bytes from `offset` on.
+pub fn too_large(path: &Path, offset: u64, cap: usize) -> Error {
+    Error::BadInput(if offset == 0 {
+        format!(
             "`{}` is larger than {cap} bytes, the most taskhook reads of it",
             path.display()
-        )));
-    }
-    Ok(Some(buf))
+        )
+    } else {
+        format!(
+            "`{}` holds more than {cap} bytes from byte {offset} on, the most taskhook reads of it",
+            path.display()
+        )
+    })
 }
 
 /// Returns the length of a regular file (following links); `None` when it is absent or not a
@@ -75,17 +75,16 @@ pub fn read_range(path: &Path, offset: u64, cap: usize) -> Result<Option<Vec<u8>
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("read", path, e)),
     };
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| Error::io("seek in", path, e))?;
+    if offset > 0 {
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| Error::io("seek in", path, e))?;
+    }
     let mut buf = Vec::new();
     file.take(cap as u64 + 1)
         .read_to_end(&mut buf)
         .map_err(|e| Error::io("read", path, e))?;
     if buf.len() > cap {
-        return Err(Error::BadInput(format!(
-            "`{}` holds more than {cap} bytes from byte {offset} on, the most taskhook reads of it",
-            path.display()
-        )));
+        return Err(too_large(path, offset, cap));
     }
     Ok(Some(buf))
 }

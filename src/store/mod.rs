@@ -137,10 +137,7 @@ impl Store {
             let Some(b) = v else { return Ok(None) };
             let from = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
             if b.len() - from > cap {
-                return Err(Error::BadInput(format!(
-                    "`{}` holds more than {cap} bytes from byte {offset} on, the most taskhook reads of it",
-                    path.display()
-                )));
+                return Err(fs::too_large(path, offset, cap));
             }
             return Ok(Some(b[from..].to_vec()));
         }

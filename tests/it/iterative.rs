@@ -80,6 +80,27 @@ impl Loop {
         self.p.hook(&payload)
     }
 
+    /// Adds the guardrail "Migrate first" (when touching models) by `iterative guardrail`.
+    pub fn migrate_first_guardrail(&self) {
+        let g = self.p.run(
+            &[
+                "iterative",
+                "guardrail",
+                &self.slug,
+                "--when",
+                "touching models",
+                "--problem",
+                "migrations forgotten",
+                "--solution",
+                "run migrate first",
+                "--name",
+                "Migrate first",
+            ],
+            "",
+        );
+        assert_eq!(g.code, 0, "{g:?}");
+    }
+
     pub fn bound(&self, unit: &str, message: &str) -> Run {
         self.stop("a1", &format!("Work on <task>{unit}</task>."), message)
     }
@@ -419,23 +440,7 @@ fn session_start_shows_guardrails_context_and_remaining() {
         ".claude/iterative/s/context.md",
         "# s Context\n\n**Goal:** Ship login.\n",
     );
-    let g = l.p.run(
-        &[
-            "iterative",
-            "guardrail",
-            "s",
-            "--when",
-            "touching models",
-            "--problem",
-            "migrations forgotten",
-            "--solution",
-            "run migrate first",
-            "--name",
-            "Migrate first",
-        ],
-        "",
-    );
-    assert_eq!(g.code, 0, "{g:?}");
+    l.migrate_first_guardrail();
     reason(&l.bound("T1", "Started.\nRemaining: wire the session store"));
     let run = l.p.hook(&l.p.payload("SessionStart.compact.json"));
     let ctx = run.context();

@@ -379,22 +379,7 @@ fn new_fills_the_brief_and_context_templates() {
 fn archive_refuses_unfinished_work_and_guardrails_carry_over() {
     // Item 15.
     let l = Loop::new("s", &["T1"], 5);
-    ok(
-        &l,
-        &[
-            "iterative",
-            "guardrail",
-            "s",
-            "--when",
-            "touching models",
-            "--problem",
-            "migrations forgotten",
-            "--solution",
-            "run migrate first",
-            "--name",
-            "Migrate first",
-        ],
-    );
+    l.migrate_first_guardrail();
     let run = l.p.run(&["iterative", "archive", "s"], "");
     run.assert_one_line_error();
     assert!(

@@ -334,8 +334,11 @@ fn bad_day_corrupt_state() {
     assert_eq!(corrupt.len(), 1, "{corrupt:?}");
     assert_eq!(std::fs::read(&corrupt[0]).unwrap(), bad_bytes);
     let progress = s.read(".claude/iterative/bad/progress.md");
-    assert!(progress.contains("## Reconciled - "), "{progress}");
-    assert!(progress.contains("state.json was unusable"), "{progress}");
+    // Issue 14 item 13: the discrepancy is a note line the seed's readers skip.
+    assert!(
+        progress.contains("reconciled: state.json was unusable"),
+        "{progress}"
+    );
     s.taskhook(&["validate"]);
 }
 

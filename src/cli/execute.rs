@@ -70,7 +70,7 @@ pub enum Cmd {
     },
     /// Record that a task's branch was merged (completes it).
     Merged { task: String },
-    /// Resume: the seed's resume plan, git recovery, a corrupt state rebuilt from its .bak.
+    /// Resume: skip what is done, retry what failed, resume what runs; git recovery, a corrupt state rebuilt from its .bak.
     Resume {
         /// Print the plan and what would change; write nothing.
         #[arg(long)]

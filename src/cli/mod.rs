@@ -215,6 +215,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
     let dry_run = match &cli.command {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,
+        Command::Recover(a) => a.dry_run,
         Command::Install(a) => a.dry_run,
         Command::Execute(a) => a.dry_run(),
         _ => false,

@@ -1,4 +1,6 @@
-//! `taskhook recover PATH`: restore a store from its newest valid checkpoint.
+//! `taskhook recover PATH [--dry-run]`: restore a store from what its layout keeps (its newest
+//! valid checkpoint, its log), salvaging what still validates; `--dry-run` says what would be
+//! kept and dropped, writing nothing.
 
 use std::path::PathBuf;
 
@@ -15,6 +17,9 @@ pub struct Args {
     /// Print JSON: {"store", "layout", "message"}.
     #[arg(long)]
     pub json: bool,
+    /// Write nothing; say what would be kept and dropped.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {

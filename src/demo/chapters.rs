@@ -5,7 +5,6 @@ use serde_json::json;
 use super::Tour;
 use crate::engine;
 use crate::error::Result;
-use crate::layouts::iterative::commands::{self, NewSlug};
 use crate::layouts::{claude_tasks, iterative};
 
 /// Every chapter, in order.
@@ -61,17 +60,21 @@ fn task_list(t: &mut Tour<'_>) -> Result<()> {
 fn iterative_loop(t: &mut Tour<'_>) -> Result<()> {
     t.chapter("iterative: a unit is done only after confirmation and verification passes")?;
     let project = t.cx.project(None);
-    let slug = NewSlug {
-        slug: "user-auth".into(),
-        knowledge: false,
-        units: vec!["T1".into(), "T2".into()],
-        max_iterations: 5,
-        name: Some("Add user authentication".into()),
-    };
-    let (root, _) = commands::create(&t.cx, &project, &slug)?;
-    t.say(
-        "`taskhook iterative new user-auth --task T1 --task T2` made .claude/iterative/user-auth/.",
+    t.cmd(
+        &[
+            "iterative",
+            "new",
+            "user-auth",
+            "--task",
+            "T1",
+            "--task",
+            "T2",
+            "--name",
+            "Add user authentication",
+        ],
+        1,
     )?;
+    let root = iterative::base(&project.root).join("user-auth");
     let stop = |t: &Tour<'_>, text: &str| {
         t.payload(
             "SubagentStop",

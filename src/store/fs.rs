@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 mod read;
-pub use read::{human, read_capped, read_head_tail, read_named, read_regular};
+pub use read::{
+    human, read_capped, read_head_tail, read_named, read_range, read_regular, too_large,
+};
 
 /// One directory entry: its name and whether it is a folder (a link to a folder is not one).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -131,6 +133,15 @@ pub fn is_symlink(path: &Path) -> bool {
 /// Returns whether a path is a regular file (following links).
 pub fn is_file(path: &Path) -> bool {
     fs::metadata(path).map(|m| m.is_file()).unwrap_or(false)
+}
+
+/// Returns the length of a regular file (following links); `None` when it is absent or not a
+/// regular file.
+pub fn len(path: &Path) -> Option<u64> {
+    fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
 }
 
 /// Returns whether a path is a folder.

@@ -188,6 +188,33 @@ impl Store {
         Ok(got?.map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 
+    /// The length of a regular file; `None` when absent.
+    pub fn len(&self, path: &Path) -> Option<u64> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return v.as_ref().map(|b| b.len() as u64);
+        }
+        fs::len(path)
+    }
+
+    /// Reads at most `cap` bytes of a file from byte `offset` on (an offset past the end reads
+    /// nothing); `None` when absent; more is an error. The tail of an append-only log.
+    pub fn read_range(&self, path: &Path, offset: u64, cap: usize) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            let Some(b) = v else { return Ok(None) };
+            let from = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+            if b.len() - from > cap {
+                return Err(fs::too_large(path, (b.len() - from) as u64, cap as u64));
+            }
+            return Ok(Some(b[from..].to_vec()));
+        }
+        let cap = (cap as u64).min(limits::cap_for(path));
+        let got = fs::read_range(path, offset, cap, self.bases.follows(path));
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        got
+    }
+
     /// Reads a file as UTF-8 text (invalid sequences replaced); `None` when absent.
     pub fn read_text(&self, path: &Path) -> Result<Option<String>> {
         Ok(self

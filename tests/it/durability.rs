@@ -28,17 +28,19 @@ impl Stopper {
         self.p.root.join(".claude/iterative/x")
     }
 
-    /// A bound SubagentStop that signals T1 done. Its progress entry is about `kib` KiB: the
-    /// entry keeps 1,500 characters of each field, so the text is 4-byte characters.
+    /// A bound SubagentStop without a signal (T1 keeps going). Its progress entry is about
+    /// `kib` KiB: the entry keeps 1,500 characters of each field (Did, Remaining, Blockers), so
+    /// the text is 4-byte characters.
     fn payload(&self, kib: usize) -> Value {
         let chars = kib * 1024 / 4;
         let did = "😀".repeat(chars.min(1500));
-        let blockers = "😀".repeat(chars.saturating_sub(1500).min(1500));
+        let remaining = "😀".repeat(chars.saturating_sub(1500).min(1500));
+        let blockers = "😀".repeat(chars.saturating_sub(3000).min(1500));
         let mut v = self.p.payload("SubagentStop.json");
         v["agent_id"] = json!("a1");
         v["agent_transcript_path"] = json!(self.transcript);
         v["last_assistant_message"] = json!(format!(
-            "{did}\nBlockers: {blockers}x\n<signal>T1_DONE</signal>"
+            "{did}\nRemaining: {remaining}x\nBlockers: {blockers}x"
         ));
         v
     }
@@ -133,7 +135,7 @@ fn disk_full_leaves_every_file_as_it_was() {
     std::fs::remove_file(filler).unwrap();
     let run = s.stop(6);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("confirmation pass"), "{run:?}");
+    assert!(run.stdout.contains("T1 is not done yet"), "{run:?}");
     let progress = std::fs::read_to_string(s.dir().join("progress.md")).unwrap();
     assert_eq!(
         progress.matches("## T1 - Iteration").count(),

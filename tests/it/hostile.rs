@@ -397,7 +397,7 @@ fn linked_store_folders_are_reported_and_left_alone() {
         &s.p.root.join(".claude/iterative/archive"),
     );
     let before = s.snapshot();
-    let t = s.run(&["iterative", "archive", "x"], Vec::new(), &[]);
+    let t = s.run(&["iterative", "archive", "x", "--force"], Vec::new(), &[]);
     refused(&s, "archive link", &t, 1, "archive`", &before);
     cases += 1;
 

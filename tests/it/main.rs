@@ -26,6 +26,8 @@ mod install;
 mod install_files;
 mod install_sh;
 mod iterative;
+mod iterative_state;
+mod iterative_units;
 mod journal;
 mod plugin;
 mod projects;

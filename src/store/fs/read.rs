@@ -102,6 +102,27 @@ pub fn read_head_tail(path: &Path, head: u64, tail: u64, follow: bool) -> Result
     Ok(Some(first))
 }
 
+/// Reads a regular file from byte `offset` on (an offset past the end reads nothing), at most
+/// `cap` bytes; `None` when it does not exist. Opened like [`read_regular`]: a link (unless
+/// `follow`), a FIFO or a device is [`Error::Refused`]; more than `cap` bytes is too.
+pub fn read_range(path: &Path, offset: u64, cap: u64, follow: bool) -> Result<Option<Vec<u8>>> {
+    let Some((mut f, meta)) = open_regular(path, follow)? else {
+        return Ok(None);
+    };
+    let from = offset.min(meta.len());
+    if meta.len() - from > cap {
+        return Err(over_cap("read", path, meta.len() - from, cap));
+    }
+    f.seek(SeekFrom::Start(from))
+        .map_err(|e| Error::io("seek in", path, e))?;
+    read_up_to(f, path, cap, meta.len() - from).map(Some)
+}
+
+/// The error for a file holding more than `cap` bytes from `offset` on.
+pub fn too_large(path: &Path, size: u64, cap: u64) -> Error {
+    over_cap("read", path, size, cap)
+}
+
 /// Reads a regular file of at most `cap` bytes, following links (a file the user points at,
 /// such as a dotfiles `settings.json`): [`read_regular`] with `follow`.
 pub fn read_capped(path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {

@@ -32,6 +32,7 @@ mod journal;
 mod plugin;
 mod projects;
 mod protocol;
+mod quickstart;
 mod replay;
 mod schemas;
 mod special_files;

@@ -1,7 +1,7 @@
 //! End-to-end: the real Claude Code CLI (pinned in tests/e2e/package.json), offline, against a
 //! fake Messages API (tests/e2e/fake_api.py), with taskhook registered by `taskhook install`.
 //! Each scenario checks the files taskhook wrote AND what reached the model (the fake API's
-//! request log). See the README, "End-to-end tests against the real Claude Code".
+//! request log). See docs/e2e.md.
 #![allow(
     clippy::disallowed_methods,
     clippy::print_stderr,

@@ -1,0 +1,179 @@
+//! The read side of [`Store`]: every read goes through the dry-run overlay, the read caps
+//! ([`super::limits`]) and the trusted-folder rule for reads ([`super::guard`]); `load_json`
+//! and `load_or_refuse` apply CONTRACT §3's corrupt-file policy.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{fs, limits, parse_json, schema, Entry, Loaded, Store};
+use crate::error::{Error, Result};
+
+impl Store {
+    /// Reads a file, up to its cap ([`limits::cap_for`]); `None` when absent. A link, a FIFO,
+    /// a device or a file over the cap is [`Error::Refused`], naming the file.
+    pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>> {
+        self.read_capped(path, usize::MAX)
+    }
+
+    /// [`Store::read`] with an explicit cap in bytes (the smaller of it and the file's own).
+    pub fn read_capped(&self, path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return Ok(v.clone());
+        }
+        let cap = (cap as u64).min(limits::cap_for(path));
+        let got = fs::read_regular(path, cap, self.bases.follows(path));
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        got
+    }
+
+    /// A subagent transcript, bounded: the whole lines of its first
+    /// [`limits::TRANSCRIPT_HEAD_BYTES`] (the prompt) and last
+    /// [`limits::TRANSCRIPT_TAIL_BYTES`] (the final message). `None` when absent.
+    pub fn read_transcript(&self, path: &Path) -> Result<Option<String>> {
+        self.read_head_tail(
+            path,
+            limits::TRANSCRIPT_HEAD_BYTES,
+            limits::TRANSCRIPT_TAIL_BYTES,
+        )
+    }
+
+    /// The whole lines in the first `head` and the last `tail` bytes of a file, as text (the
+    /// whole file when it fits): a subagent transcript's prompt and final message, without
+    /// reading the rest. `None` when absent.
+    pub fn read_head_tail(&self, path: &Path, head: u64, tail: u64) -> Result<Option<String>> {
+        let got = fs::read_head_tail(path, head, tail, self.bases.follows(path));
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        Ok(got?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    /// The length of a regular file; `None` when absent.
+    pub fn len(&self, path: &Path) -> Option<u64> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return v.as_ref().map(|b| b.len() as u64);
+        }
+        fs::len(path)
+    }
+
+    /// Reads at most `cap` bytes of a file from byte `offset` on (an offset past the end reads
+    /// nothing); `None` when absent; more is an error. The tail of an append-only log.
+    pub fn read_range(&self, path: &Path, offset: u64, cap: usize) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            let Some(b) = v else { return Ok(None) };
+            let from = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+            if b.len() - from > cap {
+                return Err(fs::too_large(path, (b.len() - from) as u64, cap as u64));
+            }
+            return Ok(Some(b[from..].to_vec()));
+        }
+        let cap = (cap as u64).min(limits::cap_for(path));
+        let got = fs::read_range(path, offset, cap, self.bases.follows(path));
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        got
+    }
+
+    /// Reads a file as UTF-8 text (invalid sequences replaced); `None` when absent.
+    pub fn read_text(&self, path: &Path) -> Result<Option<String>> {
+        Ok(self
+            .read(path)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    /// Whether a file or folder exists.
+    pub fn exists(&self, path: &Path) -> bool {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return v.is_some();
+        }
+        if self.overlay_has_under(path) {
+            return true;
+        }
+        fs::exists(path)
+    }
+
+    /// Whether a folder exists.
+    pub fn is_dir(&self, path: &Path) -> bool {
+        self.overlay_has_under(path) || fs::is_dir(path)
+    }
+
+    fn overlay_has_under(&self, dir: &Path) -> bool {
+        self.overlay
+            .borrow()
+            .iter()
+            .any(|(p, v)| v.is_some() && p != dir && p.starts_with(dir))
+    }
+
+    /// Lists a folder, sorted by name (a missing folder is empty).
+    pub fn list_dir(&self, dir: &Path) -> Result<Vec<Entry>> {
+        let mut entries = fs::list_dir(dir)?;
+        if !entries.is_empty() || fs::exists(dir) {
+            self.bases.check_read(dir)?;
+        }
+        let overlay = self.overlay.borrow();
+        for (path, content) in overlay.iter() {
+            let Ok(rest) = path.strip_prefix(dir) else {
+                continue;
+            };
+            let mut comps = rest.components();
+            let Some(first) = comps.next() else { continue };
+            let name = first.as_os_str().to_string_lossy().into_owned();
+            let deeper = comps.next().is_some();
+            let pos = entries.iter().position(|e| e.name == name);
+            match (content, deeper, pos) {
+                (None, false, Some(i)) => {
+                    entries.remove(i);
+                }
+                (Some(_), _, None) => entries.push(Entry {
+                    name,
+                    is_dir: deeper,
+                }),
+                _ => {}
+            }
+        }
+        entries.sort();
+        Ok(entries)
+    }
+
+    /// Loads a JSON state file and checks it against `schema`.
+    pub fn load_json(&self, path: &Path, schema: &str) -> Result<Loaded> {
+        let Some(bytes) = self.read(path)? else {
+            return Ok(Loaded::Missing);
+        };
+        Ok(match parse_json(&bytes) {
+            Err(problem) => Loaded::Invalid(problem),
+            Ok(value) => match schema::check(schema, &value)? {
+                Ok(()) => Loaded::Valid(value),
+                Err(issues) => Loaded::Invalid(format!(
+                    "does not match schema {schema}: {}",
+                    schema::summarize(&issues)
+                )),
+            },
+        })
+    }
+
+    /// Loads a state file its layout cannot rebuild (CONTRACT §3): `Some` when valid, `None`
+    /// when missing, and when it does not parse or fails its schema, [`Error::Corrupt`]
+    /// naming the file and the fix; such a file is never overwritten. (A layout with an
+    /// authoritative source uses [`Store::load_json`] and [`Store::quarantine`] and rebuilds.)
+    pub fn load_or_refuse(
+        &self,
+        path: &Path,
+        schema: &str,
+        store_root: &Path,
+    ) -> Result<Option<Value>> {
+        match self.load_json(path, schema)? {
+            Loaded::Missing => Ok(None),
+            Loaded::Valid(v) => Ok(Some(v)),
+            Loaded::Invalid(details) => Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                store: store_root.display().to_string(),
+                details,
+            }),
+        }
+    }
+}

@@ -186,3 +186,104 @@ fn a_halt_stops_every_main_agent_tool_call_until_lifted() {
     sub["agent_id"] = json!("a1");
     assert!(p.hook(&sub).stdout.is_empty());
 }
+
+/// Holds the locks at `paths` on a thread until the returned sender is dropped or sent to.
+fn hold_locks(paths: Vec<PathBuf>) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+    use taskhook::store::{Clock, Store};
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let s = Store::new(Clock::system(), std::time::Duration::from_secs(5));
+        s.trust(&std::env::temp_dir(), false);
+        fn nest(s: &Store, paths: &[PathBuf], f: &mut dyn FnMut()) {
+            match paths.split_first() {
+                None => f(),
+                Some((first, rest)) => s
+                    .with_lock(first, || {
+                        nest(s, rest, f);
+                        Ok(())
+                    })
+                    .unwrap(),
+            }
+        }
+        nest(&s, &paths, &mut || {
+            held_tx.send(()).unwrap();
+            let _ = done_rx.recv();
+        });
+    });
+    held_rx.recv().unwrap();
+    (done_tx, holder)
+}
+
+#[test]
+fn lock_timeouts_exit_one_however_many_stores_timed_out() {
+    // Issue 9 item 6: the exit code is decided by the kind of error, not by how many.
+    let p = Project::new();
+    for slug in ["a", "b"] {
+        assert_eq!(
+            p.run(
+                &["iterative", "new", slug, "--task", &format!("{slug}1")],
+                ""
+            )
+            .code,
+            0
+        );
+    }
+    let locks = ["a", "b"]
+        .iter()
+        .map(|s| {
+            p.root
+                .join(".claude/iterative")
+                .join(s)
+                .join(".taskhook.lock")
+        })
+        .collect();
+    let (done, holder) = hold_locks(locks);
+    let before = p.snapshot();
+    let mut stop = p.payload("SubagentStop.json");
+    stop["last_assistant_message"] = json!("<signal>a1_DONE</signal> <signal>b1_DONE</signal>");
+    let mut cmd = p.cmd();
+    cmd.env("TASKHOOK_LOCK_TIMEOUT", "0.3");
+    let run = p.run_with(cmd, &["hook"], serde_json::to_vec(&stop).unwrap());
+    done.send(()).unwrap();
+    holder.join().unwrap();
+    run.assert_one_line_error();
+    assert!(
+        run.stderr.contains(".taskhook.lock") && run.stderr.contains("also:"),
+        "{run:?}"
+    );
+    assert_eq!(p.snapshot(), before);
+}
+
+#[test]
+fn a_notice_that_cannot_be_saved_after_the_store_moved_is_shown_with_exit_zero() {
+    // Issue 9 item 4: the store moved; a failure to keep the main agent's notice afterwards
+    // must not report exit 1 (which would hide that the store changed), and the notice's text
+    // still reaches the user.
+    let p = Project::new();
+    assert_eq!(
+        p.run(&["iterative", "new", "s", "--task", "T1"], "").code,
+        0
+    );
+    std::fs::create_dir_all(p.root.join(".claude/taskhook")).unwrap();
+    let (done, holder) = hold_locks(vec![p.root.join(".claude/taskhook/.agents.json.lock")]);
+    let mut stop = p.payload("SubagentStop.json");
+    stop["last_assistant_message"] = json!("<signal>T1_BLOCKED: needs an API key</signal>");
+    let mut cmd = p.cmd();
+    cmd.env("TASKHOOK_LOCK_TIMEOUT", "0.3");
+    let run = p.run_with(cmd, &["hook"], serde_json::to_vec(&stop).unwrap());
+    done.send(()).unwrap();
+    holder.join().unwrap();
+    assert_eq!(run.code, 0, "{run:?}");
+    let system = run.json()["systemMessage"].as_str().unwrap().to_string();
+    assert!(
+        system.contains("T1 is blocked: needs an API key"),
+        "{system}"
+    );
+    assert!(system.contains("agents.json.lock"), "{system}");
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(p.root.join(".claude/iterative/s/state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["tasks"]["T1"]["status"], "blocked");
+}

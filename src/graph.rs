@@ -28,10 +28,11 @@ impl<'a> Node<'a> {
 /// Returns every `(task, dependency)` pair whose dependency is not a task of the graph, in order.
 pub fn unknown_deps<'a>(nodes: &[Node<'a>]) -> Vec<(&'a str, &'a str)> {
     let ids: HashSet<&str> = nodes.iter().map(|n| n.id).collect();
+    let mut seen = HashSet::new();
     let mut out = Vec::new();
     for n in nodes {
         for &d in &n.deps {
-            if !ids.contains(d) && !out.contains(&(n.id, d)) {
+            if !ids.contains(d) && seen.insert((n.id, d)) {
                 out.push((n.id, d));
             }
         }
@@ -42,9 +43,10 @@ pub fn unknown_deps<'a>(nodes: &[Node<'a>]) -> Vec<(&'a str, &'a str)> {
 /// Returns the ids that occur more than once, in order of their second occurrence.
 pub fn duplicate_ids<'a>(nodes: &[Node<'a>]) -> Vec<&'a str> {
     let mut seen = HashSet::new();
+    let mut reported = HashSet::new();
     let mut out = Vec::new();
     for n in nodes {
-        if !seen.insert(n.id) && !out.contains(&n.id) {
+        if !seen.insert(n.id) && reported.insert(n.id) {
             out.push(n.id);
         }
     }

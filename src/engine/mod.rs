@@ -62,6 +62,10 @@ pub fn run(cx: &Ctx, bytes: &[u8]) -> (Option<String>, Result<Outcome>) {
 
 /// Handles an already parsed payload.
 pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcome>) {
+    cx.set_payload(crate::context::PayloadInfo {
+        session_id: payload.common.session_id.clone().filter(|s| !s.is_empty()),
+        cwd: payload.common.cwd.clone().filter(|c| !c.is_empty()),
+    });
     let result = handle(cx, &payload);
     let changed = cx.store.take_changed();
     let result = result.map(|mut out| {
@@ -140,7 +144,10 @@ fn layouts_on<'a>(cx: &Ctx, project: impl Fn() -> &'a Project, fact: &Fact<'_>, 
             Ok(stores) => {
                 for store in stores {
                     match layout.on_fact(cx, &store, fact) {
-                        Ok(r) => work.reply.merge(r),
+                        Ok(mut r) => {
+                            work.notices.append(&mut r.tell_main);
+                            work.reply.merge(r)
+                        }
                         Err(e) => work.fail(&format!("{} {}", store.layout, store.id), e),
                     }
                 }

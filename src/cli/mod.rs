@@ -51,7 +51,8 @@ pub enum Command {
     Reconcile(reconcile::Args),
     /// Check every state file against its schema; exit 1 if any is invalid.
     Validate(validate::Args),
-    /// Restore a store from its newest valid checkpoint.
+    /// Restore a store from what its layout keeps (checkpoints; a task list keeps every task
+    /// that validates); --dry-run shows what would be kept and dropped.
     Recover(recover::Args),
     /// Add (or remove) taskhook's registrations in .claude/settings.json.
     Install(install::Args),
@@ -153,6 +154,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,
         Command::Install(a) => a.dry_run,
+        Command::Recover(a) => a.dry_run,
         _ => false,
     };
     let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, dry_run)?;

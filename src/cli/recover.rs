@@ -1,4 +1,5 @@
-//! `taskhook recover PATH`: restore a store from its newest valid checkpoint.
+//! `taskhook recover PATH [--dry-run]`: restore a store from what its layout keeps (its newest
+//! valid checkpoint; for a claude-tasks list, every task that validates).
 
 use std::path::PathBuf;
 
@@ -12,6 +13,9 @@ use super::Io;
 pub struct Args {
     /// The store's folder, or a file inside it.
     pub path: PathBuf,
+    /// Show what recovery would keep and drop; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {

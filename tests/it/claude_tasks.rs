@@ -9,32 +9,32 @@ use serde_json::{json, Value};
 use crate::common::{reference_dir, Project, Run, NOW};
 
 /// A later instant than [`NOW`], to see which timestamps move.
-const LATER: &str = "2026-03-01T13:00:00Z";
+pub(crate) const LATER: &str = "2026-03-01T13:00:00Z";
 
 /// The session of the captured Task* payloads.
-const SESSION: &str = "defa37fe-7e5f-4f4a-b850-37ec02631c2b";
+pub(crate) const SESSION: &str = "defa37fe-7e5f-4f4a-b850-37ec02631c2b";
 
 /// The mirror's id for Claude Code's task `n` of `session` (issue 9: tasks are numbered per
 /// session, so the mirror keys them `n@<first 8 characters of the session id>`).
-fn cc(n: &str, session: &str) -> String {
+pub(crate) fn cc(n: &str, session: &str) -> String {
     format!("{n}@{}", session.chars().take(8).collect::<String>())
 }
 
-fn list_path(p: &Project, list: &str) -> PathBuf {
+pub(crate) fn list_path(p: &Project, list: &str) -> PathBuf {
     p.home.join(".claude/tasks").join(list).join("tasks.json")
 }
 
 /// The default list of the test project (named after its folder, `proj`).
-fn tasks_json(p: &Project) -> PathBuf {
+pub(crate) fn tasks_json(p: &Project) -> PathBuf {
     list_path(p, "proj")
 }
 
-fn doc(p: &Project) -> Value {
+pub(crate) fn doc(p: &Project) -> Value {
     let bytes = std::fs::read(tasks_json(p)).unwrap();
     serde_json::from_slice(&bytes).unwrap()
 }
 
-fn task<'a>(d: &'a Value, id: &str) -> &'a Value {
+pub(crate) fn task<'a>(d: &'a Value, id: &str) -> &'a Value {
     d["tasks"]
         .as_array()
         .unwrap()
@@ -43,7 +43,7 @@ fn task<'a>(d: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no task {id} in {d:#}"))
 }
 
-fn ids(d: &Value) -> Vec<String> {
+pub(crate) fn ids(d: &Value) -> Vec<String> {
     d["tasks"]
         .as_array()
         .unwrap()
@@ -52,13 +52,13 @@ fn ids(d: &Value) -> Vec<String> {
         .collect()
 }
 
-fn write(p: &Project, args: &[&str]) -> Run {
+pub(crate) fn write(p: &Project, args: &[&str]) -> Run {
     let mut all = vec!["tasks", "write"];
     all.extend_from_slice(args);
     p.run(&all, "")
 }
 
-fn write_at(p: &Project, now: &str, args: &[&str]) -> Run {
+pub(crate) fn write_at(p: &Project, now: &str, args: &[&str]) -> Run {
     let mut c = p.cmd();
     c.env("TASKHOOK_NOW", now);
     let mut all = vec!["tasks", "write"];
@@ -66,12 +66,12 @@ fn write_at(p: &Project, now: &str, args: &[&str]) -> Run {
     p.run_with(c, &all, "")
 }
 
-fn ok(r: &Run) -> Value {
+pub(crate) fn ok(r: &Run) -> Value {
     assert_eq!(r.code, 0, "{r:?}");
     r.json()
 }
 
-fn seed_example() -> Vec<u8> {
+pub(crate) fn seed_example() -> Vec<u8> {
     std::fs::read(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/schemas/claude-tasks/valid/seed-complete-example.json"),
@@ -79,13 +79,13 @@ fn seed_example() -> Vec<u8> {
     .unwrap()
 }
 
-fn put(path: &Path, bytes: &[u8]) {
+pub(crate) fn put(path: &Path, bytes: &[u8]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, bytes).unwrap();
 }
 
 /// A PostToolUse payload for one of Claude Code's task tools, aimed at the project.
-fn tool(p: &Project, name: &str, input: Value, response: Value) -> Value {
+pub(crate) fn tool(p: &Project, name: &str, input: Value, response: Value) -> Value {
     json!({
         "session_id": "s-1",
         "cwd": p.root.display().to_string(),
@@ -96,7 +96,7 @@ fn tool(p: &Project, name: &str, input: Value, response: Value) -> Value {
     })
 }
 
-fn create(p: &Project, id: &str, subject: &str) -> Value {
+pub(crate) fn create(p: &Project, id: &str, subject: &str) -> Value {
     tool(
         p,
         "TaskCreate",
@@ -105,7 +105,7 @@ fn create(p: &Project, id: &str, subject: &str) -> Value {
     )
 }
 
-fn update(p: &Project, input: Value) -> Value {
+pub(crate) fn update(p: &Project, input: Value) -> Value {
     let id = input["taskId"].clone();
     tool(
         p,
@@ -115,7 +115,7 @@ fn update(p: &Project, input: Value) -> Value {
     )
 }
 
-fn completed_event(p: &Project, id: &str) -> Value {
+pub(crate) fn completed_event(p: &Project, id: &str) -> Value {
     json!({
         "session_id": "s-1",
         "cwd": p.root.display().to_string(),
@@ -126,7 +126,7 @@ fn completed_event(p: &Project, id: &str) -> Value {
 }
 
 /// A project whose list holds task `a` and task `b`, which depends on `a`.
-fn list_a_then_b() -> Project {
+pub(crate) fn list_a_then_b() -> Project {
     let p = Project::new();
     ok(&write(&p, &["--id", "a", "--description", "A"]));
     ok(&write(
@@ -136,7 +136,7 @@ fn list_a_then_b() -> Project {
     p
 }
 
-fn hook_ok(p: &Project, payload: &Value) -> Run {
+pub(crate) fn hook_ok(p: &Project, payload: &Value) -> Run {
     let r = p.hook(payload);
     assert_eq!(r.code, 0, "{r:?}");
     r

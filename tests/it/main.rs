@@ -10,6 +10,9 @@
 
 mod agents;
 mod claude_tasks;
+mod claude_tasks_rules;
+mod claude_tasks_scale;
+mod claude_tasks_sessions;
 mod common;
 mod engine;
 mod install;

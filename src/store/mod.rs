@@ -251,6 +251,30 @@ impl Store {
         Ok(true)
     }
 
+    /// Replaces `path` atomically with what `fill` writes, for a caller that already knows the
+    /// content differs from the file (it compared the parsed content): the old file is not
+    /// read again and the new one is never held in memory whole, so rewriting a large file
+    /// costs two copies of it less. An error from `fill` leaves the file as it was.
+    pub fn replace_streamed(
+        &self,
+        path: &Path,
+        fill: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        if self.dry_run {
+            let mut bytes = Vec::new();
+            fill(&mut bytes).map_err(|e| Error::io("write", path, e))?;
+            self.overlay
+                .borrow_mut()
+                .insert(path.to_path_buf(), Some(bytes));
+        } else {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let temp_name = format!("{}{}", temp_prefix(path), uuid::Uuid::new_v4());
+            fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f))?;
+        }
+        self.mark(path);
+        Ok(())
+    }
+
     /// Validates `value` against `schema`, then replaces `path` with its 2-space pretty form.
     /// An invalid value writes nothing and returns [`Error::SchemaInvalid`].
     pub fn replace_json(&self, path: &Path, schema: &'static str, value: &Value) -> Result<bool> {

@@ -264,7 +264,10 @@ fn recover_keeps_every_task_that_validates_and_dry_run_shows_it() {
     let root = tasks_json(&p).parent().unwrap().to_path_buf();
     // Every message points at recovery that keeps what it can.
     let s = p.run(&["status"], "");
-    assert!(s.stdout.contains("recover --dry-run"), "{s:?}");
+    assert!(
+        s.stdout.contains("taskhook recover") && s.stdout.contains("--dry-run"),
+        "{s:?}"
+    );
     let before = p.snapshot();
     let dry = p.run(&["recover", "--dry-run", root.to_str().unwrap()], "");
     assert_eq!(dry.code, 0, "{dry:?}");

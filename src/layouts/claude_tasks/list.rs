@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::io::{self, Write};
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -44,13 +45,11 @@ pub(crate) struct Slot<'a> {
     /// `raw` is exactly its canonical form at the task depth.
     pub canonical: bool,
     /// Its content, once materialised (edited, normalised or from the fallback).
-    pub value: Option<Map<String, Value>>,
+    pub value: Option<Box<Map<String, Value>>>,
     pub view: View<'a>,
     pub base: Base,
     /// Its status as loaded (`None` for a new task).
     pub orig_status: Option<Status>,
-    /// Its dependencies as loaded, kept when an edit touches it.
-    pub orig_deps: Option<Vec<Cow<'a, str>>>,
     pub removed: bool,
     /// An edit reached it (whether it changed is decided at the end).
     pub touched: bool,
@@ -65,15 +64,9 @@ impl<'a> Slot<'a> {
             orig_status: Some(view.status),
             view,
             base,
-            orig_deps: None,
             removed: false,
             touched: false,
         }
-    }
-
-    /// The dependencies it had when loaded.
-    pub fn deps_before(&self) -> &[Cow<'a, str>] {
-        self.orig_deps.as_deref().unwrap_or(&self.view.deps)
     }
 
     pub fn is_new(&self) -> bool {
@@ -99,6 +92,8 @@ pub struct List<'a> {
     index: HashMap<Cow<'a, str>, usize>,
     /// Some id occurs in more than one slot (then removals rescan).
     pub(crate) dup_ids: bool,
+    /// The dependencies of edited tasks as they were loaded (the others have not changed).
+    orig_deps: HashMap<usize, Vec<Cow<'a, str>>>,
 }
 
 /// The schema's root: `tasks` (array), `version` (integer >= 1, optional), `last_updated`.
@@ -140,6 +135,7 @@ impl<'a> List<'a> {
             slots: Vec::new(),
             index: HashMap::new(),
             dup_ids: false,
+            orig_deps: HashMap::new(),
         }
     }
 
@@ -181,6 +177,7 @@ impl<'a> List<'a> {
             slots: Vec::with_capacity(raws.len()),
             index: HashMap::with_capacity(raws.len()),
             dup_ids: false,
+            orig_deps: HashMap::new(),
         };
         for raw in raws {
             let text = raw.get();
@@ -193,7 +190,7 @@ impl<'a> List<'a> {
                 normalise(&mut m);
                 slot.view = View::of_map(&m);
                 slot.base = Base::Snapshot(Box::new(m.clone()));
-                slot.value = Some(m);
+                slot.value = Some(Box::new(m));
             }
             list.add_slot(slot);
         }
@@ -210,6 +207,7 @@ impl<'a> List<'a> {
             slots: Vec::new(),
             index: HashMap::new(),
             dup_ids: false,
+            orig_deps: HashMap::new(),
         };
         for (k, v) in map {
             if k == "tasks" {
@@ -218,7 +216,7 @@ impl<'a> List<'a> {
                     normalise(&mut m);
                     let view = View::of_map(&m);
                     let mut slot = Slot::loaded(None, view, Base::Snapshot(Box::new(m.clone())));
-                    slot.value = Some(m);
+                    slot.value = Some(Box::new(m));
                     list.add_slot(slot);
                 }
                 list.root.push((k, RootVal::Tasks));
@@ -253,6 +251,13 @@ impl<'a> List<'a> {
         &self.slots[i].view
     }
 
+    /// The dependencies slot `i` had when the list was loaded.
+    pub fn deps_before(&self, i: usize) -> &[Cow<'a, str>] {
+        self.orig_deps
+            .get(&i)
+            .map_or(&self.slots[i].view.deps, Vec::as_slice)
+    }
+
     /// Live tasks in order, with their slot index.
     pub fn live(&self) -> impl Iterator<Item = (usize, &View<'a>)> {
         self.slots
@@ -276,7 +281,7 @@ impl<'a> List<'a> {
     pub fn value(&self, i: usize) -> Cow<'_, Map<String, Value>> {
         let s = &self.slots[i];
         match (&s.value, s.raw) {
-            (Some(v), _) => Cow::Borrowed(v),
+            (Some(v), _) => Cow::Borrowed(&**v),
             (None, Some(raw)) => Cow::Owned(serde_json::from_str(raw).unwrap_or_default()),
             (None, None) => Cow::Owned(Map::new()),
         }
@@ -324,14 +329,18 @@ impl<'a> List<'a> {
         let s = &mut self.slots[i];
         if !s.touched {
             s.touched = true;
-            if s.orig_deps.is_none() && !s.is_new() {
-                s.orig_deps = Some(s.view.deps.clone());
+            if !s.is_new() {
+                self.orig_deps
+                    .entry(i)
+                    .or_insert_with(|| s.view.deps.clone());
             }
         }
         let raw = s.raw;
         let m = s.value.get_or_insert_with(|| {
-            raw.and_then(|r| serde_json::from_str(r).ok())
-                .unwrap_or_default()
+            Box::new(
+                raw.and_then(|r| serde_json::from_str(r).ok())
+                    .unwrap_or_default(),
+            )
         });
         let r = f(m);
         let id_before = s.view.id.clone();
@@ -347,7 +356,7 @@ impl<'a> List<'a> {
         let view = View::of_map(&task);
         let mut slot = Slot::loaded(None, view, Base::New);
         slot.orig_status = None;
-        slot.value = Some(task);
+        slot.value = Some(Box::new(task));
         slot.touched = true;
         self.add_slot(slot)
     }
@@ -424,47 +433,88 @@ impl<'a> List<'a> {
             .map(|s| s.raw.map_or(256, str::len) + 6)
             .sum();
         let mut out = Vec::with_capacity(size + 256);
-        out.extend_from_slice(b"{");
-        for (n, (k, v)) in self.root.iter().enumerate() {
-            out.extend_from_slice(if n == 0 { b"\n  " } else { b",\n  " });
-            write_pretty_at(&mut out, k, 1);
-            out.extend_from_slice(b": ");
-            match v {
-                RootVal::Tasks => self.write_tasks(&mut out),
-                RootVal::Raw(r) => {
-                    let parsed: Value = serde_json::from_str(r.get()).unwrap_or(Value::Null);
-                    write_pretty_at(&mut out, &parsed, 1);
-                }
-                RootVal::Owned(v) => write_pretty_at(&mut out, v, 1),
-            }
-        }
-        out.extend_from_slice(if self.root.is_empty() {
-            b"}\n"
-        } else {
-            b"\n}\n"
-        });
+        // Writing to memory cannot fail.
+        let _ = self.write_to(&mut out);
         out
     }
 
-    fn write_tasks(&self, out: &mut Vec<u8>) {
+    /// Writes the whole document (see [`List::to_bytes`]) to `w`, task by task: tasks whose
+    /// bytes are canonical are copied, the rest re-serialised.
+    pub fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(4096);
+        w.write_all(b"{")?;
+        for (n, (k, v)) in self.root.iter().enumerate() {
+            buf.clear();
+            buf.extend_from_slice(if n == 0 { b"\n  " } else { b",\n  " });
+            write_pretty_at(&mut buf, k, 1);
+            buf.extend_from_slice(b": ");
+            match v {
+                RootVal::Tasks => {
+                    w.write_all(&buf)?;
+                    self.write_tasks(w)?;
+                    continue;
+                }
+                RootVal::Raw(r) => {
+                    let parsed: Value = serde_json::from_str(r.get()).unwrap_or(Value::Null);
+                    write_pretty_at(&mut buf, &parsed, 1);
+                }
+                RootVal::Owned(v) => write_pretty_at(&mut buf, v, 1),
+            }
+            w.write_all(&buf)?;
+        }
+        w.write_all(if self.root.is_empty() {
+            b"}\n"
+        } else {
+            b"\n}\n"
+        })
+    }
+
+    fn write_tasks(&self, w: &mut dyn Write) -> io::Result<()> {
         let mut first = true;
+        let mut buf = Vec::with_capacity(4096);
         for s in self.slots.iter().filter(|s| !s.removed) {
-            out.extend_from_slice(if first { b"[\n    " } else { b",\n    " });
+            w.write_all(if first { b"[\n    " } else { b",\n    " })?;
             first = false;
             match (&s.value, s.raw) {
-                (_, Some(raw)) if s.canonical && !s.touched => {
-                    out.extend_from_slice(raw.as_bytes())
+                (None, Some(raw)) if s.canonical => w.write_all(raw.as_bytes())?,
+                (Some(v), _) => {
+                    buf.clear();
+                    write_pretty_at(&mut buf, v, 2);
+                    w.write_all(&buf)?;
                 }
-                (Some(v), _) => write_pretty_at(out, v, 2),
-                (None, Some(raw)) if s.canonical => out.extend_from_slice(raw.as_bytes()),
                 (None, Some(raw)) => {
                     let v: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
-                    write_pretty_at(out, &v, 2);
+                    buf.clear();
+                    write_pretty_at(&mut buf, &v, 2);
+                    w.write_all(&buf)?;
                 }
-                (None, None) => out.extend_from_slice(b"{}"),
+                (None, None) => w.write_all(b"{}")?,
             }
         }
-        out.extend_from_slice(if first { b"[]" } else { b"\n  ]" });
+        w.write_all(if first { b"[]" } else { b"\n  ]" })
+    }
+
+    /// Whether every task the write re-serialises from JSON (edited, new, normalised) passes
+    /// the typed check ([`View::parse`], never looser than the item schema), and the root
+    /// values taskhook set are valid. Tasks copied or re-indented from the file were checked
+    /// when it was read.
+    pub fn vouched(&self) -> bool {
+        let tasks = self
+            .slots
+            .iter()
+            .filter(|s| !s.removed)
+            .all(|s| match &s.value {
+                None => true,
+                Some(m) => serde_json::to_string(m)
+                    .ok()
+                    .is_some_and(|t| View::parse(&t).is_some()),
+            });
+        let root = self.root.iter().all(|(k, v)| match (k.as_str(), v) {
+            ("version", RootVal::Owned(v)) => v.as_u64().is_some_and(|n| n >= 1),
+            ("last_updated", RootVal::Owned(v)) => v.as_str().and_then(stamp_kind).is_some(),
+            _ => true,
+        });
+        tasks && root
     }
 
     /// The document the schema is asked about before a write: the root, and of the tasks only
@@ -478,7 +528,7 @@ impl<'a> List<'a> {
                     self.slots
                         .iter()
                         .filter(|s| !s.removed)
-                        .filter_map(|s| s.value.clone().map(Value::Object))
+                        .filter_map(|s| s.value.as_ref().map(|m| Value::Object((**m).clone())))
                         .collect(),
                 ),
                 RootVal::Raw(r) => serde_json::from_str(r.get()).unwrap_or(Value::Null),

@@ -51,12 +51,7 @@ fn todo_scope(cx: &Ctx, t: &TaskTool<'_>) -> TodoScope {
 }
 
 fn is_mine(v: &View<'_>, scope: &TodoScope) -> bool {
-    v.scope.origin.as_deref() == Some("TodoWrite")
-        && scope.owns(
-            v.scope.project.as_deref(),
-            v.scope.session.as_deref(),
-            v.scope.agent.as_deref(),
-        )
+    v.origin() == Some("TodoWrite") && scope.owns(v.project(), v.session(), v.agent())
 }
 
 /// Mirrors TodoWrite's full list: one task per todo; todos gone from the list removed. Only

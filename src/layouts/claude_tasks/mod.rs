@@ -5,8 +5,9 @@
 //! Guarantees:
 //! - every write takes `.tasks.json.lock`, re-reads under it, applies, recomputes `blocked`
 //!   (re-blocking tasks whose dependency was reopened), refreshes `updated_at` only on tasks
-//!   that changed, and replaces the file atomically after schema validation; a change that
-//!   changes nothing writes nothing and takes no lock;
+//!   that changed, and replaces the file atomically after validation (of the tasks it
+//!   re-serialises: see [`write`]); a change that changes nothing writes nothing and takes no
+//!   lock;
 //! - the file is parsed once per event, typed and borrowed ([`list`]); unchanged tasks are
 //!   written back byte for byte, so cost grows with the file, linearly, and never with a
 //!   copy of it per step (issue 13);

@@ -58,7 +58,7 @@ pub(crate) fn check_graph(list: &List<'_>) -> Result<()> {
         let before: HashSet<&str> = if s.is_new() {
             HashSet::new()
         } else {
-            s.deps_before().iter().map(|d| &**d).collect()
+            list.deps_before(i).iter().map(|d| &**d).collect()
         };
         for d in &s.view.deps {
             match list.find(d) {
@@ -99,53 +99,15 @@ pub(crate) fn check_graph(list: &List<'_>) -> Result<()> {
 /// Depth-first search from the tasks that gained edges: `None` when no cycle is reachable,
 /// else whether the first cycle found uses a new edge (if not, the file had a cycle already).
 fn first_cycle_from(list: &List<'_>, new_edges: &HashMap<usize, Vec<usize>>) -> Option<bool> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        New,
-        Open,
-        Done,
-    }
-    let slots = &list.slots;
-    let mut mark = vec![Mark::New; slots.len()];
     let mut starts: Vec<usize> = new_edges.keys().copied().collect();
     starts.sort_unstable();
-    for start in starts {
-        if mark[start] != Mark::New {
-            continue;
-        }
-        let mut path = vec![start];
-        let mut next = vec![0usize];
-        mark[start] = Mark::Open;
-        while let Some(&node) = path.last() {
-            let Some(edge) = next.last_mut() else { break };
-            let Some(dep) = slots[node].view.deps.get(*edge) else {
-                mark[node] = Mark::Done;
-                path.pop();
-                next.pop();
-                continue;
-            };
-            *edge += 1;
-            let Some(d) = list.find(dep) else { continue };
-            match mark[d] {
-                Mark::Done => {}
-                Mark::Open => {
-                    let from = path.iter().position(|&p| p == d).unwrap_or(0);
-                    let mut cycle = path[from..].to_vec();
-                    cycle.push(d);
-                    let uses_new = cycle
-                        .windows(2)
-                        .any(|w| new_edges.get(&w[0]).is_some_and(|e| e.contains(&w[1])));
-                    return Some(uses_new);
-                }
-                Mark::New => {
-                    mark[d] = Mark::Open;
-                    path.push(d);
-                    next.push(0);
-                }
-            }
-        }
-    }
-    None
+    let edge = |node: usize, k: usize| list.slots[node].view.deps.get(k).map(|d| list.find(d));
+    let cycle = graph::cycle_from(list.slots.len(), starts, edge)?;
+    Some(
+        cycle
+            .windows(2)
+            .any(|w| new_edges.get(&w[0]).is_some_and(|e| e.contains(&w[1]))),
+    )
 }
 
 /// Whether the graph as loaded (before this change) had a cycle.
@@ -153,8 +115,9 @@ fn before_has_cycle(list: &List<'_>) -> bool {
     let nodes: Vec<Node<'_>> = list
         .slots
         .iter()
-        .filter(|s| !s.is_new())
-        .map(|s| Node::new(&s.view.id, s.deps_before().iter().map(|d| &**d)))
+        .enumerate()
+        .filter(|(_, s)| !s.is_new())
+        .map(|(i, s)| Node::new(&s.view.id, list.deps_before(i).iter().map(|d| &**d)))
         .collect();
     graph::find_cycle(&nodes).is_some()
 }
@@ -233,11 +196,11 @@ pub(crate) fn finalize(list: &mut List<'_>, now: &str) -> Outcome {
         let Some(m) = s.value.as_mut() else { continue };
         let differs = match &s.base {
             Base::New => true,
-            Base::Snapshot(b) => **b != *m,
+            Base::Snapshot(b) => **b != **m,
             Base::Raw => s
                 .raw
                 .and_then(|r| serde_json::from_str::<Map<String, Value>>(r).ok())
-                .is_none_or(|b| b != *m),
+                .is_none_or(|b| b != **m),
         };
         if differs {
             m.insert("updated_at".into(), Value::String(now.to_string()));

@@ -81,7 +81,7 @@ impl Keys {
         let Some(s) = &self.session else {
             return list.find(n);
         };
-        let mine = |i: &usize| list.view(*i).scope.session.as_deref() == Some(s.as_str());
+        let mine = |i: &usize| list.view(*i).session() == Some(s.as_str());
         if let Some(i) = list.find(&Self::short_key(n, s)).filter(mine) {
             return Some(i);
         }
@@ -89,7 +89,7 @@ impl Keys {
             return Some(i);
         }
         list.find(n)
-            .filter(|i| mine(i) && list.view(*i).scope.origin.as_deref() == Some("TaskCreate"))
+            .filter(|i| mine(i) && list.view(*i).origin() == Some("TaskCreate"))
     }
 
     /// The id for Claude Code's new task `n`.
@@ -99,7 +99,7 @@ impl Keys {
         };
         let short = Self::short_key(n, s);
         match list.find(&short) {
-            Some(i) if list.view(i).scope.session.as_deref() != Some(s.as_str()) => {
+            Some(i) if list.view(i).session() != Some(s.as_str()) => {
                 format!("{n}@{s}")
             }
             _ => short,
@@ -117,8 +117,8 @@ impl Keys {
         let s = self.session.as_deref()?;
         let (n, _) = id.split_once('@')?;
         let v = list.view(i);
-        (v.scope.session.as_deref() == Some(s)
-            && v.scope.origin.as_deref() == Some("TaskCreate")
+        (v.session() == Some(s)
+            && v.origin() == Some("TaskCreate")
             && self.find(list, n) == Some(i))
         .then_some(n)
     }

@@ -41,15 +41,14 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, path: &Path) -> Result<Summa
     match loaded {
         Ok(true) => {}
         Ok(false) => s.quiet = true,
-        Err(Error::Corrupt { details, .. }) => s.problems.push(format!(
-            "{}; `taskhook recover --dry-run {root}` shows which tasks recovery would keep",
+        Err(Error::Corrupt { details, .. }) => s.problems.push(
             Error::Corrupt {
                 path: path.to_path_buf(),
                 store: root.clone(),
                 details,
             }
-            .one_line()
-        )),
+            .one_line(),
+        ),
         Err(e) => return Err(e),
     }
     s.notes.extend(claude_own_lines(cx, &store.root)?);

@@ -87,9 +87,7 @@ pub(crate) fn mirror(cx: &Ctx, store: &StoreRef, t: &TaskTool<'_>) -> Result<Rep
                 keys.find(list, n)
             };
             // A task of the list with this id that another writer made is left alone.
-            if let Some(i) =
-                at.filter(|&i| list.view(i).scope.origin.as_deref() != Some("TaskCreate"))
-            {
+            if let Some(i) = at.filter(|&i| list.view(i).origin() != Some("TaskCreate")) {
                 let id = list.view(i).id.to_string();
                 return Ok(vec![format!(
                     "taskhook: Claude Code task #{n} was not mirrored: the task list has a task \
@@ -126,8 +124,8 @@ fn create_task(list: &mut List<'_>, keys: &Keys, n: &str, t: &TaskTool<'_>, now:
     let (input, resp, session) = (t.input, t.response, t.session_id);
     let id = keys.new_id(list, n);
     let existing = list.find(&id);
-    let same_session = existing
-        .is_some_and(|i| session.is_some() && list.view(i).scope.session.as_deref() == session);
+    let same_session =
+        existing.is_some_and(|i| session.is_some() && list.view(i).session() == session);
     let text = |key: &str| {
         input
             .get(key)
@@ -254,26 +252,15 @@ fn update_task(list: &mut List<'_>, n: &str, u: &Update<'_, '_>) -> Vec<String> 
     list.edit(me, |task| apply_fields(task, input));
     let mut notes = Vec::new();
     let mut left_out = 0usize;
-    // `me → b` closes a cycle exactly when b reaches me; adding edges out of `me` does not
-    // change who reaches it, so one search serves every blocker.
+    // `t → d` closes a cycle exactly when d reaches t. Edges out of `me` do not change who
+    // reaches `me`, and edges into `me` do not change what `me` reaches, so one search serves
+    // every id of each list.
     let reach_me = reaching(list, me);
-    for b in blockers {
-        if b == me || reach_me.contains(&b) {
-            cycle_note(list, me, b, &mut notes, &mut left_out);
-        } else {
-            add_dep(list, me, b);
-        }
-    }
-    // `o → me` closes a cycle exactly when me reaches o; adding edges into `me` does not change
-    // what it reaches.
+    let edges = blockers.into_iter().map(|b| (me, b, reach_me.contains(&b)));
+    link(list, edges, &mut notes, &mut left_out);
     let from_me = reachable(list, me);
-    for o in blocked {
-        if o == me || from_me.contains(&o) {
-            cycle_note(list, o, me, &mut notes, &mut left_out);
-        } else {
-            add_dep(list, o, me);
-        }
-    }
+    let edges = blocked.into_iter().map(|o| (o, me, from_me.contains(&o)));
+    link(list, edges, &mut notes, &mut left_out);
     if left_out > MAX_CYCLE_NOTES {
         notes.push(format!(
             "taskhook: and {} more dependencies left out for the same reason.",
@@ -282,6 +269,22 @@ fn update_task(list: &mut List<'_>, n: &str, u: &Update<'_, '_>) -> Vec<String> 
     }
     notes.extend(early_starts(list, &[me]));
     notes
+}
+
+/// Adds each dependency `(task, dep, closes_a_cycle)`, or leaves it out with a note.
+fn link(
+    list: &mut List<'_>,
+    edges: impl Iterator<Item = (usize, usize, bool)>,
+    notes: &mut Vec<String>,
+    left_out: &mut usize,
+) {
+    for (task, dep, closes) in edges {
+        if task == dep || closes {
+            cycle_note(list, task, dep, notes, left_out);
+        } else {
+            add_dep(list, task, dep);
+        }
+    }
 }
 
 /// Adds the dependency `task → dep` unless it is there.

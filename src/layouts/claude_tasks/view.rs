@@ -66,7 +66,8 @@ pub struct View<'a> {
     pub status: Status,
     pub deps: Vec<Cow<'a, str>>,
     pub assignee: Option<Cow<'a, str>>,
-    pub scope: Scope<'a>,
+    /// Absent for tasks the mirror did not write (most of a large list): no allocation.
+    pub scope: Option<Box<Scope<'a>>>,
     /// Its timestamps all end in `Z` (else it is normalised to UTC at the next write).
     pub zulu: bool,
 }
@@ -98,7 +99,8 @@ impl<'a> View<'a> {
                 session: custom.session_id.and_then(|s| s.0),
                 agent: custom.agent_id.and_then(|s| s.0),
                 project: custom.project.and_then(|s| s.0),
-            },
+            }
+            .boxed(),
             zulu: w.created_at.0 && w.updated_at.0,
         })
     }
@@ -136,27 +138,37 @@ impl<'a> View<'a> {
                 session: c("session_id"),
                 agent: c("agent_id"),
                 project: c("project"),
-            },
+            }
+            .boxed(),
             zulu: stamp_z("created_at") && stamp_z("updated_at"),
         }
     }
 
-    /// The same view, owning its strings.
-    pub fn into_owned(self) -> View<'static> {
-        let own = |c: Cow<'a, str>| Cow::Owned(c.into_owned());
-        View {
-            id: own(self.id),
-            status: self.status,
-            deps: self.deps.into_iter().map(own).collect(),
-            assignee: self.assignee.map(own),
-            scope: Scope {
-                origin: self.scope.origin.map(own),
-                session: self.scope.session.map(own),
-                agent: self.scope.agent.map(own),
-                project: self.scope.project.map(own),
-            },
-            zulu: self.zulu,
-        }
+    /// `metadata.custom_fields.origin`, when a string.
+    pub fn origin(&self) -> Option<&str> {
+        self.scope.as_ref().and_then(|s| s.origin.as_deref())
+    }
+
+    /// `metadata.custom_fields.session_id`, when a string.
+    pub fn session(&self) -> Option<&str> {
+        self.scope.as_ref().and_then(|s| s.session.as_deref())
+    }
+
+    /// `metadata.custom_fields.agent_id`, when a string.
+    pub fn agent(&self) -> Option<&str> {
+        self.scope.as_ref().and_then(|s| s.agent.as_deref())
+    }
+
+    /// `metadata.custom_fields.project`, when a string.
+    pub fn project(&self) -> Option<&str> {
+        self.scope.as_ref().and_then(|s| s.project.as_deref())
+    }
+}
+
+impl<'a> Scope<'a> {
+    /// Boxed, or `None` when no field is set.
+    fn boxed(self) -> Option<Box<Scope<'a>>> {
+        (self != Scope::default()).then(|| Box::new(self))
     }
 }
 

@@ -3,9 +3,10 @@
 //! change that changes nothing ends there: no lock, no write. Otherwise the sidecar lock is
 //! taken and the file read again: when its bytes are the same, the parsed, changed list is
 //! written as it is (no second parse); when another writer got there first, the change is made
-//! again on what is there now. Only the tasks held as JSON are validated against the schema
-//! before the write (the rest were vouched for when the file was read; `taskhook validate`
-//! checks the whole file).
+//! again on what is there now. Only the tasks re-serialised are checked before the write (the
+//! typed check of [`super::view`], never looser than the item schema, else the schema itself);
+//! the rest were vouched for when the file was read, and `taskhook validate` checks the whole
+//! file. The write itself does not read the old file again (it is known to differ).
 //!
 //! On top of it: seed 002's TodoWrite / TodoRead as `taskhook tasks write|read`, and completing
 //! tasks (SubagentStop's `tasks_completed`, a `_DONE` signal).
@@ -64,15 +65,27 @@ pub(crate) fn plan<'t, T>(
     Ok((list, value, out))
 }
 
-/// The bytes to write for a planned list, after the schema check of what it holds as JSON.
-pub(crate) fn render(path: &Path, list: &List<'_>) -> Result<Vec<u8>> {
-    if let Err(issues) = schema::check(NAME, &list.for_schema())? {
-        return Err(Error::SchemaInvalid {
+/// Refuses a planned list that might not match the schema: every task it re-serialises passes
+/// the typed check (never looser than the schema), or the document goes through the schema
+/// itself, whose errors refuse the write.
+pub(crate) fn check_before_write(path: &Path, list: &List<'_>) -> Result<()> {
+    if list.vouched() {
+        return Ok(());
+    }
+    match schema::check(NAME, &list.for_schema())? {
+        Ok(()) => Ok(()),
+        Err(issues) => Err(Error::SchemaInvalid {
             path: path.to_path_buf(),
             schema: NAME,
             details: schema::summarize(&issues),
-        });
+        }),
     }
+}
+
+/// The bytes a planned list is written as, once checked.
+#[cfg(test)]
+pub(crate) fn render(path: &Path, list: &List<'_>) -> Result<Vec<u8>> {
+    check_before_write(path, list)?;
     Ok(list.to_bytes())
 }
 
@@ -137,9 +150,13 @@ fn commit<T, U>(
 ) -> Result<Applied<U>> {
     let result = applied(&list, value, out, finish);
     if result.changed {
-        let bytes = render(path, &list)?;
-        drop(list);
-        cx.store.replace(path, &bytes)?;
+        check_before_write(path, &list)?;
+        // Streamed into the temp file: the new list is never held in memory whole.
+        cx.store.replace_streamed(path, &mut |w| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, w);
+            list.write_to(&mut out)?;
+            std::io::Write::flush(&mut out)
+        })?;
     }
     Ok(result)
 }

@@ -58,6 +58,35 @@ pub fn read_capped(path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
     Ok(Some(buf))
 }
 
+/// Whether the file at `path` holds exactly `expected` (`None`: there is no file), compared
+/// chunk by chunk as it is read, never holding a second copy.
+pub fn same_content(path: &Path, expected: Option<&[u8]>) -> Result<bool> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(expected.is_none()),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    let Some(expected) = expected else {
+        return Ok(false);
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io("read", path, e)),
+        };
+        if n == 0 {
+            return Ok(at == expected.len());
+        }
+        if expected.get(at..at + n) != Some(&buf[..n]) {
+            return Ok(false);
+        }
+        at += n;
+    }
+}
+
 /// Returns whether a path is a folder.
 pub fn is_dir(path: &Path) -> bool {
     fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false)

@@ -122,6 +122,15 @@ impl Store {
         fs::read_capped(path, cap)
     }
 
+    /// Whether `path` holds exactly `expected` (`None`: no file), compared as it is read (a
+    /// transaction that re-reads under its lock, without a second copy of a large file).
+    pub fn has_content(&self, path: &Path, expected: Option<&[u8]>) -> Result<bool> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return Ok(v.as_deref() == expected);
+        }
+        fs::same_content(path, expected)
+    }
+
     /// Reads a file as UTF-8 text (invalid sequences replaced); `None` when absent.
     pub fn read_text(&self, path: &Path) -> Result<Option<String>> {
         Ok(self

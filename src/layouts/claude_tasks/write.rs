@@ -1,9 +1,9 @@
 //! Every change to a list goes through [`update`]: read the file once, unlocked; parse it once
 //! ([`List`]); make the change in place; check, recompute and stamp ([`super::pipeline`]). A
 //! change that changes nothing ends there: no lock, no write. Otherwise the sidecar lock is
-//! taken and the file read again: when its bytes are the same, the parsed, changed list is
-//! written as it is (no second parse); when another writer got there first, the change is made
-//! again on what is there now. Only the tasks re-serialised are checked before the write (the
+//! taken and the file compared with what was read (chunk by chunk, no second copy): when it is
+//! the same, the parsed, changed list is written as it is (no second parse); when another
+//! writer got there first, the file is read again and the change made on what is there now. Only the tasks re-serialised are checked before the write (the
 //! typed check of [`super::view`], never looser than the item schema, else the schema itself);
 //! the rest were vouched for when the file was read, and `taskhook validate` checks the whole
 //! file. The write itself does not read the old file again (it is known to differ).
@@ -126,13 +126,14 @@ pub fn update<T, U>(
         Err(_) => None,
     };
     cx.store.with_lock(&lock, || {
-        let b = read_text(cx, &path)?;
-        match first.filter(|_| b == a) {
-            Some((list, value, out)) => {
-                drop(b);
-                commit(cx, &path, list, value, out, &finish)
-            }
+        let same = first.is_some()
+            && cx
+                .store
+                .has_content(&path, a.as_deref().map(str::as_bytes))?;
+        match first.filter(|_| same) {
+            Some((list, value, out)) => commit(cx, &path, list, value, out, &finish),
             None => {
+                let b = read_text(cx, &path)?;
                 let (list, value, out) = plan(&path, &root, b.as_deref(), &now, &change)?;
                 commit(cx, &path, list, value, out, &finish)
             }

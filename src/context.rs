@@ -25,12 +25,11 @@ pub struct Ctx {
     payload: RefCell<PayloadInfo>,
 }
 
-/// What identifies the hook payload being handled: its session and folder (a layout that
-/// keys state by session, such as claude-tasks' mirror, reads them here).
+/// What identifies the hook payload being handled: its session (a layout that keys state by
+/// session, such as claude-tasks' mirror and its signals, reads it here).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PayloadInfo {
     pub session_id: Option<String>,
-    pub cwd: Option<String>,
 }
 
 impl Ctx {
@@ -42,27 +41,35 @@ impl Ctx {
         process_cwd: PathBuf,
         dry_run: bool,
     ) -> Result<Self> {
-        let clock = Clock::from_env(&env)?;
-        let timeout = lock::timeout_from_env(&env)?;
+        let clock = Clock::from_env(&env);
+        let timeout = lock::timeout_from_env(&env);
         let home = home_flag
             .or_else(|| env.get_os(env::HOME).map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("/"));
         let project_override = project_flag
             .or_else(|| env.get_os(env::TASKHOOK_PROJECT_DIR).map(PathBuf::from))
             .map(|p| absolute(&process_cwd, &p));
-        let store = if dry_run {
-            Store::dry_run(clock, timeout)
-        } else {
-            Store::new(clock, timeout)
-        };
-        Ok(Ctx {
+        let store = Store::configured(clock, timeout, dry_run);
+        let cx = Ctx {
             home: absolute(&process_cwd, &home),
             env,
             project_override,
             process_cwd,
             store,
             payload: RefCell::default(),
-        })
+        };
+        // Claude Code's folder is the user's own: a linked folder there is a dotfiles setup.
+        cx.store.trust(&cx.claude_config_dir(), true);
+        // What the environment names is the user's choice too: a cdd workspace (one named by
+        // the repository's own `.claude/taskhook.json` must lie inside the project) and the
+        // capture file. No link below them is followed.
+        for var in [env::CDD_DIR, env::TASKHOOK_CAPTURE] {
+            if let Some(p) = cx.env.get_os(var) {
+                cx.store
+                    .trust(&absolute(&cx.process_cwd, Path::new(p)), false);
+            }
+        }
+        Ok(cx)
     }
 
     /// Records the payload being handled (the engine does, for each payload).
@@ -79,9 +86,11 @@ impl Ctx {
     /// `--project-dir`, `TASKHOOK_PROJECT_DIR`, the payload's `cwd` walked up to the nearest
     /// folder holding `.claude/` or `.git` (never the home folder; a linked worktree resolves
     /// to its main worktree), `CLAUDE_PROJECT_DIR`, else the process's folder walked up the
-    /// same way. Resolved afresh on every call: each payload of a replay has its own.
+    /// same way. Resolved afresh on every call: each payload of a replay has its own. Its folder
+    /// is trusted for writes, never through a link below it (see [`crate::store::guard`]).
     pub fn project(&self, payload_cwd: Option<&str>) -> Project {
         let root = self.project_root(payload_cwd);
+        self.store.trust(&root, false);
         let git_root = project::git_root(&self.store, &root, &self.home);
         Project::new(root, git_root)
     }

@@ -26,6 +26,12 @@ pub const CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: &str = "CLAUDE_CODE_EXPERIMENTAL
 pub const CDD_DIR: &str = "CDD_DIR";
 /// The user's home folder (after `--home`).
 pub const HOME: &str = "HOME";
+/// Opt-in: append every hook payload to this file as JSON Lines (what `replay` consumes).
+pub const TASKHOOK_CAPTURE: &str = "TASKHOOK_CAPTURE";
+/// Turns colour off in human output (<https://no-color.org>).
+pub const NO_COLOR: &str = "NO_COLOR";
+/// Where `taskhook doctor` looks for the binary (as the plugin's hooks do).
+pub const PATH: &str = "PATH";
 
 /// Every variable taskhook reads; [`Env::from_process`] copies these and no others.
 pub const READ: &[&str] = &[
@@ -39,6 +45,9 @@ pub const READ: &[&str] = &[
     CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS,
     CDD_DIR,
     HOME,
+    TASKHOOK_CAPTURE,
+    NO_COLOR,
+    PATH,
 ];
 
 /// A snapshot of the environment, taken once by the CLI.

@@ -63,6 +63,16 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// taskhook will not read or write a path of an untrusted repository: a symbolic link, a
+    /// file with several hard links, a special file (FIFO, device), a file over its size cap, or
+    /// a path outside every folder taskhook may write. Nothing was read or written through it.
+    #[error("refusing to {op} `{path}`: {reason}")]
+    Refused {
+        op: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+
     /// A rule of a layout refused the operation (cycle, unknown dependency, …); nothing was written.
     #[error("{0}")]
     Rule(String),
@@ -79,6 +89,15 @@ impl Error {
             op,
             path: path.into(),
             source,
+        }
+    }
+
+    /// A [`Error::Refused`] for `op` on `path`.
+    pub fn refused(op: &'static str, path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Refused {
+            op,
+            path: path.into(),
+            reason: reason.into(),
         }
     }
 

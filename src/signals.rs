@@ -240,12 +240,10 @@ not json
     fn real_transcript_parses() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/reference/claude-code-2.1.330/transcripts/subagent.agent-af21521741dc9d17f.jsonl"
+            "/tests/fixtures/claude-code-2.1.330/transcripts/subagent.agent-af21521741dc9d17f.jsonl"
         );
         #[allow(clippy::disallowed_methods)]
-        let Ok(text) = std::fs::read_to_string(path) else {
-            return;
-        };
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let (prompt, last) = read_transcript(&text);
         assert_eq!(prompt.as_deref(), Some("SUBAGENT-T1: run echo and report"));
         assert!(last.unwrap().contains("<signal>T1_DONE</signal>"));

@@ -1,4 +1,5 @@
-//! `taskhook install [--user] [--uninstall] [--dry-run]`: registrations in settings.json.
+//! `taskhook install [--user | --local] [--uninstall] [--dry-run] [--json] [--gitignore]`:
+//! taskhook's registrations in a Claude Code settings file, and the `.gitignore` recipe.
 
 use std::path::PathBuf;
 
@@ -6,36 +7,56 @@ use serde_json::{json, Value};
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::install;
+use crate::install::target::{self, Scope, Target};
+use crate::install::{self, gitignore, jsonedit, Change};
 use crate::store::{parse_json, to_pretty};
 
 use super::Io;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Use ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR/settings.json) instead of the project's.
-    #[arg(long)]
+    /// Use ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR/settings.json): every project.
+    #[arg(long, conflicts_with = "local")]
     pub user: bool,
+    /// Use the project's .claude/settings.local.json (kept out of git) instead of settings.json.
+    #[arg(long)]
+    pub local: bool,
     /// Remove taskhook's registrations instead.
     #[arg(long)]
     pub uninstall: bool,
-    /// Print the resulting settings; write nothing.
+    /// Show what would change; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print JSON.
+    /// Print JSON: the path, what changed, and the resulting settings.
     #[arg(long)]
     pub json: bool,
+    /// Append the lines the project's .gitignore lacks (locks, backups, machine-local state).
+    #[arg(long, conflicts_with_all = ["user", "uninstall"])]
+    pub gitignore: bool,
     /// The command to register (default: this taskhook binary's absolute path).
     #[arg(long, value_name = "PATH", hide = true)]
     pub command: Option<PathBuf>,
 }
 
+/// How the new text was made.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Formatting {
+    /// A new file, 2-space JSON.
+    New,
+    /// The user's file with only the edits spliced in.
+    Kept,
+    /// The edit could not be spliced: the whole file re-written with its indentation unit.
+    Reformatted,
+}
+
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
-    let settings_path = if args.user {
-        cx.claude_config_dir().join("settings.json")
-    } else {
-        cx.project(None).root.join(".claude").join("settings.json")
+    let scope = match (args.user, args.local) {
+        (true, _) => Scope::User,
+        (_, true) => Scope::Local,
+        _ => Scope::Project,
     };
+    let t = target::locate(cx, scope)?;
     let command = match &args.command {
         Some(c) => cx.absolute(c),
         None => std::env::current_exe()
@@ -43,65 +64,260 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             .map_err(|e| Error::io("locate", "the taskhook binary", e))?,
     };
     let command = command.to_string_lossy().into_owned();
-    let old_bytes = cx.store.read(&settings_path)?;
-    let old: Value = match &old_bytes {
+    let old_bytes = target::read(&t)?;
+    let old_text = match &old_bytes {
+        Some(b) => Some(std::str::from_utf8(b).map_err(|_| {
+            Error::BadInput(format!(
+                "`{}` is not UTF-8; leaving it untouched",
+                t.path.display()
+            ))
+        })?),
+        None => None,
+    }
+    .filter(|s| !s.trim().is_empty());
+    let old: Value = match old_text {
         None => json!({}),
-        Some(b) if b.iter().all(u8::is_ascii_whitespace) => json!({}),
-        Some(b) => parse_json(b).map_err(|e| {
+        Some(s) => parse_json(s.as_bytes()).map_err(|e| {
             Error::BadInput(format!(
                 "`{}` is {e}; leaving it untouched",
-                settings_path.display()
+                t.path.display()
             ))
         })?,
     };
-    let new = if args.uninstall {
-        install::uninstall(old.clone())?
+    let (ops, changes) = if args.uninstall {
+        install::uninstall_ops(&old)?
     } else {
-        install::install(old.clone(), &command)?
+        install::install_ops(&old, &command)?
     };
-    let changed = new != old;
+    let new = install::apply(old.clone(), &ops)?;
+    let changed = !ops.is_empty();
+    let (text, formatting) = match old_text {
+        None => (
+            String::from_utf8_lossy(&to_pretty(&new)).into_owned(),
+            Formatting::New,
+        ),
+        Some(s) => match jsonedit::edit(s, &ops, &new) {
+            Some(out) => (out, Formatting::Kept),
+            None => (
+                jsonedit::reformat(&new, jsonedit::indent_unit(s).as_deref()),
+                Formatting::Reformatted,
+            ),
+        },
+    };
+    // The .gitignore is checked before anything is written: with --gitignore an unreadable one
+    // is an error (nothing changed); without, it only costs the offer (a note says why).
+    let project = cx.project(None).root;
+    let mut notes = Vec::new();
+    let ignore = match scope {
+        Scope::User => None,
+        _ if args.uninstall => None,
+        _ => match gitignore::status(&project) {
+            Ok(st) => Some(st),
+            Err(e) if args.gitignore => return Err(e),
+            Err(e) => {
+                notes.push(format!("no .gitignore check: {}", e.one_line()));
+                None
+            }
+        },
+    };
+    // Append first: a failure there leaves the settings untouched too.
+    let appended = match &ignore {
+        Some(st) if args.gitignore && !st.missing.is_empty() && !args.dry_run => {
+            gitignore::append(cx, st)?;
+            true
+        }
+        _ => false,
+    };
     let mut backup = None;
     if changed && !args.dry_run {
         if let Some(bytes) = &old_bytes {
-            let b = settings_path.with_file_name(format!(
-                "settings.json.taskhook-backup-{}",
-                cx.store.clock().file_stamp()
-            ));
-            cx.store.replace(&b, bytes)?;
-            backup = Some(b);
+            backup = Some(target::backup(cx, &t, bytes)?);
         }
-        cx.store.replace(&settings_path, &to_pretty(&new))?;
+        target::write(cx, &t, text.as_bytes())?;
     }
-    if args.json || args.dry_run {
-        super::out_json(
-            io,
-            &json!({
-                "path": settings_path,
-                "changed": changed,
-                "dry_run": args.dry_run,
-                "backup": backup,
-                "settings": new,
-            }),
-        )?;
-        return Ok(0);
+    if !args.uninstall {
+        notes.extend(notes_for(cx, &t, &new));
     }
-    let what = if args.uninstall {
-        "Removed taskhook's hooks from"
+    let report = Report {
+        t: &t,
+        changed,
+        dry_run: args.dry_run,
+        uninstall: args.uninstall,
+        backup: backup.as_ref(),
+        formatting,
+        changes: &changes,
+        ignore: ignore.as_ref(),
+        gitignore_flag: args.gitignore,
+        appended,
+        notes: &notes,
+    };
+    if args.json {
+        let mut v = json!({
+            "path": t.path,
+            "scope": format!("{:?}", t.scope).to_lowercase(),
+            "changed": changed,
+            "dry_run": args.dry_run,
+            "backup": backup,
+            "formatting": if changed { json!(formatting) } else { Value::Null },
+            "changes": changes,
+            "notes": notes,
+            "settings": new,
+        });
+        if t.real != t.path {
+            v["written_to"] = json!(t.real);
+        }
+        if let Some(st) = &ignore {
+            v["gitignore"] = json!({"path": st.path, "missing": st.missing, "appended": appended});
+        }
+        super::out_json(io, &v)?;
     } else {
-        "Registered taskhook hooks in"
-    };
-    let msg = match (changed, &backup) {
-        (false, _) => format!(
-            "{} is already up to date; nothing changed.",
-            settings_path.display()
-        ),
-        (true, Some(b)) => format!(
-            "{what} {} (backup: {}).",
-            settings_path.display(),
-            b.display()
-        ),
-        (true, None) => format!("{what} {}.", settings_path.display()),
-    };
-    super::out(io, &msg)?;
+        super::out(io, &report.text())?;
+    }
     Ok(0)
+}
+
+/// Things worth knowing that are not errors: the same hooks registered elsewhere too (the
+/// taskhook plugin enabled in any settings file, or the project's other settings file).
+fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let others: Vec<Target> = [Scope::User, Scope::Project, Scope::Local]
+        .into_iter()
+        .filter(|s| *s != t.scope)
+        .filter_map(|s| target::locate(cx, s).ok())
+        .collect();
+    let read = |o: &Target| {
+        target::read(o)
+            .ok()
+            .flatten()
+            .and_then(|b| parse_json(&b).ok())
+    };
+    let plugin_in = std::iter::once((t.path.clone(), Some(new.clone())))
+        .chain(others.iter().map(|o| (o.path.clone(), read(o))))
+        .find(|(_, v)| v.as_ref().is_some_and(plugin_enabled))
+        .map(|(p, _)| p);
+    if let Some(p) = plugin_in {
+        out.push(format!(
+            "the taskhook plugin is enabled in {}: its hooks and these would both run; keep \
+             one (`taskhook install{} --uninstall`, or `claude plugin disable taskhook`)",
+            p.display(),
+            t.scope.flag()
+        ));
+    }
+    if t.scope == Scope::User {
+        return out;
+    }
+    for o in others.iter().filter(|o| o.scope != Scope::User) {
+        let has_ours = read(o)
+            .and_then(|v| install::uninstall_ops(&v).ok())
+            .is_some_and(|(_, changes)| !changes.is_empty());
+        if has_ours {
+            out.push(format!(
+                "{} registers taskhook too, so Claude Code would run it twice; remove one \
+                 (`taskhook install{} --uninstall`)",
+                o.path.display(),
+                o.scope.flag()
+            ));
+        }
+    }
+    out
+}
+
+/// Whether a settings object enables a plugin named taskhook (from any marketplace).
+fn plugin_enabled(v: &Value) -> bool {
+    v["enabledPlugins"].as_object().is_some_and(|m| {
+        m.iter()
+            .any(|(k, on)| k.starts_with("taskhook@") && on == &json!(true))
+    })
+}
+
+/// Everything the human summary says.
+struct Report<'a> {
+    t: &'a Target,
+    changed: bool,
+    dry_run: bool,
+    uninstall: bool,
+    backup: Option<&'a PathBuf>,
+    formatting: Formatting,
+    changes: &'a [Change],
+    ignore: Option<&'a gitignore::Status>,
+    gitignore_flag: bool,
+    appended: bool,
+    notes: &'a [String],
+}
+
+impl Report<'_> {
+    fn text(&self) -> String {
+        let path = self.t.path.display();
+        let mut out = Vec::new();
+        if !self.changed && self.uninstall {
+            out.push(format!("{path} has no taskhook hooks; nothing changed."));
+        } else if !self.changed {
+            out.push(format!("{path} is already up to date; nothing changed."));
+        } else {
+            let verb = match (self.uninstall, self.dry_run) {
+                (false, false) => "Registered taskhook in",
+                (false, true) => "Would register taskhook in",
+                (true, false) => "Removed taskhook's hooks from",
+                (true, true) => "Would remove taskhook's hooks from",
+            };
+            let mut head = format!("{verb} {path}");
+            if self.t.real != self.t.path {
+                head.push_str(&format!(" (a link; written to {})", self.t.real.display()));
+            }
+            match (self.dry_run, self.backup) {
+                (true, _) => head.push_str(" (dry run: nothing written)"),
+                (false, Some(b)) => head.push_str(&format!(" (backup: {})", b.display())),
+                (false, None) => {}
+            }
+            head.push(':');
+            out.push(head);
+        }
+        if self.changed {
+            for c in self.changes {
+                let mark = match c.action {
+                    "added" => "+",
+                    "updated" => "~",
+                    "removed" => "-",
+                    _ => "=",
+                };
+                let detail = match c.action {
+                    "present" => "already registered".to_string(),
+                    "updated" => format!("{} (path or timeout updated)", c.detail),
+                    _ => c.detail.clone(),
+                };
+                out.push(format!("  {mark} {:<14} {detail}", c.event));
+            }
+            if matches!(self.formatting, Formatting::Reformatted) {
+                out.push(
+                    "  (its layout could not be kept; re-written with its indentation)".into(),
+                );
+            }
+            if !self.uninstall && !self.dry_run {
+                out.push("Claude Code loads hooks when a session starts: start a new one.".into());
+            }
+        }
+        for n in self.notes {
+            out.push(format!("note: {n}"));
+        }
+        if let Some(st) = self.ignore.filter(|st| !st.missing.is_empty()) {
+            let gi = st.path.display();
+            let n = st.missing.len();
+            if self.appended {
+                out.push(format!("Added {n} lines to {gi}."));
+            } else {
+                out.push(if self.gitignore_flag {
+                    format!("Would add to {gi}:")
+                } else {
+                    format!(
+                        "{gi} lacks these lines (add them, or run `taskhook install{} --gitignore`):",
+                        self.t.scope.flag()
+                    )
+                });
+                for l in &st.missing {
+                    out.push(format!("  {l}"));
+                }
+            }
+        }
+        out.join("\n")
+    }
 }

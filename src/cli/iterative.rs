@@ -1,11 +1,13 @@
-//! `taskhook iterative …`: seed 003's store by hand: new, status, signal, guardrail, archive.
+//! `taskhook iterative …`: iterative loops (seed 003's store) by hand: new, status, signal,
+//! guardrail, archive, and a person's commands on units: add, set-max, reset, unblock.
 
 use serde_json::json;
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::layouts::iterative::admin::{self, NewUnit};
 use crate::layouts::iterative::commands::{self, Guardrail, NewSlug};
-use crate::layouts::iterative::{kind_from_str, state, LAYOUT};
+use crate::layouts::iterative::{kind_from_str, state, units, LAYOUT};
 use crate::layouts::Layout;
 
 use super::Io;
@@ -18,24 +20,9 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Cmd {
-    /// Create .claude/iterative/SLUG/ with state.json, progress.md, guardrails.md and a plan.
-    New {
-        slug: String,
-        /// development (tasks, tasks.md) or knowledge (phases, plan.md).
-        #[arg(long, default_value = "development", value_parser = ["development", "knowledge"])]
-        mode: String,
-        /// A unit id (T1, R1, …); repeat for several, in order.
-        #[arg(long = "task", value_name = "ID")]
-        tasks: Vec<String>,
-        /// Each unit's max_iterations.
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
-        max_iterations: u64,
-        /// The task's name (state.json `task`; default: the slug).
-        #[arg(long)]
-        name: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    /// Create .claude/iterative/SLUG/ with state.json, progress.md, guardrails.md, brief.md,
+    /// context.md and a plan, from the iterative skill's templates.
+    New(NewArgs),
     /// Show one slug, or all of them.
     Status {
         slug: Option<String>,
@@ -52,7 +39,7 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Append a lesson to guardrails.md in the seed's format.
+    /// Append a lesson (when, problem, solution) to guardrails.md, which every pass reads.
     Guardrail {
         slug: String,
         #[arg(long)]
@@ -67,37 +54,140 @@ pub enum Cmd {
         /// Where it was learned (default: the current unit and iteration).
         #[arg(long)]
         learned: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
-    /// Mark the slug complete and move it to .claude/iterative/archive/SLUG-YYYYMMDD.
-    Archive { slug: String },
+    /// Mark the slug complete and move it to .claude/iterative/archive/SLUG-YYYYMMDD (-2, -3
+    /// for another archive the same day). Refuses unfinished work unless --force.
+    Archive {
+        slug: String,
+        /// Archive even though some units are not done.
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a unit to state.json and tasks.md / plan.md.
+    Add {
+        slug: String,
+        unit: String,
+        /// Its title in tasks.md / plan.md (default: the id).
+        #[arg(long)]
+        title: Option<String>,
+        /// Its measurable criteria.
+        #[arg(long)]
+        criteria: Option<String>,
+        /// A unit it depends on; repeat for several.
+        #[arg(long = "depends", value_name = "ID")]
+        depends: Vec<String>,
+        /// Its max_iterations (default 5).
+        #[arg(long)]
+        max_iterations: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a unit's max_iterations; a timed-out unit given more goes back to work.
+    SetMax {
+        slug: String,
+        unit: String,
+        max_iterations: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a unit over: pending, counters at zero, budget kept.
+    Reset {
+        slug: String,
+        unit: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send a blocked unit (the 3-failed-confirmations cap, or a subagent's BLOCKED) back to
+    /// work.
+    Unblock {
+        slug: String,
+        unit: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `iterative new`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    slug: String,
+    /// development (tasks, tasks.md) or knowledge (phases, plan.md).
+    #[arg(long, default_value = "development", value_parser = ["development", "knowledge"])]
+    mode: String,
+    /// A unit id (T1, R1, …); repeat for several, in order.
+    #[arg(long = "task", value_name = "ID")]
+    tasks: Vec<String>,
+    /// Each unit's max_iterations: its work iterations (confirmation and verification
+    /// passes are not charged); at least 1.
+    #[arg(long, default_value_t = 5)]
+    max_iterations: u64,
+    /// The task's name (state.json `task`, brief.md's title; default: the slug).
+    #[arg(long)]
+    name: Option<String>,
+    /// What the user wants to achieve (brief.md "Outcome Needed", context.md "Goal").
+    #[arg(long)]
+    goal: Option<String>,
+    /// A "Done When" criterion for brief.md; repeat for several.
+    #[arg(long = "done-when", value_name = "CRITERION")]
+    done_when: Vec<String>,
+    /// A constraint for brief.md; repeat for several.
+    #[arg(long = "constraint")]
+    constraints: Vec<String>,
+    /// The approach (brief.md "Approach / Notes", context.md "Approach").
+    #[arg(long)]
+    approach: Option<String>,
+    /// feature, bug, refactor (development); research, writing, analysis, planning
+    /// (knowledge, default research). Sets state.json `domain`.
+    #[arg(long)]
+    domain: Option<String>,
+    /// Start guardrails.md with the guardrails of past work: the newest
+    /// archive/SLUG-YYYYMMDD (or a live slug of that name).
+    #[arg(long, value_name = "SLUG")]
+    guardrails_from: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+impl NewArgs {
+    fn into_new(self) -> NewSlug {
+        NewSlug {
+            knowledge: self.mode == "knowledge",
+            units: self.tasks,
+            max_iterations: self.max_iterations,
+            name: self.name,
+            goal: self.goal,
+            done_when: self.done_when,
+            constraints: self.constraints,
+            approach: self.approach,
+            domain: self.domain,
+            guardrails_from: self.guardrails_from,
+            slug: self.slug,
+        }
+    }
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let project = cx.project(None);
     match args.command {
-        Cmd::New {
-            slug,
-            mode,
-            tasks,
-            max_iterations,
-            name,
-            json,
-        } => {
-            let n = NewSlug {
-                slug,
-                knowledge: mode == "knowledge",
-                units: tasks,
-                max_iterations,
-                name,
-            };
-            let (root, state) = commands::create(cx, &project, &n)?;
+        Cmd::New(a) => {
+            let json = a.json;
+            let n = a.into_new();
+            let (root, state, carried) = commands::create(cx, &project, &n)?;
             if json {
-                super::out_json(io, &json!({"path": root, "state": state}))?;
-            } else {
-                super::out(
+                super::out_json(
                     io,
-                    &format!("Created {} ({} unit(s)).", root.display(), n.units.len()),
+                    &json!({"path": root, "state": state, "guardrails_carried": carried}),
                 )?;
+            } else {
+                let mut line = format!("Created {} ({} unit(s))", root.display(), n.units.len());
+                if let Some(from) = &n.guardrails_from {
+                    line.push_str(&format!("; carried {carried} guardrail(s) from {from}"));
+                }
+                super::out(io, &format!("{line}."))?;
             }
             Ok(0)
         }
@@ -109,7 +199,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             let mut all = Vec::new();
             for s in &stores {
                 let l = state::load(cx, s, false)?;
-                let ready = state::ready_units(&l.state, &l.plan);
+                let ready = units::ready_units(&l.state, &l.plan);
                 all.push(json!({"slug": s.id, "path": s.root, "state": l.state, "ready": ready, "notes": l.notes}));
                 if json {
                     continue;
@@ -123,8 +213,8 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                         s.root.display()
                     ),
                 )?;
-                if let Some(units) = l.state[state::units_key(&l.state)].as_object() {
-                    for (id, u) in units {
+                if let Some(all) = l.state[units::units_key(&l.state)].as_object() {
+                    for (id, u) in all {
                         let reason = u["reason"]
                             .as_str()
                             .map(|r| format!("  ({r})"))
@@ -141,7 +231,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     }
                 }
                 if !ready.is_empty() {
-                    super::out(io, &format!("  ready: {}", ready.join(", ")))?;
+                    super::out(io, &format!("  ready: {}", units::name_some(&ready)))?;
                 }
             }
             if json {
@@ -187,6 +277,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             solution,
             name,
             learned,
+            json,
         } => {
             let g = Guardrail {
                 when,
@@ -196,16 +287,68 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 learned,
             };
             let (name, path) = commands::add_guardrail(cx, &project, &slug, g)?;
-            super::out(
-                io,
-                &format!("Added guardrail \"{name}\" to {}.", path.display()),
-            )?;
+            if json {
+                super::out_json(io, &json!({"path": path, "name": name}))?;
+            } else {
+                super::out(
+                    io,
+                    &format!("Added guardrail \"{name}\" to {}.", path.display()),
+                )?;
+            }
             Ok(0)
         }
-        Cmd::Archive { slug } => {
-            let target = commands::archive(cx, &project, &slug)?;
-            super::out(io, &format!("Archived {slug} to {}.", target.display()))?;
+        Cmd::Archive { slug, force, json } => {
+            let target = commands::archive(cx, &project, &slug, force)?;
+            if json {
+                super::out_json(io, &json!({"slug": slug, "path": target}))?;
+            } else {
+                super::out(io, &format!("Archived {slug} to {}.", target.display()))?;
+            }
             Ok(0)
+        }
+        Cmd::Add {
+            slug,
+            unit,
+            title,
+            criteria,
+            depends,
+            max_iterations,
+            json,
+        } => {
+            let u = NewUnit {
+                id: unit,
+                title,
+                criteria,
+                depends,
+                max_iterations,
+            };
+            done(io, admin::add(cx, &project, &slug, &u)?, json)
+        }
+        Cmd::SetMax {
+            slug,
+            unit,
+            max_iterations,
+            json,
+        } => done(
+            io,
+            admin::set_max(cx, &project, &slug, &unit, max_iterations)?,
+            json,
+        ),
+        Cmd::Reset { slug, unit, json } => {
+            done(io, admin::reset(cx, &project, &slug, &unit)?, json)
+        }
+        Cmd::Unblock { slug, unit, json } => {
+            done(io, admin::unblock(cx, &project, &slug, &unit)?, json)
         }
     }
+}
+
+/// Prints what a person's command did.
+fn done(io: &mut Io<'_>, d: admin::Done, json: bool) -> Result<u8> {
+    if json {
+        super::out_json(io, &json!({"state": d.unit, "message": d.message}))?;
+    } else {
+        super::out(io, &d.message)?;
+    }
+    Ok(0)
 }

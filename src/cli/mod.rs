@@ -1,14 +1,23 @@
 //! The command line: parse with clap, call the library, print. One file per command, each
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
+mod cdd;
+mod completions;
+mod demo;
+mod doctor;
+mod execute;
 mod hook;
 mod install;
 mod iterative;
+mod log;
+mod man;
+mod projects;
 mod reconcile;
 mod recover;
 mod replay;
 mod schema;
 mod status;
+mod statusline;
 mod tasks;
 mod validate;
 
@@ -25,7 +34,16 @@ use crate::error::{Error, Result};
 /// Keeps coding agents' task state (task lists, progress logs, checkpoints, retry counters)
 /// correct, durable and resumable. Run by Claude Code as a hook.
 #[derive(Debug, Parser)]
-#[command(name = "taskhook", version, about, max_term_width = 100)]
+#[command(
+    name = "taskhook",
+    version,
+    about,
+    max_term_width = 100,
+    arg_required_else_help = true,
+    after_help = "Get started: `cd my-project && taskhook install`, then start a new Claude Code \
+                  session. Bind a subagent to a task with <task>T1</task> in its prompt; it \
+                  reports with <signal>T1_DONE</signal> (or T1_FAILED: why, T1_BLOCKED: why)."
+)]
 pub struct Cli {
     /// Project folder (else TASKHOOK_PROJECT_DIR, the payload's cwd walked up to a folder with
     /// .claude/ or .git, CLAUDE_PROJECT_DIR, the current folder).
@@ -41,7 +59,7 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Read one Claude Code hook payload on stdin, act, print the decision (what settings.json runs).
+    /// Read one Claude Code hook payload on stdin, act, print the decision (what Claude Code runs).
     Hook,
     /// Feed captured payloads through the same code as `hook`; one JSON result line each.
     Replay(replay::Args),
@@ -54,14 +72,46 @@ pub enum Command {
     /// Restore a store from what its layout keeps (checkpoints; a task list keeps every task
     /// that validates); --dry-run shows what would be kept and dropped.
     Recover(recover::Args),
-    /// Add (or remove) taskhook's registrations in .claude/settings.json.
+    /// Register taskhook's hooks in Claude Code's settings, or remove them.
+    ///
+    /// Edits this project's .claude/settings.json (--local: .claude/settings.local.json;
+    /// --user: your user settings), keeping everything of yours and its formatting.
     Install(install::Args),
-    /// Print the embedded JSON Schemas.
+    /// Print the embedded JSON Schemas of the state files.
     Schema(schema::Args),
-    /// Seed 003's iterative stores: new, status, signal, guardrail, archive.
+    /// Iterative loops: a task worked in passes until a subagent signals it done.
+    ///
+    /// Each loop lives in .claude/iterative/SLUG/ with a progress log and guardrails that every
+    /// pass reads first.
     Iterative(iterative::Args),
-    /// Seed 002's task list: `tasks write` (TodoWrite) and `tasks read` (TodoRead).
+    /// Claude Code's task list, kept durable with dependencies: write and read it.
+    ///
+    /// The list is ~/.claude/tasks/LIST/tasks.json; taskhook mirrors Claude Code's own task
+    /// tools into it and refuses a completion whose dependencies are not done.
     Tasks(tasks::Args),
+    /// Projects: a tree of tasks run by subagents, with a progress log, velocity and checkpoints.
+    ///
+    /// Each project lives in .claude/projects/ID/ (project.json, tasks.json, progress/log.md,
+    /// checkpoints/); hooks start and finish its tasks as subagents launch and signal.
+    Projects(projects::Args),
+    /// Show the journal of what taskhook changed and replied, event by event.
+    Log(log::Args),
+    /// Print one line for Claude Code's status line (reads its status-line JSON on stdin).
+    Statusline(statusline::Args),
+    /// A 30-second tour on a scratch project: every layout, real payloads, what changed.
+    Demo(demo::Args),
+    /// Check the set-up: registrations, the binary on PATH, every store, the environment.
+    Doctor(doctor::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::Args),
+    /// Print the man page (of taskhook, or of one command).
+    Man(man::Args),
+    /// The cdd workspace (ordered task files moved between status folders): init, import,
+    /// next, start, done, fail, escalate, continue, list, stats.
+    Cdd(cdd::Args),
+    /// Runs of tasks in layers by parallel subagents, with retries, verification and a merge
+    /// queue: init, status, start, done, fail, merged, resume, reset-task, reset, metrics.
+    Execute(execute::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -75,6 +125,7 @@ pub struct Io<'a> {
 
 /// The process entry point: parse, run, map to an exit code. No panic reaches the user.
 pub fn main() -> std::process::ExitCode {
+    crate::store::fs::ignore_file_size_signal();
     std::panic::set_hook(Box::new(|info| {
         let msg = crate::error::one_line(&info.to_string());
         let _ = writeln!(std::io::stderr(), "taskhook: internal error: {msg}");
@@ -117,25 +168,37 @@ pub fn run(
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
-            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+            use clap::error::ErrorKind::{
+                DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
+            };
+            // `taskhook` alone (or `taskhook tasks`) prints the help, exit 0, like `--help`.
+            if matches!(
+                e.kind(),
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let text = e.to_string();
                 let _ = write!(io.stdout, "{}", text.trim_end());
                 let _ = writeln!(io.stdout);
                 return 0;
             }
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            let _ = writeln!(
-                io.stderr,
-                "taskhook: {} (see taskhook --help)",
-                crate::error::one_line(first)
-            );
+            let _ = writeln!(io.stderr, "taskhook: {}", usage_error_line(&e.to_string()));
             return crate::hook::EXIT_ERROR;
         }
     };
     finish_run(dispatch(cli, env, cwd, io), io)
+}
+
+/// clap's error in one line: the error itself, then its tips ("a similar subcommand exists:
+/// 'status'"), then where to read more.
+fn usage_error_line(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("invalid arguments");
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for tip in text.lines().filter_map(|l| l.trim().strip_prefix("tip: ")) {
+        line.push_str("; ");
+        line.push_str(tip);
+    }
+    line.push_str(" (see taskhook --help)");
+    crate::error::one_line(&line)
 }
 
 /// Maps a command's result to its exit code, printing an error as one line.
@@ -153,11 +216,25 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
     let dry_run = match &cli.command {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,
-        Command::Install(a) => a.dry_run,
         Command::Recover(a) => a.dry_run,
+        Command::Install(a) => a.dry_run,
+        Command::Execute(a) => a.dry_run(),
         _ => false,
     };
     let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, dry_run)?;
+    // `hook`, `replay` and `statusline` (which Claude Code runs) report a bad TASKHOOK_NOW /
+    // TASKHOOK_LOCK_TIMEOUT only where it is used (an event that touches nothing never fails
+    // on it); the other commands, at once.
+    if !matches!(
+        cli.command,
+        Command::Hook
+            | Command::Replay(_)
+            | Command::Statusline(_)
+            | Command::Schema(_)
+            | Command::Demo(_)
+    ) {
+        cx.store.check_env()?;
+    }
     match cli.command {
         Command::Hook if io.stdin_is_terminal => Err(Error::Usage(
             "`taskhook hook` reads one hook payload on stdin; pipe one in (taskhook hook < payload.json)".into(),
@@ -172,6 +249,15 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Schema(a) => schema::run(a, io),
         Command::Iterative(a) => iterative::run(&cx, a, io),
         Command::Tasks(a) => tasks::run(&cx, a, io),
+        Command::Log(a) => log::run(&cx, a, io),
+        Command::Statusline(a) => statusline::run(&cx, a, io),
+        Command::Demo(a) => demo::run(a, io),
+        Command::Doctor(a) => doctor::run(&cx, a, io),
+        Command::Completions(a) => completions::run(a, io),
+        Command::Man(a) => man::run(a, io),
+        Command::Cdd(a) => cdd::run(&cx, a, io),
+        Command::Projects(a) => projects::run(&cx, a, io),
+        Command::Execute(a) => execute::run(&cx, a, io),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `taskhook recover PATH [--dry-run]`: restore a store from what its layout keeps (its newest
-//! valid checkpoint; for a claude-tasks list, every task that validates).
+//! valid checkpoint, its log), salvaging what still validates; `--dry-run` says what would be
+//! kept and dropped, writing nothing.
 
 use std::path::PathBuf;
 
@@ -13,14 +14,23 @@ use super::Io;
 pub struct Args {
     /// The store's folder, or a file inside it.
     pub path: PathBuf,
-    /// Show what recovery would keep and drop; write nothing.
+    /// Print JSON: {"store", "layout", "message"}.
+    #[arg(long)]
+    pub json: bool,
+    /// Write nothing; say what would be kept and dropped.
     #[arg(long)]
     pub dry_run: bool,
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let target = cx.absolute(&args.path);
-    let msg = engine::ops::recover(cx, &cx.project(None), &target)?;
-    super::out(io, &msg)?;
+    let (layout, store) = engine::ops::store_at(cx, &cx.project(None), &target)?;
+    let msg = layout.recover(cx, &store)?;
+    if args.json {
+        let v = serde_json::json!({"store": store.root, "layout": layout.name(), "message": msg});
+        super::out_json(io, &v)?;
+    } else {
+        super::out(io, &msg)?;
+    }
     Ok(0)
 }

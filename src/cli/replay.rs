@@ -7,8 +7,10 @@ use serde_json::{json, Value};
 use crate::context::Ctx;
 use crate::engine;
 use crate::error::{Error, Result};
-use crate::hook::{input::Payload, EXIT_ERROR};
+use crate::hook::input::{parse_json, Payload};
+use crate::hook::EXIT_ERROR;
 use crate::store::fs;
+use crate::store::limits::MAX_CAPTURE_BYTES;
 
 use super::Io;
 
@@ -28,12 +30,21 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     for file in &args.files {
         let bytes = if file.as_os_str() == "-" {
             let mut buf = Vec::new();
-            std::io::Read::read_to_end(io.stdin, &mut buf)
-                .map_err(|e| Error::io("read", "stdin", e))?;
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(&mut *io.stdin, MAX_CAPTURE_BYTES + 1),
+                &mut buf,
+            )
+            .map_err(|e| Error::io("read", "stdin", e))?;
+            if buf.len() as u64 > MAX_CAPTURE_BYTES {
+                return Err(Error::BadInput(format!(
+                    "stdin holds more than {}",
+                    fs::human(MAX_CAPTURE_BYTES)
+                )));
+            }
             buf
         } else {
             let path = cx.absolute(file);
-            fs::read(&path)?
+            fs::read_named(&path, MAX_CAPTURE_BYTES)?
                 .ok_or_else(|| Error::NotFound(format!("no file `{}`", path.display())))?
         };
         for item in split(&bytes) {
@@ -76,7 +87,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
 
 /// Splits a capture into payloads: one object, an array of objects, or JSON Lines.
 fn split(bytes: &[u8]) -> Vec<Result<Value>> {
-    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+    if let Ok(v) = parse_json(bytes) {
         return match v {
             Value::Array(items) => items.into_iter().map(Ok).collect(),
             other => vec![Ok(other)],
@@ -87,7 +98,7 @@ fn split(bytes: &[u8]) -> Vec<Result<Value>> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| {
+            parse_json(l.as_bytes()).map_err(|e| {
                 Error::BadInput(format!("line {}: payload is not valid JSON: {e}", i + 1))
             })
         })

@@ -11,6 +11,9 @@ use super::Io;
 pub struct Args {
     /// Schema name (e.g. claude-tasks); without it, all of them as one JSON object by name.
     pub name: Option<String>,
+    /// Accepted for uniformity: the output is always JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: Args, io: &mut Io<'_>) -> Result<u8> {

@@ -1,61 +1,162 @@
-//! `taskhook status [--json]`: every store found for this project.
+//! `taskhook status [--json] [--color WHEN]`: every store found for this project, for people:
+//! titles beside ids, one line per blocked unit with what it waits for, long lists cut, colour
+//! on a terminal (never with `NO_COLOR`). `--json` gives every list as an array of items
+//! `{id, title?, detail?, waits_for?}`. The same `Summary` feeds the SessionStart context.
+
+use std::io::IsTerminal;
 
 use serde_json::json;
 
 use crate::context::Ctx;
 use crate::engine;
+use crate::env::NO_COLOR;
 use crate::error::Result;
+use crate::layouts::{Item, StoreStatus};
 
 use super::Io;
+
+/// Most items listed per line; the rest are counted.
+const LIST_CAP: usize = 10;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+}
+
+/// ANSI styles, or none.
+struct Paint(bool);
+
+impl Paint {
+    fn wrap(&self, code: &str, s: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.wrap("1", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.wrap("2", s)
+    }
+    fn status(&self, status: &str, s: &str) -> String {
+        let code = match status {
+            "completed" | "done" | "COMPLETE" | "merged" | "verified" => "32",
+            "in_progress" | "IN_PROGRESS" | "confirming" | "verifying" | "in progress" => "33",
+            "blocked" | "BLOCKED" | "failed" | "abandoned" | "timeout" | "problem" => "31",
+            _ => return s.to_string(),
+        };
+        self.wrap(code, s)
+    }
+}
+
+fn item_line(i: &Item) -> String {
+    let mut s = i.id.clone();
+    if let Some(t) = &i.title {
+        s.push_str(&format!("  {t}"));
+    }
+    if let Some(d) = &i.detail {
+        s.push_str(&format!(" ({d})"));
+    }
+    if !i.waits_for.is_empty() {
+        s.push_str(&format!(" — waits for {}", i.waits_for.join(", ")));
+    }
+    s
+}
+
+fn print_store(io: &mut Io<'_>, s: &StoreStatus, paint: &Paint) -> Result<()> {
+    super::out(
+        io,
+        &format!(
+            "{}  {}",
+            paint.bold(&format!("{} · {}", s.layout, s.id)),
+            paint.dim(&s.path.display().to_string())
+        ),
+    )?;
+    if !s.counts.is_empty() {
+        let total: usize = s.counts.values().sum();
+        let counts: Vec<String> = s
+            .counts
+            .iter()
+            .map(|(k, v)| paint.status(k, &format!("{v} {k}")))
+            .collect();
+        super::out(io, &format!("  {total} in all: {}", counts.join(" · ")))?;
+    }
+    for (label, items, tone) in [
+        ("in progress", &s.current, "in progress"),
+        ("ready", &s.ready, ""),
+        ("stale", &s.stale, "problem"),
+        ("blocked", &s.blocked, "blocked"),
+        ("stop waiting", &s.stops_waiting, "blocked"),
+    ] {
+        for (n, i) in items.iter().enumerate() {
+            if n == LIST_CAP {
+                super::out(
+                    io,
+                    &format!("  {:<12} … and {} more", "", items.len() - LIST_CAP),
+                )?;
+                break;
+            }
+            let head = if n == 0 { label } else { "" };
+            super::out(
+                io,
+                &format!(
+                    "  {} {}",
+                    paint.status(tone, &format!("{head:<12}")),
+                    item_line(i)
+                ),
+            )?;
+        }
+    }
+    for p in &s.problems {
+        super::out(
+            io,
+            &format!("  {} {p}", paint.status("problem", "problem     ")),
+        )?;
+    }
+    for note in &s.notes {
+        super::out(io, &format!("  {}", paint.dim(note)))?;
+    }
+    Ok(())
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let project = cx.project(None);
-    let stores: Vec<_> = engine::ops::status(cx, &project)
+    let stores: Vec<StoreStatus> = engine::ops::status(cx, &project)
         .iter()
         .map(|s| s.status())
         .collect();
-    let project = project.root;
     if args.json {
-        super::out_json(io, &json!({"project_dir": project, "stores": stores}))?;
+        super::out_json(io, &json!({"project_dir": project.root, "stores": stores}))?;
         return Ok(0);
     }
     if stores.is_empty() {
         super::out(
             io,
-            &format!("No taskhook stores found in {}.", project.display()),
+            &format!(
+                "No taskhook stores found in {}. (Create one with `taskhook iterative new`, `taskhook projects new`, `taskhook cdd init`, `taskhook execute init` or `taskhook tasks write`.)",
+                project.root.display()
+            ),
         )?;
         return Ok(0);
     }
-    for s in &stores {
-        super::out(io, &format!("{}  {}  {}", s.layout, s.id, s.path.display()))?;
-        if !s.counts.is_empty() {
-            let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            super::out(io, &format!("  {}", counts.join(" · ")))?;
+    let colour = match args.color.as_str() {
+        "always" => true,
+        "never" => false,
+        _ => cx.env.get(NO_COLOR).is_none() && std::io::stdout().is_terminal(),
+    };
+    let paint = Paint(colour);
+    for (n, s) in stores.iter().enumerate() {
+        if n > 0 {
+            super::out(io, "")?;
         }
-        if let Some(c) = &s.current {
-            super::out(io, &format!("  current: {c}"))?;
-        }
-        for (label, list) in [
-            ("ready", &s.ready),
-            ("stale", &s.stale),
-            ("blocked", &s.blocked),
-            ("stops waiting", &s.stops_waiting),
-            ("problem", &s.problems),
-        ] {
-            if !list.is_empty() {
-                super::out(io, &format!("  {label}: {}", list.join(", ")))?;
-            }
-        }
-        for note in &s.notes {
-            super::out(io, &format!("  {note}"))?;
-        }
+        print_store(io, s, &paint)?;
     }
     Ok(0)
 }

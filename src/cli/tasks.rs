@@ -20,11 +20,11 @@ pub struct Args {
 /// The task-list commands.
 #[derive(Debug, clap::Subcommand)]
 pub enum TasksCommand {
-    /// Create or update one task (seed 002's TodoWrite): parameters as flags, or without flags
-    /// as a JSON object on stdin. Prints the task as JSON.
+    /// Create or update one task (like Claude Code's TodoWrite): parameters as flags, or
+    /// without flags as a JSON object on stdin. Prints the task as JSON.
     Write(WriteArgs),
-    /// List tasks (seed 002's TodoRead) as {tasks, count, pending_count, in_progress_count,
-    /// completed_count, blocked_count}.
+    /// List tasks (like Claude Code's TodoRead) as {tasks, count, pending_count,
+    /// in_progress_count, completed_count, blocked_count}.
     Read(ReadArgs),
 }
 

@@ -97,7 +97,7 @@ pub struct Bash<'p> {
     pub command: &'p str,
     /// `None` before it ran.
     pub stdout: Option<&'p str>,
-    /// The subagent running it, if one is.
+    /// The subagent running it (`None`: the main agent).
     pub agent_id: Option<&'p str>,
 }
 
@@ -161,7 +161,7 @@ pub fn of(p: &Payload) -> Vec<Fact<'_>> {
                     }
                 }
             }
-            "Bash" if agent_id.is_some() => {
+            "Bash" => {
                 if let Some(command) = str_at(&t.tool_input, "command") {
                     facts.push(Fact::Bash(Bash {
                         command,
@@ -195,7 +195,7 @@ pub fn of(p: &Payload) -> Vec<Fact<'_>> {
                 facts.push(Fact::TaskCompleted(id));
             }
         }
-        Event::PreCompact(_) | Event::SessionEnd(_) => facts.push(Fact::Checkpoint),
+        Event::PreCompact | Event::SessionEnd => facts.push(Fact::Checkpoint),
         _ => {}
     }
     facts
@@ -379,7 +379,7 @@ mod tests {
         let sub = json!({"hook_event_name": "PostToolUse", "tool_name": "Read", "agent_id": "a1"});
         assert!(facts(sub).is_empty());
         let pre = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}});
-        assert!(facts(pre).is_empty(), "a main-agent Bash is never refused");
+        assert_eq!(facts(pre), ["Bash"]);
     }
 
     #[test]

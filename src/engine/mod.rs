@@ -17,6 +17,7 @@
 
 mod edits;
 pub mod facts;
+pub mod journal;
 pub mod notices;
 pub mod ops;
 pub mod subagent;
@@ -60,19 +61,49 @@ pub fn run(cx: &Ctx, bytes: &[u8]) -> (Option<String>, Result<Outcome>) {
     }
 }
 
-/// Handles an already parsed payload.
+/// Handles an already parsed payload, then records it in the project's journal when it changed
+/// a file, replied or failed (never for a no-op, never in a dry run).
 pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcome>) {
     cx.set_payload(crate::context::PayloadInfo {
         session_id: payload.common.session_id.clone().filter(|s| !s.is_empty()),
-        cwd: payload.common.cwd.clone().filter(|c| !c.is_empty()),
     });
-    let result = handle(cx, &payload);
+    cx.store.begin_invocation();
+    let capture_error = journal::capture(cx, &payload.raw).err();
+    // The capture file is the user's, not a change the event made.
+    let _ = cx.store.take_changed();
+    // A handler that read a clock TASKHOOK_NOW could not set fails (it wrote nothing: every
+    // write checks the environment first).
+    let result = handle(cx, &payload).and_then(|out| match cx.store.clock_error() {
+        Some(e) => Err(e),
+        None => Ok(out),
+    });
     let changed = cx.store.take_changed();
-    let result = result.map(|mut out| {
+    let mut result = result.map(|mut out| {
         out.changed = changed;
         out
     });
+    if let (Ok(out), Some(e)) = (&mut result, capture_error) {
+        add_system(out, format!("taskhook: capture: {}", e.one_line()));
+    }
+    if !cx.store.is_dry_run() {
+        if let Some(line) = journal::entry(cx, &payload, &result) {
+            let project = cx.project(payload.common.cwd.as_deref());
+            // A journal that cannot be written never fails the event it records.
+            let _ = journal::record(cx, &project.root, &line);
+        }
+        // The journal's own append is not a change the event made.
+        let _ = cx.store.take_changed();
+    }
     (Some(payload.name), result)
+}
+
+/// Adds a `systemMessage` line to an outcome.
+fn add_system(out: &mut Outcome, line: String) {
+    let o = out.output.get_or_insert_with(Default::default);
+    o.system_message = Some(match o.system_message.take() {
+        Some(s) => format!("{s}\n{line}"),
+        None => line,
+    });
 }
 
 fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {

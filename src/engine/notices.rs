@@ -156,6 +156,21 @@ pub fn keep(
     })
 }
 
+/// The keys of the halts in force. Reads only.
+pub fn halt_keys(cx: &Ctx, project: &Path) -> Result<Vec<String>> {
+    let Loaded::Valid(doc) = cx.store.load_json(&path(project), SCHEMA)? else {
+        return Ok(Vec::new());
+    };
+    Ok(doc["halts"]
+        .as_array()
+        .map(|h| {
+            h.iter()
+                .filter_map(|x| x["key"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
 /// Lifts the halt `key`; returns whether there was one.
 pub fn lift_halt(cx: &Ctx, project: &Path, key: &str) -> Result<bool> {
     let path = path(project);

@@ -21,8 +21,29 @@ pub fn session_start(
     project: &Project,
     start: Option<Start>,
 ) -> (Reply, Vec<(String, Error)>) {
+    let (reply, errors, _) = reconcile(cx, project, start);
+    (reply, errors)
+}
+
+/// What reconciling one store did: its changes, and the problems it could not fix.
+#[derive(Debug, Clone, Default)]
+pub struct Reconciliation {
+    /// `layout id`.
+    pub store: String,
+    pub changes: Vec<String>,
+    pub problems: Vec<String>,
+}
+
+/// [`session_start`], also returning per store what changed and what could not be fixed
+/// (`taskhook reconcile` reports them one line each).
+pub fn reconcile(
+    cx: &Ctx,
+    project: &Project,
+    start: Option<Start>,
+) -> (Reply, Vec<(String, Error)>, Vec<Reconciliation>) {
     let mut reply = Reply::default();
     let mut errors = Vec::new();
+    let mut done = Vec::new();
     for &layout in all_layouts() {
         let stores = match layout.discover(cx, project) {
             Ok(s) => s,
@@ -34,6 +55,15 @@ pub fn session_start(
         for store in stores {
             match layout.reconcile(cx, &store, start) {
                 Ok(r) => {
+                    done.push(Reconciliation {
+                        store: format!("{} {}", store.layout, store.id),
+                        changes: r.changes.clone(),
+                        problems: r
+                            .summary
+                            .as_ref()
+                            .map(|s| s.problems.clone())
+                            .unwrap_or_default(),
+                    });
                     reply.system.extend(r.tell_user);
                     match r.summary {
                         Some(s) if !s.quiet || !r.changes.is_empty() => {
@@ -50,7 +80,7 @@ pub fn session_start(
             }
         }
     }
-    (reply, errors)
+    (reply, errors, done)
 }
 
 /// Every store of the project, summarized; a store that cannot be read reports its problem.

@@ -23,8 +23,6 @@ use crate::store::fs;
 
 /// How long SubagentStop waits for Claude Code to write a subagent's prompt to its transcript.
 const TRANSCRIPT_WAIT: Duration = Duration::from_millis(1500);
-/// Largest transcript read.
-const TRANSCRIPT_CAP: usize = 64 * 1024 * 1024;
 
 /// A store with its layout and units, as a candidate for resolving unit names.
 pub(crate) struct Candidate {
@@ -165,10 +163,10 @@ fn read_agent_transcript(
     };
     let read = || {
         cx.store
-            .read_capped(path, TRANSCRIPT_CAP)
+            .read_transcript(path)
             .ok()
             .flatten()
-            .map(|b| read_transcript(&String::from_utf8_lossy(&b)))
+            .map(|text| read_transcript(&text))
             .unwrap_or_default()
     };
     let mut found = read();
@@ -302,6 +300,7 @@ mod tests {
         Candidate {
             layout: &FAKE,
             store: StoreRef {
+                project: store.into(),
                 layout: "fake",
                 id: store.into(),
                 root: store.into(),

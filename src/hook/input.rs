@@ -1,9 +1,12 @@
-//! Typed hook input. Parsing is tolerant: unknown fields are ignored (the raw payload is kept in
-//! [`Payload::raw`]), unknown events become [`Event::Unknown`], and enum-like strings (`source`,
-//! `reason`, `trigger`) stay strings with helpers that map unknown values to their nearest known
-//! case. It is not lenient about types: a field of the wrong type is an error, never coerced.
+//! Typed hook input. Parsing decodes only the fields a handler reads; everything else stays in
+//! [`Payload::raw`] and is never type-checked, so a field Claude Code adds, drops or retypes
+//! (`duration_ms: 43.5`, `permission_mode` as an object) cannot fail a payload. An unknown
+//! event decodes nothing beyond its name. Enum-like strings (`source`) stay strings with
+//! helpers that map unknown values to their nearest known case. The fields handlers read are
+//! not coerced: one of the wrong type is an error. A lone UTF-16 surrogate escape
+//! (`"\ud83d"`, an emoji JavaScript cut in half) becomes U+FFFD instead of failing the payload.
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -11,15 +14,12 @@ use crate::error::{Error, Result};
 /// Largest payload taskhook reads from stdin.
 pub const MAX_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
 
-/// Fields every event may carry. All optional: Claude Code adds and drops fields over releases.
+/// Fields of every event that handlers read. All optional.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Common {
     pub session_id: Option<String>,
-    pub transcript_path: Option<String>,
     pub cwd: Option<String>,
-    pub permission_mode: Option<String>,
-    pub prompt_id: Option<String>,
     /// Present when the event fires inside a subagent.
     pub agent_id: Option<String>,
     pub agent_type: Option<String>,
@@ -30,7 +30,6 @@ pub struct Common {
 #[serde(default)]
 pub struct SessionStart {
     pub source: Option<String>,
-    pub model: Option<String>,
 }
 
 /// How a session started; any value Claude Code adds later counts as [`SessionSource::Startup`].
@@ -56,13 +55,6 @@ impl SessionStart {
     }
 }
 
-/// SessionEnd.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct SessionEnd {
-    pub reason: Option<String>,
-}
-
 /// PreToolUse and PostToolUse (PreToolUse has no `tool_response`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
@@ -70,35 +62,9 @@ pub struct ToolUse {
     pub tool_name: String,
     pub tool_input: Value,
     pub tool_response: Value,
-    pub tool_use_id: Option<String>,
-    pub duration_ms: Option<u64>,
 }
 
-/// PostToolUseFailure.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct ToolFailure {
-    pub tool_name: String,
-    pub tool_input: Value,
-    pub tool_use_id: Option<String>,
-    pub error: Option<String>,
-    pub is_interrupt: Option<bool>,
-}
-
-/// PostToolBatch.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct ToolBatch {
-    #[serde(deserialize_with = "null_default")]
-    pub tool_calls: Vec<Value>,
-}
-
-/// SubagentStart (its ids are in [`Common`]).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct SubagentStart {}
-
-/// SubagentStop, with seed 002's optional `tasks_completed` and `result`.
+/// SubagentStop, with seed 002's optional `tasks_completed`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct SubagentStop {
@@ -106,31 +72,6 @@ pub struct SubagentStop {
     pub agent_transcript_path: Option<String>,
     pub last_assistant_message: Option<String>,
     pub tasks_completed: Option<Vec<String>>,
-    pub result: Option<Value>,
-}
-
-/// Stop.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Stop {
-    pub stop_hook_active: Option<bool>,
-    pub last_assistant_message: Option<String>,
-}
-
-/// PreCompact and PostCompact.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Compact {
-    pub trigger: Option<String>,
-    pub custom_instructions: Option<String>,
-    pub compact_summary: Option<String>,
-}
-
-/// UserPromptSubmit.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct UserPromptSubmit {
-    pub prompt: Option<String>,
 }
 
 /// TaskCreated and TaskCompleted.
@@ -138,26 +79,23 @@ pub struct UserPromptSubmit {
 #[serde(default)]
 pub struct TaskEvent {
     pub task_id: Option<String>,
-    pub task_subject: Option<String>,
-    pub task_description: Option<String>,
-    pub teammate_name: Option<String>,
 }
 
-/// Every event taskhook knows, and a catch-all.
+/// Every event taskhook knows, and a catch-all. Events no handler reads fields of carry none.
 #[derive(Debug, Clone)]
 pub enum Event {
     SessionStart(SessionStart),
-    SessionEnd(SessionEnd),
+    SessionEnd,
     PreToolUse(ToolUse),
     PostToolUse(ToolUse),
-    PostToolUseFailure(ToolFailure),
-    PostToolBatch(ToolBatch),
-    SubagentStart(SubagentStart),
+    PostToolUseFailure,
+    PostToolBatch,
+    SubagentStart,
     SubagentStop(SubagentStop),
-    Stop(Stop),
-    PreCompact(Compact),
-    PostCompact(Compact),
-    UserPromptSubmit(UserPromptSubmit),
+    Stop,
+    PreCompact,
+    PostCompact,
+    UserPromptSubmit,
     TaskCreated(TaskEvent),
     TaskCompleted(TaskEvent),
     /// An event this version does not know: handled as a no-op.
@@ -189,7 +127,7 @@ impl Payload {
                 "empty input: expected one hook payload (a JSON object) on stdin".into(),
             ));
         }
-        let raw: Value = serde_json::from_slice(bytes)
+        let raw: Value = parse_json(bytes)
             .map_err(|e| Error::BadInput(format!("payload is not valid JSON: {e}")))?;
         Self::from_value(raw)
     }
@@ -216,23 +154,26 @@ impl Payload {
                 )))
             }
         };
-        let common: Common = decode(&name, &raw)?;
         let event = match name.as_str() {
             "SessionStart" => Event::SessionStart(decode(&name, &raw)?),
-            "SessionEnd" => Event::SessionEnd(decode(&name, &raw)?),
+            "SessionEnd" => Event::SessionEnd,
             "PreToolUse" => Event::PreToolUse(decode(&name, &raw)?),
             "PostToolUse" => Event::PostToolUse(decode(&name, &raw)?),
-            "PostToolUseFailure" => Event::PostToolUseFailure(decode(&name, &raw)?),
-            "PostToolBatch" => Event::PostToolBatch(decode(&name, &raw)?),
-            "SubagentStart" => Event::SubagentStart(decode(&name, &raw)?),
+            "PostToolUseFailure" => Event::PostToolUseFailure,
+            "PostToolBatch" => Event::PostToolBatch,
+            "SubagentStart" => Event::SubagentStart,
             "SubagentStop" => Event::SubagentStop(decode(&name, &raw)?),
-            "Stop" => Event::Stop(decode(&name, &raw)?),
-            "PreCompact" => Event::PreCompact(decode(&name, &raw)?),
-            "PostCompact" => Event::PostCompact(decode(&name, &raw)?),
-            "UserPromptSubmit" => Event::UserPromptSubmit(decode(&name, &raw)?),
+            "Stop" => Event::Stop,
+            "PreCompact" => Event::PreCompact,
+            "PostCompact" => Event::PostCompact,
+            "UserPromptSubmit" => Event::UserPromptSubmit,
             "TaskCreated" => Event::TaskCreated(decode(&name, &raw)?),
             "TaskCompleted" => Event::TaskCompleted(decode(&name, &raw)?),
             _ => Event::Unknown,
+        };
+        let common: Common = match event {
+            Event::Unknown => Common::default(),
+            _ => decode(&name, &raw)?,
         };
         Ok(Payload {
             name,
@@ -266,13 +207,54 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// Deserializes `null` as the type's default (serde's `default` covers only a missing field).
-fn null_default<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+/// Parses JSON text; when it fails and holds a lone UTF-16 surrogate escape, parses it again
+/// with those escapes turned into U+FFFD (only then: the usual payload is parsed once).
+pub fn parse_json(bytes: &[u8]) -> serde_json::Result<Value> {
+    serde_json::from_slice(bytes).or_else(|e| match replace_lone_surrogates(bytes) {
+        Some(fixed) => serde_json::from_slice(&fixed).map_err(|_| e),
+        None => Err(e),
+    })
+}
+
+/// Rewrites every `\uXXXX` escape of a surrogate that is not part of a pair as `\ufffd`;
+/// `None` when there is none. Other bytes are copied as they are.
+fn replace_lone_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
+    let unit = |i: usize| -> Option<u16> {
+        let hex = std::str::from_utf8(bytes.get(i..i + 4)?).ok()?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let escape_at = |i: usize| bytes.get(i) == Some(&b'\\') && bytes.get(i + 1) == Some(&b'u');
+    let high = |n: u16| (0xD800..=0xDBFF).contains(&n);
+    let low = |n: u16| (0xDC00..=0xDFFF).contains(&n);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        match (escape_at(i), unit(i + 2)) {
+            (true, Some(n)) if high(n) && escape_at(i + 6) && unit(i + 8).is_some_and(low) => {
+                out.extend_from_slice(&bytes[i..i + 12]);
+                i += 12;
+            }
+            (true, Some(n)) if high(n) || low(n) => {
+                out.extend_from_slice(b"\\ufffd");
+                changed = true;
+                i += 6;
+            }
+            // Any other escape (`\\`, `\"`, `\u0041`): copied whole, so an escaped backslash
+            // is never mistaken for the start of one.
+            _ => {
+                let end = (i + 2).min(bytes.len());
+                out.extend_from_slice(&bytes[i..end]);
+                i = end;
+            }
+        }
+    }
+    changed.then_some(out)
 }
 
 #[cfg(test)]
@@ -311,16 +293,54 @@ mod tests {
             "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": null
         }))
         .unwrap();
-        assert!(matches!(
-            p.event,
-            Event::PreCompact(Compact {
-                custom_instructions: None,
-                ..
-            })
-        ));
+        assert!(matches!(p.event, Event::PreCompact));
         let p =
             Payload::from_value(json!({"hook_event_name": "PostToolBatch", "tool_calls": null}));
         assert!(p.is_ok());
+        let p = Payload::from_value(json!({"hook_event_name": "Stop", "agent_id": null}));
+        assert!(!p.unwrap().in_subagent());
+    }
+
+    #[test]
+    fn fields_no_handler_reads_never_fail_a_payload() {
+        for v in [
+            json!({"hook_event_name": "PostToolUse", "tool_name": "Read", "duration_ms": 43.5,
+                   "permission_mode": {"x": 1}, "tool_use_id": 7, "transcript_path": [1],
+                   "prompt_id": false}),
+            json!({"hook_event_name": "Stop", "stop_hook_active": "yes",
+                   "last_assistant_message": {"a": 1}}),
+            json!({"hook_event_name": "SessionStart", "model": 3}),
+            json!({"hook_event_name": "PreCompact", "trigger": 1, "custom_instructions": []}),
+            json!({"hook_event_name": "TaskCompleted", "task_id": "1", "task_subject": 2}),
+            // An unknown event decodes nothing, not even the common fields.
+            json!({"hook_event_name": "Teleport", "cwd": 5, "session_id": [], "agent_id": {}}),
+        ] {
+            assert!(Payload::from_value(v.clone()).is_ok(), "{v}");
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters() {
+        let raw = br#"{"hook_event_name":"SubagentStop","last_assistant_message":"ok \ud83d <signal>T1_DONE</signal> \udc00","cwd":"/p"}"#;
+        let p = Payload::parse(raw).unwrap();
+        match p.event {
+            Event::SubagentStop(s) => assert_eq!(
+                s.last_assistant_message.as_deref(),
+                Some("ok \u{fffd} <signal>T1_DONE</signal> \u{fffd}")
+            ),
+            other => panic!("{other:?}"),
+        }
+        // A pair stays a pair; an escaped backslash before `u` is not an escape.
+        let raw = br#"{"hook_event_name":"Stop","x":"\ud83d\ude00 \\ud83d","y":"\ud83d"}"#;
+        let p = Payload::parse(raw).unwrap();
+        assert_eq!(p.raw["x"], "\u{1f600} \\ud83d");
+        assert_eq!(p.raw["y"], "\u{fffd}");
+        assert!(replace_lone_surrogates(br#""\ud83d\ude00 \\udc00 \u0041""#).is_none());
+        // Still invalid after the fix: the original error is reported.
+        let err = Payload::parse(br#"{"a":"\ud83d", "#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not valid JSON"), "{err}");
     }
 
     #[test]

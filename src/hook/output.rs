@@ -7,8 +7,8 @@
 //!
 //! Fields follow Claude Code's names: `continue`, `stopReason`, `systemMessage`, `decision`,
 //! `reason`, `hookSpecificOutput {hookEventName, additionalContext, permissionDecision, …}`.
-//! Every string Claude Code shows is capped at [`MAX_TEXT_CHARS`] characters, cut on a
-//! character boundary with a marker.
+//! Every string Claude Code shows is capped at [`MAX_TEXT_CHARS`] UTF-16 code units
+//! (JavaScript's string length), cut on a character boundary with a marker.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -271,14 +271,29 @@ impl HookOutput {
     }
 }
 
-/// Caps `s` at [`MAX_TEXT_CHARS`] characters (marker included), never splitting a character.
+/// Caps `s` at [`MAX_TEXT_CHARS`] (marker included), counted in UTF-16 code units as Claude
+/// Code (JavaScript) counts a string's length; never splits a character, so never a surrogate
+/// pair.
 pub fn cap(s: &str) -> String {
-    if s.chars().count() <= MAX_TEXT_CHARS {
+    if utf16_len(s) <= MAX_TEXT_CHARS {
         return s.to_string();
     }
-    let keep = MAX_TEXT_CHARS - TRUNCATION_MARKER.chars().count();
-    let cut = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
+    let budget = MAX_TEXT_CHARS - utf16_len(TRUNCATION_MARKER);
+    let mut used = 0;
+    let mut cut = s.len();
+    for (i, c) in s.char_indices() {
+        if used + c.len_utf16() > budget {
+            cut = i;
+            break;
+        }
+        used += c.len_utf16();
+    }
     format!("{}{}", &s[..cut], TRUNCATION_MARKER)
+}
+
+/// The length of `s` in UTF-16 code units (JavaScript's `length`).
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
 }
 
 #[cfg(test)]
@@ -356,6 +371,24 @@ mod tests {
         assert!(c.ends_with(TRUNCATION_MARKER));
         assert_eq!(cap("short"), "short");
         let exact = "a".repeat(MAX_TEXT_CHARS);
+        assert_eq!(cap(&exact), exact);
+    }
+
+    #[test]
+    fn cap_counts_utf16_units_and_keeps_pairs_whole() {
+        // 6,000 emoji are 6,000 chars but 12,000 UTF-16 units: over Claude Code's cap.
+        let s = "😀".repeat(6_000);
+        let c = cap(&s);
+        assert!(utf16_len(&c) <= MAX_TEXT_CHARS, "{}", utf16_len(&c));
+        assert!(c.ends_with(TRUNCATION_MARKER));
+        let kept = c.strip_suffix(TRUNCATION_MARKER).unwrap();
+        assert!(kept.chars().all(|ch| ch == '😀'));
+        // An odd budget: one unit short of a pair is left unused, never half a pair.
+        let s = format!("a{}", "😀".repeat(6_000));
+        let c = cap(&s);
+        assert!(utf16_len(&c) <= MAX_TEXT_CHARS);
+        assert!(MAX_TEXT_CHARS - utf16_len(&c) <= 1);
+        let exact = "😀".repeat(MAX_TEXT_CHARS / 2);
         assert_eq!(cap(&exact), exact);
     }
 }

@@ -11,9 +11,12 @@
 //! by launches and signals), `on_fact` (commits, merges, task tools, checkpoints, …),
 //! `log_error` (where it keeps a log) and `recover`.
 
+pub mod cdd;
 pub mod claude_tasks;
+pub mod execute;
 pub mod iterative;
 pub mod json;
+pub mod projects;
 pub mod summary;
 pub mod unit;
 
@@ -30,12 +33,15 @@ use crate::project::Project;
 pub use summary::{Item, StoreStatus, Summary};
 pub use unit::{Input, Step, Turn};
 
-/// One store a layout found: which layout, its id (project id, slug, list id, …) and its root.
+/// One store a layout found: which layout, its id (project id, slug, list id, …), its root, and
+/// the project it was found for (where the project's own files live: `.claude/taskhook/`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StoreRef {
     pub layout: &'static str,
     pub id: String,
     pub root: PathBuf,
+    /// The project folder this store belongs to in this invocation.
+    pub project: PathBuf,
 }
 
 /// A state file and how to check it.
@@ -142,6 +148,12 @@ pub trait Layout: Sync {
 
 /// Every layout, in a stable order.
 pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[&iterative::LAYOUT, &claude_tasks::LAYOUT];
+    static REGISTRY: &[&dyn Layout] = &[
+        &iterative::LAYOUT,
+        &claude_tasks::LAYOUT,
+        &projects::LAYOUT,
+        &execute::LAYOUT,
+        &cdd::LAYOUT,
+    ];
     REGISTRY
 }

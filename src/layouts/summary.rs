@@ -11,14 +11,17 @@ use serde::Serialize;
 pub const CONTEXT_LIST_CAP: usize = 10;
 
 /// One unit in a summary list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Item {
     pub id: String,
     /// What a person calls it (a task's description, shortened).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// State worth showing beside it (`pending, iteration 1 of 5`, a blocked reason).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// The unfinished dependencies it waits for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub waits_for: Vec<String>,
 }
 
@@ -76,7 +79,8 @@ pub struct Summary {
     pub quiet: bool,
 }
 
-/// What `taskhook status --json` shows for one store.
+/// What `taskhook status --json` shows for one store: every list an array of items
+/// (`{id, title?, detail?, waits_for?}`), never comma-joined strings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct StoreStatus {
     pub layout: &'static str,
@@ -84,11 +88,12 @@ pub struct StoreStatus {
     pub path: PathBuf,
     /// Units per status.
     pub counts: BTreeMap<String, usize>,
-    pub current: Option<String>,
-    pub ready: Vec<String>,
-    pub stale: Vec<String>,
-    pub blocked: Vec<String>,
-    pub stops_waiting: Vec<String>,
+    pub current: Vec<Item>,
+    pub ready: Vec<Item>,
+    pub stale: Vec<Item>,
+    /// Units waiting: on dependencies (`waits_for`), or for a person (`detail` says why).
+    pub blocked: Vec<Item>,
+    pub stops_waiting: Vec<Item>,
     /// Problems found (corrupt files, …), one line each.
     pub problems: Vec<String>,
     /// Other facts worth showing, one line each.
@@ -168,36 +173,24 @@ impl Summary {
 
     /// The `status` view of this store.
     pub fn status(&self) -> StoreStatus {
-        let ids = |items: &[Item]| items.iter().map(|i| i.id.clone()).collect::<Vec<_>>();
-        let with_reason = |i: &Item| match &i.detail {
-            Some(d) => format!("{} ({d})", i.id),
-            None => i.id.clone(),
-        };
-        let mut blocked: Vec<String> = self.blocked.iter().map(with_reason).collect();
+        let mut blocked = self.blocked.clone();
         for (_, items, needs_person) in &self.more {
             if *needs_person {
-                blocked.extend(items.iter().map(with_reason));
+                blocked.extend(items.iter().cloned());
             }
         }
-        let mut notes: Vec<String> = self
-            .blocked
-            .iter()
-            .filter(|i| !i.waits_for.is_empty())
-            .map(|i| format!("{} waits for {}", i.id, i.waits_for.join(", ")))
-            .collect();
-        notes.extend(self.notes.iter().cloned());
         StoreStatus {
             layout: self.layout,
             id: self.id.clone(),
             path: self.path.clone(),
             counts: self.counts.clone(),
-            current: (!self.current.is_empty()).then(|| ids(&self.current).join(", ")),
-            ready: ids(&self.ready),
-            stale: ids(&self.stale),
+            current: self.current.clone(),
+            ready: self.ready.clone(),
+            stale: self.stale.clone(),
             blocked,
-            stops_waiting: ids(&self.stops_waiting),
+            stops_waiting: self.stops_waiting.clone(),
             problems: self.problems.clone(),
-            notes,
+            notes: self.notes.clone(),
         }
     }
 }
@@ -229,11 +222,16 @@ mod tests {
             "Store s.\nCurrent: T1 (pending, iteration 0 of 5).\nReady: T2, T3.\n\
              Blocked: T4 (waits for T1).\nDone: T0.\nReconciled: T0 is now done."
         );
-        let st = s.status();
-        assert_eq!(st.current.as_deref(), Some("T1"));
-        assert_eq!(st.ready, ["T2", "T3"]);
-        assert_eq!(st.blocked, ["T4"]);
-        assert_eq!(st.notes, ["T4 waits for T1"]);
+        let st = serde_json::to_value(s.status()).unwrap();
+        assert_eq!(
+            st["current"],
+            serde_json::json!([{"id": "T1", "detail": "pending, iteration 0 of 5"}])
+        );
+        assert_eq!(st["ready"], serde_json::json!([{"id": "T2"}, {"id": "T3"}]));
+        assert_eq!(
+            st["blocked"],
+            serde_json::json!([{"id": "T4", "waits_for": ["T1"]}])
+        );
     }
 
     #[test]

@@ -1,30 +1,122 @@
 //! The one place that calls `std::fs`: thin wrappers that name the path in every error, plus
 //! the durable write primitives (atomic replace, append, folder fsync).
 //!
+//! Every file is opened with `O_NONBLOCK` (a FIFO never blocks) and, unless the caller allows a
+//! link, `O_NOFOLLOW`; then `fstat` must show a regular file, and a read never takes more than
+//! its cap. [`crate::store::guard`] decides which folders may be written at all.
+//!
 //! `clippy.toml` forbids `std::fs` writes elsewhere in the crate; layouts reach the disk only
 //! through [`crate::store::Store`], which calls these.
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// One directory entry: its name and whether it is a folder.
+mod read;
+pub use read::{
+    human, read_capped, read_head_tail, read_named, read_range, read_regular, same_content,
+    too_large,
+};
+
+/// One directory entry: its name and whether it is a folder (a link to a folder is not one).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Entry {
     pub name: String,
     pub is_dir: bool,
 }
 
-/// Reads a whole file; `None` when it does not exist.
-pub fn read(path: &Path) -> Result<Option<Vec<u8>>> {
-    match fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io("read", path, e)),
+#[cfg(unix)]
+const NOFOLLOW: i32 = libc::O_NOFOLLOW;
+#[cfg(not(unix))]
+const NOFOLLOW: i32 = 0;
+#[cfg(unix)]
+const NONBLOCK: i32 = libc::O_NONBLOCK;
+#[cfg(not(unix))]
+const NONBLOCK: i32 = 0;
+
+/// Adds `O_NONBLOCK` and (unless `follow`) `O_NOFOLLOW` to an open.
+fn flags(o: &mut OpenOptions, follow: bool) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(NONBLOCK | if follow { 0 } else { NOFOLLOW });
     }
+    #[cfg(not(unix))]
+    let _ = (follow, NONBLOCK, NOFOLLOW);
+    o
+}
+
+/// The reason given for a link where a file was expected.
+pub const LINK_REASON: &str = "it is a symbolic link, and taskhook never reads or writes \
+     through a link in a store (replace it with a regular file)";
+
+/// Maps an open error: a link (which `O_NOFOLLOW` refused: ELOOP on Linux and macOS, EMLINK
+/// on the BSDs) is [`Error::Refused`], anything else an [`Error::Io`].
+fn open_error(op: &'static str, path: &Path, e: io::Error) -> Error {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        Error::refused(op, path, LINK_REASON)
+    } else {
+        Error::io(op, path, e)
+    }
+}
+
+/// What a non-regular file is, for messages.
+fn kind_of(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        return "a folder";
+    }
+    if t.is_symlink() {
+        return "a symbolic link";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    "not a regular file"
+}
+
+/// `fstat`s an open file and requires a regular one.
+fn regular(op: &'static str, path: &Path, f: &File) -> Result<Metadata> {
+    let meta = f.metadata().map_err(|e| Error::io("stat", path, e))?;
+    if meta.is_file() {
+        Ok(meta)
+    } else {
+        Err(Error::refused(
+            op,
+            path,
+            format!("it is {}, not a regular file", kind_of(&meta)),
+        ))
+    }
+}
+
+/// The metadata of a path itself (a link is not followed); `None` when it does not exist.
+pub fn lstat(path: &Path) -> io::Result<Option<Metadata>> {
+    match fs::symlink_metadata(path) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Where a symbolic link points, for messages.
+pub fn link_target(path: &Path) -> Option<PathBuf> {
+    fs::read_link(path).ok()
 }
 
 /// Returns whether a path exists (file or folder). Errors other than "not found" count as absent.
@@ -32,59 +124,25 @@ pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }
 
+/// Returns whether a path is itself a symbolic link (not following it).
+pub fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path)
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+}
+
 /// Returns whether a path is a regular file (following links).
 pub fn is_file(path: &Path) -> bool {
     fs::metadata(path).map(|m| m.is_file()).unwrap_or(false)
 }
 
-/// Reads at most `cap` bytes of a file; `None` when it does not exist. A longer file is an
-/// error naming the file and the cap.
-pub fn read_capped(path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("read", path, e)),
-    };
-    let mut buf = Vec::new();
-    file.take(cap as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io("read", path, e))?;
-    if buf.len() > cap {
-        return Err(Error::BadInput(format!(
-            "`{}` is larger than {cap} bytes, the most taskhook reads of it",
-            path.display()
-        )));
-    }
-    Ok(Some(buf))
-}
-
-/// Whether the file at `path` holds exactly `expected` (`None`: there is no file), compared
-/// chunk by chunk as it is read, never holding a second copy.
-pub fn same_content(path: &Path, expected: Option<&[u8]>) -> Result<bool> {
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(expected.is_none()),
-        Err(e) => return Err(Error::io("read", path, e)),
-    };
-    let Some(expected) = expected else {
-        return Ok(false);
-    };
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut at = 0;
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::io("read", path, e)),
-        };
-        if n == 0 {
-            return Ok(at == expected.len());
-        }
-        if expected.get(at..at + n) != Some(&buf[..n]) {
-            return Ok(false);
-        }
-        at += n;
-    }
+/// Returns the length of a regular file (following links); `None` when it is absent or not a
+/// regular file.
+pub fn len(path: &Path) -> Option<u64> {
+    fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
 }
 
 /// Returns whether a path is a folder.
@@ -92,9 +150,17 @@ pub fn is_dir(path: &Path) -> bool {
     fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false)
 }
 
-/// Returns a file's modification time, when it has one.
+/// Returns a file's length, when it is there.
+pub fn file_len(path: &Path) -> Option<u64> {
+    fs::metadata(path).ok().map(|m| m.len())
+}
+
+/// Returns a regular file's modification time (a link or special file has none here).
 pub fn modified(path: &Path) -> Option<std::time::SystemTime> {
-    fs::metadata(path).and_then(|m| m.modified()).ok()
+    fs::symlink_metadata(path)
+        .ok()
+        .filter(Metadata::is_file)
+        .and_then(|m| m.modified().ok())
 }
 
 /// Lists a folder, sorted by name; a missing folder is empty. Names that are not UTF-8 are skipped.
@@ -138,20 +204,26 @@ pub fn rename_durable(from: &Path, to: &Path) -> Result<()> {
     sync_parent(to)
 }
 
-/// Opens (creating if needed) a sidecar lock file for locking. Never truncates it.
+/// Opens (creating if needed) a sidecar lock file for locking. Never truncates it, never
+/// follows a link (a dangling one creates nothing), and refuses anything but a regular file.
 pub fn open_lock_file(path: &Path) -> Result<File> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() && !dir.exists() {
             create_dir_all(dir)?;
         }
     }
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(|e| Error::io("open lock", path, e))
+    let f = flags(
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+        false,
+    )
+    .open(path)
+    .map_err(|e| open_error("open lock", path, e))?;
+    regular("open lock", path, &f)?;
+    Ok(f)
 }
 
 /// Replaces `target` with `bytes` atomically and durably.
@@ -185,17 +257,17 @@ pub fn write_atomic_with(
     }
     let tmp = temp_dir.join(temp_name);
     let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
+        let mut f = flags(OpenOptions::new().write(true).create_new(true), false)
             .open(&tmp)
-            .map_err(|e| Error::io("create temp file", &tmp, e))?;
+            .map_err(|e| open_error("create temp file", &tmp, e))?;
         fill(&mut f).map_err(|e| Error::io("write temp file", &tmp, e))?;
         f.sync_all()
             .map_err(|e| Error::io("fsync temp file", &tmp, e))?;
-        if let Ok(meta) = fs::metadata(target) {
+        if let Ok(meta) = fs::symlink_metadata(target) {
             // Keep the mode the user gave the file (our temp starts as 0666 & ~umask).
-            let _ = fs::set_permissions(&tmp, meta.permissions());
+            if meta.is_file() {
+                let _ = f.set_permissions(meta.permissions());
+            }
         }
         drop(f);
         rename_with_retry(&tmp, target)?;
@@ -210,23 +282,59 @@ pub fn write_atomic_with(
     result
 }
 
+/// What [`append`] did, so a failed transaction can undo it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// The file's length before the append.
+    pub old_len: u64,
+    /// Whether the append created the file.
+    pub created: bool,
+}
+
+fn open_append(path: &Path, create: bool) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).append(true);
+    if create {
+        o.create_new(true);
+    }
+    flags(&mut o, false).open(path)
+}
+
 /// Appends `bytes` to `path` with one `write` on an `O_APPEND` descriptor, then fsyncs.
 ///
 /// When the file does not end with a newline (a torn last line from an earlier crash), a newline
-/// goes first so the new entry starts on its own line. Existing bytes are never touched.
-pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
+/// goes first so the new entry starts on its own line. Existing bytes are never touched. The
+/// target must be a regular file with one link (a second hard link could be anywhere). When
+/// the write or its fsync fails (disk full, `ulimit -f`), the file is cut back to its old
+/// length (or removed, if this call created it): a failed append leaves no torn entry.
+pub fn append(path: &Path, bytes: &[u8]) -> Result<Appended> {
     let dir = parent_of(path);
-    let created = !path.exists();
-    if created && !dir.exists() {
-        create_dir_all(dir)?;
+    let (mut f, created) = match open_append(path, false) {
+        Ok(f) => (f, false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if !dir.exists() {
+                create_dir_all(dir)?;
+            }
+            match open_append(path, true) {
+                Ok(f) => (f, true),
+                Err(e) => return Err(open_error("append to", path, e)),
+            }
+        }
+        Err(e) => return Err(open_error("append to", path, e)),
+    };
+    let meta = regular("append to", path, &f)?;
+    if links(&meta) > 1 {
+        return Err(Error::refused(
+            "append to",
+            path,
+            format!(
+                "it has {} hard links, and taskhook appends only to a file with one (another \
+                 link to it may be outside the store)",
+                links(&meta)
+            ),
+        ));
     }
-    let mut f = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(|e| Error::io("open for append", path, e))?;
-    let len = f.metadata().map_err(|e| Error::io("stat", path, e))?.len();
+    let len = meta.len();
     let mut buf = Vec::with_capacity(bytes.len() + 1);
     if len > 0 {
         let mut last = [0u8; 1];
@@ -238,13 +346,54 @@ pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
         }
     }
     buf.extend_from_slice(bytes);
-    f.write_all(&buf)
-        .map_err(|e| Error::io("append to", path, e))?;
-    f.sync_data().map_err(|e| Error::io("fsync", path, e))?;
+    if let Err(e) = f.write_all(&buf).and_then(|()| f.sync_data()) {
+        if created {
+            drop(f);
+            let _ = fs::remove_file(path);
+        } else {
+            let _ = f.set_len(len).and_then(|()| f.sync_data());
+        }
+        return Err(Error::io("append to", path, e));
+    }
     if created {
         sync_dir(dir)?;
     }
-    Ok(())
+    Ok(Appended {
+        old_len: len,
+        created,
+    })
+}
+
+/// Cuts a file back to `len` bytes (undoing an append). Never follows a link.
+pub fn truncate(path: &Path, len: u64) -> Result<()> {
+    let f = flags(OpenOptions::new().write(true), false)
+        .open(path)
+        .map_err(|e| open_error("truncate", path, e))?;
+    regular("truncate", path, &f)?;
+    f.set_len(len)
+        .and_then(|()| f.sync_data())
+        .map_err(|e| Error::io("truncate", path, e))
+}
+
+#[cfg(unix)]
+fn links(meta: &Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::nlink(meta)
+}
+
+#[cfg(not(unix))]
+fn links(_: &Metadata) -> u64 {
+    1
+}
+
+/// Makes a write past `ulimit -f` fail with `EFBIG` instead of killing the process with
+/// SIGXFSZ (which would leave a stray temp file and no message). Called once at start.
+pub fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: installs the predefined "ignore" disposition for one signal; no handler runs,
+    // nothing is shared, and it happens at process start before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 /// Fsyncs a folder so a rename or create inside it survives a power loss (no-op on Windows).
@@ -296,4 +445,31 @@ pub fn with_name_suffix(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     parent_of(path).join(format!("{prefix}{name}{suffix}"))
+}
+
+/// Creates a new file (never replacing one) holding `bytes`, with the permission bits of
+/// `like`: the file is opened with those bits (less the umask) so it is never more readable
+/// than `like`, then given them exactly. Fsyncs the file and its folder. For backups.
+pub fn create_new_like(path: &Path, bytes: &[u8], like: &Path) -> Result<()> {
+    let perms = fs::metadata(like)
+        .map_err(|e| Error::io("stat", like, e))?
+        .permissions();
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        opts.mode(perms.mode() & 0o7777);
+    }
+    let mut f = opts.open(path).map_err(|e| Error::io("create", path, e))?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| f.set_permissions(perms))
+        .and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        drop(f);
+        let _ = fs::remove_file(path);
+        return Err(Error::io("write", path, e));
+    }
+    sync_parent(path)
 }

@@ -1,15 +1,48 @@
 //! Ids that become path components: checked when a person or the model gave them, made safe
 //! when taskhook derived them itself (CONTRACT §3).
+//!
+//! Safe means safe on every system a repository is checked out on: besides `/`, `\`, `..`,
+//! NUL and a leading `.`, what Windows cannot name (`CON`, `NUL`, `COM1`, `LPT1`, …, with or
+//! without an extension; `<>:"|?*`; a trailing dot or space) and bidirectional-text controls
+//! (which make a name display as another) are refused.
 
 use crate::error::{Error, Result};
 
-/// Longest id accepted as a path component, in bytes.
+/// Longest id accepted as a path component, in bytes (NAME_MAX is 255; room is left for the
+/// suffixes taskhook adds).
 pub const MAX_ID_LEN: usize = 200;
+
+/// Characters Windows does not allow in a file name.
+const WINDOWS_RESERVED_CHARS: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
+
+/// Whether `c` is a bidirectional-text control (embedding, override, isolate, mark).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Whether `name` is a Windows device name (`CON`, `nul.txt`, `COM1`, `LPT9.json`, …).
+fn is_windows_device(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or("").trim_end_matches(' ');
+    let upper = stem.to_ascii_uppercase();
+    match upper.as_str() {
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
+        s => {
+            let digit = |d: &str| {
+                matches!(
+                    d,
+                    "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "0" | "¹" | "²" | "³"
+                )
+            };
+            s.strip_prefix("COM").is_some_and(digit) || s.strip_prefix("LPT").is_some_and(digit)
+        }
+    }
+}
 
 /// Checks an id given by a person or the model; returns it unchanged when it is safe.
 ///
-/// Refused: empty, longer than [`MAX_ID_LEN`], containing `/`, `\`, `..`, NUL or another
-/// control character, or starting with `.`.
+/// Refused: empty, longer than [`MAX_ID_LEN`] bytes, containing `/`, `\`, `..`, NUL or another
+/// control character, a bidi control or one of `<>:"|?*`, starting with `.`, ending with `.`
+/// or a space, or a Windows device name.
 pub fn check_id<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
     let reason = if id.is_empty() {
         Some("it is empty")
@@ -23,6 +56,14 @@ pub fn check_id<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
         Some("it starts with `.`")
     } else if id.chars().any(char::is_control) {
         Some("it contains a control character")
+    } else if id.chars().any(is_bidi_control) {
+        Some("it contains a bidirectional-text control")
+    } else if id.contains(WINDOWS_RESERVED_CHARS) {
+        Some("it contains one of < > : \" | ? *, which Windows does not allow in a name")
+    } else if id.ends_with('.') || id.ends_with(' ') {
+        Some("it ends with a dot or a space, which Windows drops")
+    } else if is_windows_device(id) {
+        Some("it is a Windows device name (CON, NUL, COM1, LPT1, …)")
     } else {
         None
     };
@@ -37,13 +78,15 @@ pub fn check_id<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
 }
 
 /// Makes a name taskhook derived itself (a `package.json` name, a folder name) safe as a path
-/// component: `@org/pkg` becomes `org-pkg`. Never fails; an empty result becomes `default`.
+/// component: `@org/pkg` becomes `org-pkg`. Never fails; an empty result becomes `default`, a
+/// Windows device name gets a `_` suffix, and the result is cut to [`MAX_ID_LEN`] bytes on a
+/// character boundary.
 pub fn sanitize_id(raw: &str) -> String {
     let mapped: String = raw
         .chars()
         .map(|c| match c {
             '/' | '\\' => '-',
-            c if c.is_control() => '-',
+            c if c.is_control() || is_bidi_control(c) || WINDOWS_RESERVED_CHARS.contains(&c) => '-',
             c => c,
         })
         .collect();
@@ -51,13 +94,29 @@ pub fn sanitize_id(raw: &str) -> String {
     while s.contains("..") {
         s = s.replace("..", ".");
     }
-    let s = s.trim_start_matches(['.', '@', '-']).trim_end_matches('-');
-    let s: String = s.chars().take(MAX_ID_LEN).collect();
+    let mut s = s.trim_start_matches(['.', '@', '-']).to_string();
+    s.truncate(floor_char_boundary(&s, MAX_ID_LEN));
+    s.truncate(s.trim_end_matches(['-', '.', ' ']).len());
     if s.is_empty() {
-        "default".to_string()
-    } else {
-        s
+        return "default".to_string();
     }
+    if is_windows_device(&s) {
+        // `CON` → `CON_`; `nul.txt` → `nul_.txt`.
+        let stem_len = s.split('.').next().unwrap_or("").len();
+        s.insert(stem_len, '_');
+    }
+    s
+}
+
+/// The largest index ≤ `max` that is a character boundary of `s`.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -76,6 +135,22 @@ mod tests {
             "a\0b",
             "x..y",
             "tab\t",
+            "CON",
+            "nul",
+            "Com1",
+            "LPT9.json",
+            "aux.txt",
+            "COM¹",
+            "x:y",
+            "a<b",
+            "q?",
+            "star*",
+            "pipe|",
+            "quote\"",
+            "dot.",
+            "space ",
+            "evil\u{202E}gpj.exe",
+            "iso\u{2066}late",
         ] {
             assert!(check_id("list id", bad).is_err(), "{bad:?} accepted");
         }
@@ -93,6 +168,10 @@ mod tests {
             "L2-003",
             "défi",
             "a.b",
+            "console",
+            "COM10",
+            "nullable",
+            "my app",
         ] {
             assert_eq!(check_id("id", ok).unwrap(), ok);
         }
@@ -104,8 +183,32 @@ mod tests {
         assert_eq!(sanitize_id("../../x"), "x");
         assert_eq!(sanitize_id(".."), "default");
         assert_eq!(sanitize_id("my app"), "my app");
-        for s in ["@org/pkg", "../../x", "a\\..\\b", "\0", ".git"] {
-            assert!(check_id("id", &sanitize_id(s)).is_ok(), "{s:?}");
+        assert_eq!(sanitize_id("CON"), "CON_");
+        assert_eq!(sanitize_id("nul.txt"), "nul_.txt");
+        assert_eq!(sanitize_id("a:b"), "a-b");
+        assert_eq!(sanitize_id("trailing. "), "trailing");
+        let e = "é".repeat(128);
+        let s = sanitize_id(&e);
+        assert!(s.len() <= MAX_ID_LEN && s.len() == 200, "{}", s.len());
+        for s in [
+            "@org/pkg",
+            "../../x",
+            "a\\..\\b",
+            "\0",
+            ".git",
+            "CON",
+            "lpt1.json",
+            "x\u{202E}y",
+            "<>:\"|?*",
+            "name.",
+            e.as_str(),
+            &format!("{}.", "a".repeat(199)),
+        ] {
+            assert!(
+                check_id("id", &sanitize_id(s)).is_ok(),
+                "{s:?} -> {:?}",
+                sanitize_id(s)
+            );
         }
     }
 }

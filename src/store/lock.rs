@@ -33,18 +33,21 @@ pub fn timeout_from_env(env: &Env) -> Result<Duration> {
     }
 }
 
-/// Runs `f` while holding the exclusive lock on `lock_path`, waiting at most `timeout`.
+/// Runs `f` while holding the exclusive lock on `lock_path`, waiting until `window.1` at most.
+/// `window.0` is when the invocation's first lock wait began: every lock of one invocation
+/// shares one deadline, so several contended stores cannot add up their waits.
 ///
 /// The wait retries a non-blocking lock with jittered exponential backoff (1 ms up to 50 ms), so
-/// it never blocks past the deadline. On timeout nothing ran and the error names the lock file.
+/// it never blocks past the deadline. The lock is always tried once, even past it. On timeout
+/// nothing ran and the error names the lock file and the time waited since the first lock.
 pub fn with_lock<R>(
     lock_path: &Path,
-    timeout: Duration,
+    window: (Instant, Instant),
     f: impl FnOnce() -> Result<R>,
 ) -> Result<R> {
+    let (start, deadline) = window;
     let file = fs::open_lock_file(lock_path)?;
     let mut lock = fd_lock::RwLock::new(file);
-    let start = Instant::now();
     let mut backoff = Duration::from_millis(1);
     loop {
         match lock.try_write() {
@@ -56,14 +59,14 @@ pub fn with_lock<R>(
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(Error::io("lock", lock_path, e)),
         }
-        let waited = start.elapsed();
-        if waited >= timeout {
+        let now = Instant::now();
+        if now >= deadline {
             return Err(Error::LockTimeout {
                 path: lock_path.to_path_buf(),
-                waited_secs: waited.as_secs_f64(),
+                waited_secs: now.duration_since(start).as_secs_f64(),
             });
         }
-        let sleep = jitter(backoff).min(timeout - waited);
+        let sleep = jitter(backoff).min(deadline - now);
         std::thread::sleep(sleep);
         backoff = (backoff * 2).min(Duration::from_millis(50));
     }

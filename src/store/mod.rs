@@ -7,30 +7,41 @@
 //! - takes the sidecar lock with a bounded wait ([`Store::with_lock`]),
 //! - applies the corrupt-file policy of CONTRACT §3 ([`Store::load_json`], [`Store::quarantine`]),
 //! - records every path it changed, and in dry-run mode keeps all writes in memory (later reads
-//!   in the same run see them) so `replay --dry-run` reports what would change and writes nothing.
+//!   in the same run see them) so `replay --dry-run` reports what would change and writes nothing,
+//! - undoes what a failed locked operation had written ([`undo`]): exit 1 leaves every file as it
+//!   was,
+//! - writes only below the folders it was told to trust, never through a link ([`guard`]), and
+//!   caps every read ([`limits`]).
 //!
 //! What a crash can lose: a write that had not reached its rename is lost whole (the old file
-//! stays); a stray temp file may remain, which [`Store::clean_stale_temps`] removes.
+//! stays); a stray temp file may remain, which the next replace of that file removes once it is
+//! five minutes old ([`Store::clean_stale_temps`]).
 
 pub mod check;
 pub mod checkpoint;
 pub mod clock;
 pub mod fs;
+pub mod guard;
 pub mod ids;
+mod invocation;
+pub mod limits;
 pub mod lock;
 pub mod schema;
+mod temps;
 pub mod txn;
+mod undo;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 pub use clock::Clock;
 pub use fs::Entry;
 pub use ids::{check_id, sanitize_id};
+pub use temps::{temp_prefix, STALE_TEMP_AGE};
 pub use txn::Pass;
 
 use crate::error::{Error, Result};
@@ -47,10 +58,24 @@ pub enum Loaded {
 }
 
 /// The disk as layouts see it, for one taskhook invocation.
+///
+/// A store writes only below the folders it trusts ([`Store::trust`]); a new store trusts none.
 #[derive(Debug)]
 pub struct Store {
     clock: Clock,
+    /// A bad `TASKHOOK_NOW`: reported by paths that use the clock, or write.
+    clock_problem: Option<String>,
+    clock_used: Cell<bool>,
     lock_timeout: Duration,
+    /// A bad `TASKHOOK_LOCK_TIMEOUT`: reported by paths that lock, or write.
+    timeout_problem: Option<String>,
+    /// When this invocation's first lock wait started, and when every wait must end.
+    lock_window: Cell<Option<(Instant, Instant)>>,
+    bases: guard::Bases,
+    /// What the writes inside the current locks did, to undo them if the operation fails.
+    undo_log: RefCell<Vec<undo::Undo>>,
+    /// How many transactions are open.
+    depth: Cell<usize>,
     dry_run: bool,
     /// Dry-run writes: path -> new content (`None` = removed).
     overlay: RefCell<BTreeMap<PathBuf, Option<Vec<u8>>>>,
@@ -62,7 +87,14 @@ impl Store {
     pub fn new(clock: Clock, lock_timeout: Duration) -> Self {
         Store {
             clock,
+            clock_problem: None,
+            clock_used: Cell::new(false),
             lock_timeout,
+            timeout_problem: None,
+            lock_window: Cell::new(None),
+            bases: guard::Bases::default(),
+            undo_log: RefCell::default(),
+            depth: Cell::new(0),
             dry_run: false,
             overlay: RefCell::default(),
             changed: RefCell::default(),
@@ -77,14 +109,23 @@ impl Store {
         }
     }
 
+    /// Trusts `base` for writes: the project (`follow_links` false: a link below it is never
+    /// read or written through) or Claude Code's folder (`follow_links` true). See [`guard`].
+    pub fn trust(&self, base: &Path, follow_links: bool) {
+        self.bases.trust(base, follow_links);
+    }
+
     /// Whether writes are kept in memory only.
     pub fn is_dry_run(&self) -> bool {
         self.dry_run
     }
 
-    /// The clock every timestamp comes from.
-    pub fn clock(&self) -> &Clock {
-        &self.clock
+    /// Checks a write: a sound environment, and a path below a trusted base, not through a link.
+    /// `link_ok`: below a base that follows links, the path itself may be one (a folder, or a
+    /// file that is renamed over rather than written through); below the project, never.
+    fn check_write(&self, op: &'static str, path: &Path, link_ok: bool) -> Result<()> {
+        self.check_env()?;
+        self.bases.check_write(op, path, link_ok)
     }
 
     /// Returns the paths changed since the last call, in first-change order, and forgets them.
@@ -106,20 +147,72 @@ impl Store {
 
     // ---- reads -------------------------------------------------------------------------
 
-    /// Reads a file; `None` when absent.
+    /// Reads a file, up to its cap ([`limits::cap_for`]); `None` when absent. A link, a FIFO,
+    /// a device or a file over the cap is [`Error::Refused`], naming the file.
     pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>> {
-        if let Some(v) = self.overlay.borrow().get(path) {
-            return Ok(v.clone());
-        }
-        fs::read(path)
+        self.read_capped(path, usize::MAX)
     }
 
-    /// Reads at most `cap` bytes of a file; `None` when absent; longer is an error.
+    /// [`Store::read`] with an explicit cap in bytes (the smaller of it and the file's own).
     pub fn read_capped(&self, path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
         if let Some(v) = self.overlay.borrow().get(path) {
             return Ok(v.clone());
         }
-        fs::read_capped(path, cap)
+        let cap = (cap as u64).min(limits::cap_for(path));
+        let got = fs::read_regular(path, cap, self.bases.follows(path));
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        got
+    }
+
+    /// A subagent transcript, bounded: the whole lines of its first
+    /// [`limits::TRANSCRIPT_HEAD_BYTES`] (the prompt) and last
+    /// [`limits::TRANSCRIPT_TAIL_BYTES`] (the final message). `None` when absent.
+    pub fn read_transcript(&self, path: &Path) -> Result<Option<String>> {
+        self.read_head_tail(
+            path,
+            limits::TRANSCRIPT_HEAD_BYTES,
+            limits::TRANSCRIPT_TAIL_BYTES,
+        )
+    }
+
+    /// The whole lines in the first `head` and the last `tail` bytes of a file, as text (the
+    /// whole file when it fits): a subagent transcript's prompt and final message, without
+    /// reading the rest. `None` when absent.
+    pub fn read_head_tail(&self, path: &Path, head: u64, tail: u64) -> Result<Option<String>> {
+        let got = fs::read_head_tail(path, head, tail, self.bases.follows(path));
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        Ok(got?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    /// The length of a regular file; `None` when absent.
+    pub fn len(&self, path: &Path) -> Option<u64> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return v.as_ref().map(|b| b.len() as u64);
+        }
+        fs::len(path)
+    }
+
+    /// Reads at most `cap` bytes of a file from byte `offset` on (an offset past the end reads
+    /// nothing); `None` when absent; more is an error. The tail of an append-only log.
+    pub fn read_range(&self, path: &Path, offset: u64, cap: usize) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            let Some(b) = v else { return Ok(None) };
+            let from = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+            if b.len() - from > cap {
+                return Err(fs::too_large(path, (b.len() - from) as u64, cap as u64));
+            }
+            return Ok(Some(b[from..].to_vec()));
+        }
+        let cap = (cap as u64).min(limits::cap_for(path));
+        let got = fs::read_range(path, offset, cap, self.bases.follows(path));
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        got
     }
 
     /// Whether `path` holds exactly `expected` (`None`: no file), compared as it is read (a
@@ -128,7 +221,11 @@ impl Store {
         if let Some(v) = self.overlay.borrow().get(path) {
             return Ok(v.as_deref() == expected);
         }
-        fs::same_content(path, expected)
+        let same = fs::same_content(path, expected, self.bases.follows(path))?;
+        if expected.is_some() {
+            self.bases.check_read(path)?;
+        }
+        Ok(same)
     }
 
     /// Reads a file as UTF-8 text (invalid sequences replaced); `None` when absent.
@@ -164,6 +261,9 @@ impl Store {
     /// Lists a folder, sorted by name (a missing folder is empty).
     pub fn list_dir(&self, dir: &Path) -> Result<Vec<Entry>> {
         let mut entries = fs::list_dir(dir)?;
+        if !entries.is_empty() || fs::exists(dir) {
+            self.bases.check_read(dir)?;
+        }
         let overlay = self.overlay.borrow();
         for (path, content) in overlay.iter() {
             let Ok(rest) = path.strip_prefix(dir) else {
@@ -245,7 +345,10 @@ impl Store {
         temp_dir: &Path,
         temp_prefix: &str,
     ) -> Result<bool> {
-        if self.read(path)?.as_deref() == Some(bytes) {
+        self.check_write("write", path, true)?;
+        self.check_write("write", temp_dir, true)?;
+        let old = self.read(path)?;
+        if old.as_deref() == Some(bytes) {
             return Ok(false);
         }
         if self.dry_run {
@@ -255,31 +358,40 @@ impl Store {
         } else {
             let temp_name = format!("{temp_prefix}{}", uuid::Uuid::new_v4());
             fs::write_atomic(path, bytes, temp_dir, &temp_name)?;
+            self.record(undo::Undo::Replaced {
+                path: path.to_path_buf(),
+                old,
+            });
+            // Temp files of writes killed earlier go at the next write to the same file.
+            let _ = self.clean_stale_temps(temp_dir, temp_prefix, STALE_TEMP_AGE);
         }
         self.mark(path);
         Ok(true)
     }
 
     /// Replaces `path` atomically with what `fill` writes, for a caller that already knows the
-    /// content differs from the file (it compared the parsed content): the old file is not
-    /// read again and the new one is never held in memory whole, so rewriting a large file
-    /// costs two copies of it less. An error from `fill` leaves the file as it was.
+    /// content differs from the file (it compared the parsed content) and makes this the last
+    /// write of its locked operation: the old file is not read again and the new one is never
+    /// held in memory whole, so rewriting a large file costs two copies of it less. Nothing is
+    /// recorded for undo (nothing after it can fail); inside a nested lock, or in a dry run, it
+    /// is a plain [`Store::replace`]. An error from `fill` leaves the file as it was.
     pub fn replace_streamed(
         &self,
         path: &Path,
         fill: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
     ) -> Result<()> {
-        if self.dry_run {
+        if self.dry_run || self.depth.get() > 1 {
             let mut bytes = Vec::new();
             fill(&mut bytes).map_err(|e| Error::io("write", path, e))?;
-            self.overlay
-                .borrow_mut()
-                .insert(path.to_path_buf(), Some(bytes));
-        } else {
-            let dir = path.parent().unwrap_or(Path::new("."));
-            let temp_name = format!("{}{}", temp_prefix(path), uuid::Uuid::new_v4());
-            fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f))?;
+            return self.replace(path, &bytes).map(|_| ());
         }
+        self.check_write("write", path, true)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let prefix = temp_prefix(path);
+        let temp_name = format!("{prefix}{}", uuid::Uuid::new_v4());
+        fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f))?;
+        // Temp files of writes killed earlier go at the next write to the same file.
+        let _ = self.clean_stale_temps(dir, &prefix, STALE_TEMP_AGE);
         self.mark(path);
         Ok(())
     }
@@ -304,7 +416,7 @@ impl Store {
         match self.checked_json(path, schema, value) {
             Ok(bytes) => self.replace(path, &bytes),
             Err(e) => {
-                log_error(&e.one_line())?;
+                self.keep_through_failure(|| log_error(&e.one_line()))?;
                 Err(e)
             }
         }
@@ -339,6 +451,7 @@ impl Store {
         if bytes.is_empty() {
             return Ok(());
         }
+        self.check_write("append to", path, false)?;
         if self.dry_run {
             let mut cur = self.read(path)?.unwrap_or_default();
             if cur.last().is_some_and(|b| *b != b'\n') {
@@ -349,7 +462,11 @@ impl Store {
                 .borrow_mut()
                 .insert(path.to_path_buf(), Some(cur));
         } else {
-            fs::append(path, bytes)?;
+            let done = fs::append(path, bytes)?;
+            self.record(undo::Undo::Appended {
+                path: path.to_path_buf(),
+                done,
+            });
         }
         self.mark(path);
         Ok(())
@@ -360,6 +477,7 @@ impl Store {
         if !self.exists(path) {
             return Ok(());
         }
+        self.check_write("remove", path, false)?;
         if self.dry_run {
             self.overlay.borrow_mut().insert(path.to_path_buf(), None);
         } else {
@@ -371,6 +489,8 @@ impl Store {
 
     /// Moves a file or folder (same filesystem), durably.
     pub fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.check_write("move", from, true)?;
+        self.check_write("move", to, true)?;
         if self.dry_run {
             let content = self.read(from)?;
             let mut ov = self.overlay.borrow_mut();
@@ -383,6 +503,10 @@ impl Store {
                 }
             }
             fs::rename_durable(from, to)?;
+            self.record(undo::Undo::Renamed {
+                from: from.to_path_buf(),
+                to: to.to_path_buf(),
+            });
         }
         self.mark(from);
         self.mark(to);
@@ -391,6 +515,7 @@ impl Store {
 
     /// Creates a folder (and parents) when missing.
     pub fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        self.check_write("create folder", dir, true)?;
         if self.dry_run || self.is_dir(dir) {
             return Ok(());
         }
@@ -399,13 +524,22 @@ impl Store {
         Ok(())
     }
 
-    /// Runs `f` under the exclusive sidecar lock `lock_path` (bounded wait). Dry runs take no
-    /// lock and create no lock file.
+    /// Runs `f` under the exclusive sidecar lock `lock_path`, as one transaction: when `f`
+    /// fails, what it wrote is undone ([`undo`]). Every lock of one invocation shares one
+    /// deadline, `TASKHOOK_LOCK_TIMEOUT` after the first lock wait began. Dry runs take no lock
+    /// and create no lock file.
     pub fn with_lock<R>(&self, lock_path: &Path, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        self.check_write("lock", lock_path, false)?;
         if self.dry_run {
             return f();
         }
-        lock::with_lock(lock_path, self.lock_timeout, f)
+        let window = self.lock_window.get().unwrap_or_else(|| {
+            let now = Instant::now();
+            let w = (now, now + self.lock_timeout);
+            self.lock_window.set(Some(w));
+            w
+        });
+        lock::with_lock(lock_path, window, || self.transaction(f))
     }
 
     /// Moves a corrupt file aside to `<name>.corrupt-<UTC timestamp>` and returns the new path.
@@ -421,63 +555,6 @@ impl Store {
         self.rename(path, &target)?;
         Ok(target)
     }
-
-    /// Removes files in `dir` whose names start with `prefix` and that were last modified more
-    /// than `max_age` ago (by the real file time): temp files of abandoned atomic writes.
-    pub fn clean_stale_temps(
-        &self,
-        dir: &Path,
-        prefix: &str,
-        max_age: Duration,
-    ) -> Result<Vec<PathBuf>> {
-        let stale = self.stale_temps(dir, prefix, max_age)?;
-        for path in &stale {
-            self.remove(path)?;
-        }
-        Ok(stale)
-    }
-
-    /// Removes the abandoned temp files of [`Store::replace`] writes to `state_file` (beside
-    /// it, older than [`STALE_TEMP_AGE`]).
-    pub fn clean_stale_temps_of(&self, state_file: &Path) -> Result<Vec<PathBuf>> {
-        let dir = state_file.parent().unwrap_or(Path::new("."));
-        self.clean_stale_temps(dir, &temp_prefix(state_file), STALE_TEMP_AGE)
-    }
-
-    /// The files [`Store::clean_stale_temps_of`] would remove, without removing them.
-    pub fn stale_temps_of(&self, state_file: &Path) -> Result<Vec<PathBuf>> {
-        let dir = state_file.parent().unwrap_or(Path::new("."));
-        self.stale_temps(dir, &temp_prefix(state_file), STALE_TEMP_AGE)
-    }
-
-    /// The files [`Store::clean_stale_temps`] would remove, without removing them.
-    pub fn stale_temps(&self, dir: &Path, prefix: &str, max_age: Duration) -> Result<Vec<PathBuf>> {
-        let now = SystemTime::now();
-        Ok(self
-            .list_dir(dir)?
-            .into_iter()
-            .filter(|e| !e.is_dir && e.name.starts_with(prefix))
-            .map(|e| dir.join(&e.name))
-            .filter(|path| {
-                fs::modified(path)
-                    .and_then(|m| now.duration_since(m).ok())
-                    .is_some_and(|age| age > max_age)
-            })
-            .collect())
-    }
-}
-
-/// Temp files older than this are abandoned writes (a write holds its temp file for
-/// milliseconds; seed 000 says five minutes).
-pub const STALE_TEMP_AGE: Duration = Duration::from_secs(300);
-
-/// The name prefix of [`Store::replace`]'s temp files for `path`: `.<name>.tmp-`.
-pub fn temp_prefix(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!(".{name}.tmp-")
 }
 
 /// The sidecar lock file for a state file: `.<name>.lock` beside it (CONTRACT §3).

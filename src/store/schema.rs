@@ -46,7 +46,7 @@ pub static SCHEMAS: &[SchemaDef] = &[
     ),
     schema!(
         "projects-velocity",
-        ".claude/projects/{id}/velocity.json (seed 000)"
+        ".claude/projects/{id}/progress/velocity.json (seed 000)"
     ),
     schema!("execute-state", "execute-state.json v2.0 (seed 001)"),
     schema!(

@@ -263,8 +263,9 @@ impl ClaudeRun {
     }
 }
 
-/// A throw-away project (`proj/`, `git init`, taskhook installed), its `home/`, and a fake
-/// Messages API playing `script`.
+/// A throw-away project (`proj/`, `git init`, taskhook installed), its `home/`, a `bin/`
+/// holding `taskhook` (first on claude's PATH, as after `cargo install`), and a fake Messages
+/// API playing `script`.
 pub struct Scenario {
     pub name: &'static str,
     pub dir: PathBuf,
@@ -278,7 +279,19 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// A scenario whose project has taskhook registered by `taskhook install`.
     pub fn new(name: &'static str, script: &Value) -> Self {
+        let s = Self::without_install(name, script);
+        let out = s.taskhook(&["install"]);
+        assert!(
+            s.proj.join(".claude/settings.json").exists(),
+            "taskhook install wrote no settings.json: {out:?}"
+        );
+        s
+    }
+
+    /// A scenario with nothing registered (the plugin scenario loads taskhook's hooks itself).
+    pub fn without_install(name: &'static str, script: &Value) -> Self {
         let claude = claude_bin().to_path_buf();
         let dir = tempfile::Builder::new()
             .prefix(&format!("taskhook-e2e-{name}-"))
@@ -287,9 +300,11 @@ impl Scenario {
             .keep();
         let proj = dir.join("proj");
         let home = dir.join("home");
-        for d in [&proj, &home, &dir.join("tmp")] {
+        for d in [&proj, &home, &dir.join("tmp"), &dir.join("bin")] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
+        std::os::unix::fs::symlink(taskhook_bin(), dir.join("bin").join("taskhook"))
+            .expect("link bin/taskhook");
         let out = Command::new("git")
             .args(["init", "-q", "--initial-branch=main"])
             .current_dir(&proj)
@@ -341,12 +356,16 @@ impl Scenario {
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        let out = s.taskhook(&["install"]);
-        assert!(
-            s.proj.join(".claude/settings.json").exists(),
-            "taskhook install wrote no settings.json: {out:?}"
-        );
         s
+    }
+
+    /// `bin/` (holding `taskhook`) followed by this process's PATH.
+    pub fn path_env(&self) -> std::ffi::OsString {
+        let mut dirs = vec![self.dir.join("bin")];
+        if let Some(p) = std::env::var_os("PATH") {
+            dirs.extend(std::env::split_paths(&p));
+        }
+        std::env::join_paths(dirs).expect("PATH")
     }
 
     /// Runs `taskhook ARGS` in the project (with this scenario's HOME); asserts exit 0.
@@ -378,7 +397,7 @@ impl Scenario {
             .args(["--output-format", "json", "--dangerously-skip-permissions"])
             .current_dir(&self.proj)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", self.path_env())
             .env("HOME", &self.home)
             .env(
                 "ANTHROPIC_BASE_URL",

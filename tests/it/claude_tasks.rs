@@ -910,10 +910,33 @@ fn session_start_summarizes_the_list_and_is_silent_without_one() {
         st["counts"],
         json!({"blocked": 1, "completed": 1, "in_progress": 1})
     );
-    assert_eq!(st["current"], "task-002");
+    // Lists are arrays of items, never comma-joined strings (issue 15: status for people).
+    assert_eq!(
+        st["current"],
+        json!([{"id": "task-002", "title": "Implement authentication module"}])
+    );
     assert_eq!(st["ready"], json!([]));
-    assert_eq!(st["blocked"], json!(["task-003"]));
-    assert_eq!(st["notes"], json!(["task-003 waits for task-002"]));
+    assert_eq!(
+        st["blocked"],
+        json!([{"id": "task-003", "waits_for": ["task-002"]}])
+    );
+    // For people: titles beside ids, one line per blocked task with what it waits for.
+    let human = p.run(&["status", "--color", "never"], "");
+    assert!(
+        human
+            .stdout
+            .contains("in progress  task-002  Implement authentication module"),
+        "{human:?}"
+    );
+    assert!(
+        human.stdout.contains("task-003 — waits for task-002"),
+        "{human:?}"
+    );
+    let coloured = p.run(&["status", "--color", "always"], "");
+    assert!(coloured.stdout.contains("\x1b["), "{coloured:?}");
+    let mut c = p.cmd();
+    c.env("NO_COLOR", "1");
+    assert!(!p.run_with(c, &["status"], "").stdout.contains('\x1b'));
 }
 
 #[test]

@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// Where the captured Claude Code payloads live.
+/// Where the captured Claude Code payloads live (copied into the repo; tests/fixtures/README.md).
 pub fn reference_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/reference/claude-code-2.1.330/payloads")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.330/payloads")
 }
 
 /// The fixed time every test runs at.
@@ -67,7 +66,20 @@ impl Run {
 
 impl Project {
     pub fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
+        Self::with_tmp(tempfile::tempdir().unwrap())
+    }
+
+    /// A project in memory (`/dev/shm`) where the machine has it, else as [`Project::new`]:
+    /// for tests that kill the binary thousands of times, where fsync (free there) is not
+    /// what is tested (a SIGKILL never loses what the kernel accepted).
+    pub fn in_memory() -> Self {
+        match tempfile::tempdir_in("/dev/shm") {
+            Ok(tmp) => Self::with_tmp(tmp),
+            Err(_) => Self::new(),
+        }
+    }
+
+    fn with_tmp(tmp: tempfile::TempDir) -> Self {
         let root = tmp.path().join("proj");
         let home = tmp.path().join("home");
         std::fs::create_dir_all(root.join(".git")).unwrap();
@@ -106,6 +118,48 @@ impl Project {
         self.run(&["hook"], serde_json::to_vec(payload).unwrap())
     }
 
+    /// A SubagentStop of `agent` whose transcript (written in the temp folder) starts with
+    /// `prompt` and whose final message is `message`.
+    pub fn subagent_stop(&self, agent: &str, prompt: &str, message: &str) -> Value {
+        let transcript = self.tmp.path().join(format!("agent-{agent}.jsonl"));
+        let lines = [
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": prompt}}),
+            serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&transcript, text).unwrap();
+        let mut payload = self.payload("SubagentStop.json");
+        payload["agent_id"] = Value::String(agent.into());
+        payload["agent_transcript_path"] = Value::String(transcript.display().to_string());
+        payload["last_assistant_message"] = Value::String(message.into());
+        payload
+    }
+
+    /// Starts `taskhook hook` with `payload` on stdin (the same environment as [`Project::cmd`])
+    /// without waiting for it, for tests of processes running at once.
+    pub fn spawn_hook(&self, payload: &Value) -> std::process::Child {
+        use std::io::Write;
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskhook"))
+            .arg("hook")
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TASKHOOK_NOW", NOW)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(&serde_json::to_vec(payload).unwrap())
+            .unwrap();
+        child
+    }
+
     /// A captured payload with its `cwd` pointed at this project.
     pub fn payload(&self, file: &str) -> Value {
         let mut v = reference_payload(file);
@@ -120,6 +174,19 @@ impl Project {
             all.insert(Path::new("~").join(k), v);
         }
         all
+    }
+
+    /// Creates `.claude/iterative/<slug>` with `units` (each with `max` iterations) through
+    /// the binary; returns its folder.
+    pub fn new_slug(&self, slug: &str, units: &[&str], max: u64) -> PathBuf {
+        let max = max.to_string();
+        let mut args = vec!["iterative", "new", slug, "--max-iterations", &max];
+        for u in units {
+            args.extend(["--task", u]);
+        }
+        let run = self.run(&args, "");
+        assert_eq!(run.code, 0, "{run:?}");
+        self.root.join(".claude/iterative").join(slug)
     }
 
     /// Writes a file (creating folders) inside the project.

@@ -9,15 +9,35 @@
 )]
 
 mod agents;
+mod cdd;
 mod claude_tasks;
 mod claude_tasks_rules;
 mod claude_tasks_scale;
 mod claude_tasks_sessions;
+mod cli;
 mod common;
+mod crash;
+mod demo;
+mod doctor;
+mod durability;
 mod engine;
+mod execute;
+mod fuzz;
+mod hardening;
+mod hostile;
 mod install;
+mod install_files;
+mod install_sh;
 mod iterative;
+mod iterative_state;
+mod iterative_units;
+mod journal;
+mod plugin;
+mod projects;
 mod protocol;
+mod quickstart;
 mod replay;
 mod schemas;
+mod special_files;
+mod status;
 mod store;

@@ -120,17 +120,50 @@ fn oversized_payload_is_refused_cleanly() {
 }
 
 #[test]
-fn bad_environment_is_a_clear_error() {
+fn bad_environment_fails_only_what_uses_it() {
     let p = Project::new();
-    let run = p.run_with(
-        {
-            let mut c = p.cmd();
-            c.env("TASKHOOK_NOW", "not a time");
-            c
-        },
-        &["hook"],
-        serde_json::to_vec(&p.payload("SessionStart.startup.json")).unwrap(),
+    let run_env = |key: &str, value: &str, payload: &str| {
+        let mut c = p.cmd();
+        c.env(key, value);
+        p.run_with(
+            c,
+            &["hook"],
+            serde_json::to_vec(&p.payload(payload)).unwrap(),
+        )
+    };
+    // The no-op path never looks at the clock or a lock: a bad value costs it nothing.
+    for (key, value) in [
+        ("TASKHOOK_NOW", "not a time"),
+        ("TASKHOOK_LOCK_TIMEOUT", "soon"),
+    ] {
+        let run = run_env(key, value, "PostToolUse.Read.json");
+        assert_eq!(
+            (run.code, run.stdout.as_str(), run.stderr.as_str()),
+            (0, "", ""),
+            "{key}: {run:?}"
+        );
+    }
+    // A store to reconcile reads the clock; a write locks: both report the variable.
+    let dir = p.new_slug("s", &["T1"], 5);
+    assert_eq!(
+        p.run(&["iterative", "signal", "s", "T1", "DONE"], "").code,
+        0
     );
+    std::fs::remove_file(dir.join("state.json")).unwrap();
+    let before = p.snapshot();
+    for (key, value) in [
+        ("TASKHOOK_NOW", "not a time"),
+        ("TASKHOOK_LOCK_TIMEOUT", "soon"),
+    ] {
+        let run = run_env(key, value, "SessionStart.startup.json");
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(all.contains(key), "{key}: {run:?}");
+        assert_eq!(p.snapshot(), before, "{key}: files changed");
+    }
+    // Commands check the environment at once.
+    let mut c = p.cmd();
+    c.env("TASKHOOK_NOW", "not a time");
+    let run = p.run_with(c, &["status"], "");
     run.assert_one_line_error();
     assert!(run.stderr.contains("TASKHOOK_NOW"), "{run:?}");
 }

@@ -57,6 +57,7 @@ pub fn list_id(cx: &Ctx, project: &Project) -> Result<String> {
 pub fn store_for(cx: &Ctx, project: &Project) -> Result<StoreRef> {
     let id = list_id(cx, project)?;
     Ok(StoreRef {
+        project: project.root.clone(),
         layout: NAME,
         root: cx.claude_config_dir().join("tasks").join(&id),
         id,

@@ -40,11 +40,10 @@ pub fn todo_id(content: &str) -> String {
     format!("{TODO_ID_PREFIX}{h:016x}")
 }
 
-/// Who is writing todos now: the payload's project folder, session and agent.
-fn todo_scope(cx: &Ctx, t: &TaskTool<'_>) -> TodoScope {
-    let cwd = cx.payload().cwd;
+/// Who is writing todos now: the project the store was found for, the session and the agent.
+fn todo_scope(store: &StoreRef, t: &TaskTool<'_>) -> TodoScope {
     TodoScope {
-        project: cwd.map(|c| cx.project(Some(&c)).root.display().to_string()),
+        project: Some(store.project.display().to_string()),
         session: t.session_id.map(str::to_string),
         agent: t.agent_id.map(str::to_string),
     }
@@ -69,7 +68,7 @@ pub(crate) fn mirror_todos(cx: &Ctx, store: &StoreRef, t: &TaskTool<'_>) -> Resu
             store.id
         )));
     }
-    let scope = todo_scope(cx, t);
+    let scope = todo_scope(store, t);
     let applied = update(
         cx,
         store,

@@ -110,9 +110,9 @@ pub(crate) fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
         lines.push(format!(
             "The original bytes {} `{}`; the kept tasks {} the new `{}`.",
             if dry {
-                "would be moved to"
+                "would be moved aside to"
             } else {
-                "are kept in"
+                "were moved aside to"
             },
             aside.display(),
             if dry { "would become" } else { "are" },

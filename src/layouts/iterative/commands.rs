@@ -1,13 +1,16 @@
 //! What `taskhook iterative …` does to a slug, so the CLI only parses and prints: create a
-//! store from the seed's templates, apply a signal by hand (the same step a subagent's signal
-//! takes), append a guardrail, archive a finished slug.
+//! store from the seed's templates (optionally seeded with the guardrails of past work), apply
+//! a signal by hand (the same step a subagent's signal takes), append a guardrail, archive a
+//! finished slug. The person's commands that change units are in [`super::admin`].
 
 use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 
-use super::state::{current_key, load, units_key};
-use super::{base, markdown, stop, Paths, NAME};
+use super::log::render_note;
+use super::state::{self, load, Slug};
+use super::units::{current_key, name_some, status_of, unit_ids, units_key};
+use super::{base, markdown, stop, templates, Paths, NAME};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::{Step, StoreRef, Turn};
@@ -30,6 +33,7 @@ pub fn store_ref(cx: &Ctx, project: &Project, slug: &str) -> Result<StoreRef> {
         )));
     }
     Ok(StoreRef {
+        project: project.root.clone(),
         layout: NAME,
         id: slug.to_string(),
         root,
@@ -37,7 +41,7 @@ pub fn store_ref(cx: &Ctx, project: &Project, slug: &str) -> Result<StoreRef> {
 }
 
 /// What `iterative new` creates.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct NewSlug {
     pub slug: String,
     /// `development` (tasks, tasks.md) or `knowledge` (phases, plan.md).
@@ -46,21 +50,79 @@ pub struct NewSlug {
     pub max_iterations: u64,
     /// state.json's `task` (default: the slug).
     pub name: Option<String>,
+    /// brief.md's "Outcome Needed" and context.md's "Goal".
+    pub goal: Option<String>,
+    /// brief.md's "Done When" criteria.
+    pub done_when: Vec<String>,
+    /// brief.md's "Constraints".
+    pub constraints: Vec<String>,
+    /// brief.md's "Approach / Notes" and context.md's "Approach".
+    pub approach: Option<String>,
+    /// brief.md's "Domain" and state.json's `domain` (knowledge mode: `research` by default).
+    pub domain: Option<String>,
+    /// A slug (archived or live) whose guardrails.md seeds the new one.
+    pub guardrails_from: Option<String>,
 }
 
-/// Creates `.claude/iterative/SLUG/` with state.json, progress.md, guardrails.md and a plan;
-/// returns its folder and the state written.
-pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Value)> {
+const DEVELOPMENT_DOMAINS: &[&str] = &["feature", "bug", "refactor"];
+const KNOWLEDGE_DOMAINS: &[&str] = &["research", "writing", "analysis", "planning"];
+
+/// A budget every unit can finish within: at least one work iteration (confirmation and
+/// verification passes are not charged against it).
+pub(crate) fn check_budget(max: u64) -> Result<u64> {
+    if max == 0 {
+        return Err(Error::Usage(
+            "max_iterations must be at least 1: a unit needs one work iteration (its confirmation and verification passes are not charged against it)".into(),
+        ));
+    }
+    Ok(max)
+}
+
+/// Creates `.claude/iterative/SLUG/` with state.json, progress.md, guardrails.md, brief.md,
+/// context.md and a plan (seed 003's templates); returns its folder, the state written and how
+/// many guardrails were carried over.
+pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Value, usize)> {
     check_id("slug", &n.slug)?;
     for t in &n.units {
         check_id("unit id", t)?;
     }
+    check_budget(n.max_iterations)?;
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = n.units.iter().find(|u| !seen.insert(u.as_str())) {
+        return Err(Error::Usage(format!("unit {dup} is given twice")));
+    }
+    let domains = if n.knowledge {
+        KNOWLEDGE_DOMAINS
+    } else {
+        DEVELOPMENT_DOMAINS
+    };
+    let domain = match &n.domain {
+        Some(d) if !domains.contains(&d.as_str()) => {
+            return Err(Error::Usage(format!(
+                "domain {d:?} is not one of {} for {} mode",
+                domains.join(", "),
+                if n.knowledge {
+                    "knowledge"
+                } else {
+                    "development"
+                }
+            )))
+        }
+        Some(d) => Some(d.clone()),
+        None if n.knowledge => Some("research".to_string()),
+        None => None,
+    };
     let root = base(&project.root).join(&n.slug);
     let p = Paths::of(&root);
     if cx.store.exists(&p.state) || cx.store.exists(&p.progress) {
         return Err(Error::Rule(format!("`{}` already exists", root.display())));
     }
+    let carried = match &n.guardrails_from {
+        Some(from) => Some(guardrails_of(cx, project, from)?),
+        None => None,
+    };
     let now = cx.store.clock().stamp();
+    let name = n.name.clone().unwrap_or_else(|| n.slug.clone());
     let mut units = Map::new();
     for t in &n.units {
         units.insert(
@@ -74,7 +136,7 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
         ("tasks", "current_task", "development")
     };
     let mut state = json!({
-        "task": n.name.clone().unwrap_or_else(|| n.slug.clone()),
+        "task": name,
         "slug": n.slug,
         "mode": mode,
         "created": now,
@@ -84,45 +146,117 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
         "current_iteration": 0,
         ukey: Value::Object(units),
     });
+    if let Some(d) = &domain {
+        state["domain"] = json!(d);
+    }
     if !n.knowledge {
         state["commits"] = json!([]);
     }
-    let plan = plan_text(n, &now);
+    let filled = NewSlug {
+        domain: domain.clone(),
+        ..n.clone()
+    };
+    let plan = templates::plan(&filled, &name, &now);
+    let mut guardrails = String::from_utf8_lossy(GUARDRAILS_HEADER).into_owned();
+    let mut count = 0;
+    if let Some((from, text)) = &carried {
+        count = text.lines().filter(|l| l.starts_with("## ")).count();
+        guardrails.push_str(&format!(
+            "<!-- taskhook: carried over from {from} (guardrails.md) -->\n\n{text}"
+        ));
+    }
     cx.store.create_dir_all(&root)?;
-    cx.store.with_lock(&folder_lock_path(&root), || {
-        stop::write_state(cx, &p, &state)?;
-        cx.store.append(&p.progress, b"# Progress Log\n\n")?;
-        cx.store.append(&p.guardrails, GUARDRAILS_HEADER)?;
+    let written = cx.store.with_lock(&folder_lock_path(&root), || {
+        let mut l = Slug::new(state, super::units::Plan::default(), 0, true);
+        state::append_progress(cx, &p, &mut l, "")?;
+        state::write_state(cx, &p, &mut l)?;
+        cx.store.append(&p.guardrails, guardrails.as_bytes())?;
         let plan_path = if n.knowledge { &p.plan_md } else { &p.tasks_md };
-        cx.store.replace(plan_path, plan.as_bytes())?;
+        for (path, text) in [
+            (plan_path, plan),
+            (&p.brief, templates::brief(&filled, &name, &now)),
+            (&p.context, templates::context(&filled, &name)),
+        ] {
+            if !cx.store.exists(path) {
+                cx.store.replace(path, text.as_bytes())?;
+            }
+        }
         if n.knowledge {
             cx.store.create_dir_all(&root.join("sources"))?;
             cx.store.create_dir_all(&root.join("outputs"))?;
         }
-        Ok(())
+        Ok(l.state)
     })?;
-    Ok((root, state))
+    Ok((root, written, count))
 }
 
-/// A starting tasks.md / plan.md in the seed's template.
-fn plan_text(n: &NewSlug, now: &str) -> String {
-    let (slug, count) = (&n.slug, n.units.len());
-    let mut s = if n.knowledge {
-        format!(
-            "# {slug} - Phases\n\n**Created:** {now}\n**Total:** {count} phases\n\n## Phases\n\n"
-        )
+/// The guardrails of past work named `from`: every `archive/FROM-YYYYMMDD[-N]` (oldest first)
+/// or an archive folder named exactly `from`, else the live slug `from`; without guardrails.md's
+/// header, each lesson once. Returns where they came from and the text.
+fn guardrails_of(cx: &Ctx, project: &Project, from: &str) -> Result<(String, String)> {
+    check_id("slug", from)?;
+    let base = base(&project.root);
+    let archive = base.join("archive");
+    let mut found: Vec<((String, u64), String)> = Vec::new();
+    for e in cx.store.list_dir(&archive)? {
+        if !e.is_dir {
+            continue;
+        }
+        let rank = if e.name == from {
+            Some((String::new(), 0))
+        } else {
+            e.name
+                .strip_prefix(from)
+                .and_then(|r| r.strip_prefix('-'))
+                .and_then(|r| {
+                    let (day, n) = r.split_once('-').unwrap_or((r, "1"));
+                    let ok = day.len() == 8 && day.bytes().all(|b| b.is_ascii_digit());
+                    ok.then(|| (day.to_string(), n.parse().unwrap_or(1)))
+                })
+        };
+        if let Some(rank) = rank {
+            found.push((rank, e.name));
+        }
+    }
+    found.sort();
+    let (dirs, shown): (Vec<_>, String) = if found.is_empty() {
+        (vec![base.join(from)], from.to_string())
     } else {
-        format!(
-            "# {slug} - Tasks\n\n**Created:** {now}\n**Total:** {count} tasks\n**Status:** 0 done, 0 in progress, {count} pending\n\n## Tasks\n\n"
+        let names: Vec<String> = found.iter().map(|(_, n)| format!("archive/{n}")).collect();
+        (
+            found.into_iter().map(|(_, n)| archive.join(n)).collect(),
+            names.join(", "),
         )
     };
-    for u in &n.units {
-        s.push_str(&format!(
-            "- [ ] **{u}**: {u}\n  - Completion: `<signal>{u}_DONE</signal>`\n  - Max iterations: {}\n  - Depends: none\n\n",
-            n.max_iterations
-        ));
+    let mut lessons: Vec<String> = Vec::new();
+    let mut any = false;
+    for dir in dirs {
+        let Some(bytes) = cx
+            .store
+            .read_capped(&dir.join("guardrails.md"), 4 * 1024 * 1024)?
+        else {
+            continue;
+        };
+        any = true;
+        let text = String::from_utf8_lossy(&bytes);
+        let body = match text.find("\n## ") {
+            Some(i) => &text[i + 1..],
+            None if text.starts_with("## ") => &text[..],
+            None => "",
+        };
+        for lesson in body.split("\n## ").filter(|l| !l.trim().is_empty()) {
+            let lesson = format!("## {}\n\n", lesson.trim_start_matches("## ").trim_end());
+            if !lessons.contains(&lesson) {
+                lessons.push(lesson);
+            }
+        }
     }
-    s
+    if !any {
+        return Err(Error::NotFound(format!(
+            "no guardrails to carry over: neither .claude/iterative/archive/{from}-YYYYMMDD nor .claude/iterative/{from} has a guardrails.md"
+        )));
+    }
+    Ok((shown, lessons.concat()))
 }
 
 /// Applies a signal by hand: the same step a subagent's signal takes. Returns the unit's state
@@ -214,8 +348,9 @@ pub fn add_guardrail(
 }
 
 /// Marks the slug complete and moves it to `.claude/iterative/archive/SLUG-YYYYMMDD` (`-2`, `-3`
-/// for a second archive the same day), under the slug's lock; returns the new folder.
-pub fn archive(cx: &Ctx, project: &Project, slug: &str) -> Result<PathBuf> {
+/// for a second archive the same day), under the slug's lock; returns the new folder. Unfinished
+/// units (anything not `done`) refuse unless `force`.
+pub fn archive(cx: &Ctx, project: &Project, slug: &str, force: bool) -> Result<PathBuf> {
     let store = store_ref(cx, project, slug)?;
     let p = Paths::of(&store.root);
     let day = cx.store.clock().now().format("%Y%m%d").to_string();
@@ -228,9 +363,31 @@ pub fn archive(cx: &Ctx, project: &Project, slug: &str) -> Result<PathBuf> {
     }
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, &store, true)?;
+        let open: Vec<String> = unit_ids(&l.state)
+            .into_iter()
+            .filter(|u| status_of(&l.state, u) != "done")
+            .map(|u| format!("{u} ({})", status_of(&l.state, &u)))
+            .collect();
+        if !open.is_empty() && !force {
+            return Err(Error::Rule(format!(
+                "{slug} has unfinished work: {}; finish it, or archive anyway with `taskhook iterative archive {slug} --force`",
+                name_some(&open)
+            )));
+        }
+        let shown = target
+            .strip_prefix(base(&project.root))
+            .unwrap_or(&target)
+            .display()
+            .to_string();
+        let mut why = format!("phase complete; moved to {shown}");
+        if !open.is_empty() {
+            why.push_str(&format!(" with unfinished work (--force): {}", name_some(&open)));
+        }
+        let note = render_note(&cx.store.clock().stamp(), "archived", None, &why);
+        state::append_progress(cx, &p, &mut l, &note)?;
         l.state["phase"] = json!("complete");
         l.state["updated"] = json!(cx.store.clock().stamp());
-        stop::write_state(cx, &p, &l.state)?;
+        state::write_state(cx, &p, &mut l)?;
         cx.store.rename(&store.root, &target)
     })?;
     Ok(target)

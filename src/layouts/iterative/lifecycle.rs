@@ -1,11 +1,22 @@
 //! Seed 003's unit lifecycle as one pure step: work → confirm → verify → done, with the loop
-//! bounded by `max_iterations` and by a cap on failed confirmation rounds. The same function
-//! drives live SubagentStops and the replay of `progress.md` when state.json must be rebuilt,
-//! so both always agree.
+//! bounded by `max_iterations` and by a cap on failed confirmations. The same function drives
+//! live SubagentStops, launches, and the replay of `progress.md` when state.json must be
+//! rebuilt, so both always agree.
 //!
-//! Every SubagentStop of a unit is one iteration, confirmation and verification passes
-//! included: seed 003's own example (T1: 3 iterations, 1 confirmation; T2: 5 iterations, 2
-//! confirmations) is exactly the shortest path and the path with one failed confirmation.
+//! **How the budget counts.** Every SubagentStop of a unit is one iteration
+//! (`iterations_used`), confirmation and verification passes included: seed 003's own example
+//! (T1: 3 iterations, 1 confirmation; T2: 5 iterations, 2 confirmations) is exactly the
+//! shortest path and the path with one failed confirmation. `max_iterations` bounds the *work*
+//! loop: a stop that would need another work pass once `iterations_used` has reached
+//! `max_iterations` times the unit out. A DONE declared within the budget always gets its
+//! confirmation and verification passes (the seed's "mandatory N+1 confirmation"), even past
+//! the budget, so every budget of 1 or more can finish. Work past the budget (after a check failed there, or a unit
+//! relaunched after a BLOCKED on its last iteration) times the unit out, so a unit asks for
+//! at most `max_iterations + 1` passes and stops for good after `max_iterations + 3` stops.
+//!
+//! **Held units.** A unit that timed out, or that hit the failed-confirmation cap ("needs
+//! review"), changes only by a person's command (`taskhook iterative set-max`, `reset`,
+//! `unblock`): later stops, signals and launches change nothing ([`Effect::Held`]).
 
 use crate::signals::SignalKind;
 
@@ -41,6 +52,37 @@ impl Counters {
             reason: None,
         }
     }
+
+    /// Why the unit is held until a person's command, if it is: timed out, or blocked by the
+    /// failed-confirmation cap.
+    pub fn held(&self) -> Option<String> {
+        match self.status.as_str() {
+            "timeout" => Some(format!(
+                "it timed out after {} iterations (max_iterations {})",
+                self.iterations_used, self.max_iterations
+            )),
+            "blocked" if self.reason.as_deref() == Some(CONFIRMATION_CAP_REASON) => {
+                Some(format!("it is blocked: {CONFIRMATION_CAP_REASON}"))
+            }
+            _ => None,
+        }
+    }
+
+    /// The budget as the instructions say it: `iteration 2 of 5`, or past the budget (a check
+    /// pass), `iteration 4 (a check past max_iterations 3; checks are not charged)`.
+    pub fn budget_text(&self) -> String {
+        if self.iterations_used <= self.max_iterations {
+            format!(
+                "iteration {} of {}",
+                self.iterations_used, self.max_iterations
+            )
+        } else {
+            format!(
+                "iteration {} (a check past max_iterations {}; checks are not charged)",
+                self.iterations_used, self.max_iterations
+            )
+        }
+    }
 }
 
 /// What the step decided; the layout turns it into a reply.
@@ -58,11 +100,14 @@ pub enum Effect {
     KeepGoing(Option<String>),
     /// The unit is blocked (BLOCKED signal, or the confirmation cap).
     Blocked(String),
-    /// `max_iterations` reached before done.
+    /// `max_iterations` reached when another work pass was needed.
     Timeout,
-    /// The unit was already done, or the input was a launch: nothing changed (a stop, not a
-    /// launch, counts an iteration).
-    AlreadyDone,
+    /// A launch started the unit (pending, or blocked by a subagent, → in_progress).
+    Started,
+    /// Held until a person's command (timed out, or the confirmation cap): nothing changed.
+    Held(String),
+    /// Nothing changed: the unit was done, or a launch found it already in work.
+    Unchanged,
 }
 
 impl Effect {
@@ -73,15 +118,36 @@ impl Effect {
             Effect::Confirm | Effect::Verify | Effect::Returned(_) | Effect::KeepGoing(_)
         )
     }
+
+    /// Whether the pass asked for is a work pass (charged against `max_iterations`).
+    fn is_work_pass(&self) -> bool {
+        matches!(self, Effect::Returned(_) | Effect::KeepGoing(_))
+    }
 }
 
-/// Applies one stop to a unit.
+/// Applies one stop or launch to a unit.
 pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
-    if c.status == "done" || input == Input::Launch {
-        return Effect::AlreadyDone;
+    if c.status == "done" {
+        return Effect::Unchanged;
     }
-    c.iterations_used += 1;
+    if let Some(why) = c.held() {
+        return Effect::Held(why);
+    }
+    if input == Input::Launch {
+        return match c.status.as_str() {
+            "pending" | "blocked" => {
+                c.status = "in_progress".into();
+                c.reason = None;
+                Effect::Started
+            }
+            _ => Effect::Unchanged,
+        };
+    }
     let checking = matches!(c.status.as_str(), "confirming" | "verifying");
+    // Work on a unit whose budget is already used up (a unit relaunched after a BLOCKED at its
+    // last iteration, or whose budget a person lowered) times it out, whatever the stop says.
+    let spent = !checking && c.iterations_used >= c.max_iterations;
+    c.iterations_used = c.iterations_used.saturating_add(1);
     let effect = match input {
         Input::Signal(SignalKind::Done, _) => match c.status.as_str() {
             "confirming" => {
@@ -95,7 +161,7 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
             }
             _ => {
                 c.status = "confirming".into();
-                c.confirmations_used += 1;
+                c.confirmations_used = c.confirmations_used.saturating_add(1);
                 c.reason = None;
                 Effect::Confirm
             }
@@ -111,26 +177,30 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
                 Input::Signal(_, r) => r.map(str::to_string),
                 _ => Some("the check ended without confirming the signal".into()),
             };
-            c.failed_confirmations += 1;
+            c.failed_confirmations = c.failed_confirmations.saturating_add(1);
             if c.failed_confirmations >= MAX_FAILED_CONFIRMATIONS {
                 c.status = "blocked".into();
                 c.reason = Some(CONFIRMATION_CAP_REASON.into());
                 Effect::Blocked(CONFIRMATION_CAP_REASON.into())
             } else {
                 c.status = "in_progress".into();
+                c.reason = None;
                 Effect::Returned(reason)
             }
         }
         Input::Signal(SignalKind::Failed, reason) => {
             c.status = "in_progress".into();
+            c.reason = None;
             Effect::KeepGoing(reason.map(str::to_string))
         }
         Input::NoSignal | Input::Launch => {
             c.status = "in_progress".into();
+            c.reason = None;
             Effect::KeepGoing(None)
         }
     };
-    if effect.wants_another_pass() && c.iterations_used >= c.max_iterations {
+    // A work pass asked for once the budget is used up times the unit out.
+    if spent || (effect.is_work_pass() && c.iterations_used >= c.max_iterations) {
         c.status = "timeout".into();
         c.reason = Some(format!("hit max iterations ({})", c.max_iterations));
         return Effect::Timeout;
@@ -155,7 +225,7 @@ mod tests {
             (c.status.as_str(), c.iterations_used, c.confirmations_used),
             ("done", 3, 1)
         );
-        assert_eq!(step(&mut c, DONE), Effect::AlreadyDone);
+        assert_eq!(step(&mut c, DONE), Effect::Unchanged);
         assert_eq!(c.iterations_used, 3);
     }
 
@@ -217,35 +287,86 @@ mod tests {
         assert_eq!(c.status, "blocked");
     }
 
+    #[test]
+    fn every_budget_of_one_or_more_can_finish() {
+        for max in 1..=3 {
+            let mut c = Counters::pending(max);
+            assert_eq!(step(&mut c, DONE), Effect::Confirm, "max {max}");
+            assert_eq!(step(&mut c, DONE), Effect::Verify, "max {max}");
+            assert_eq!(step(&mut c, DONE), Effect::Completed, "max {max}");
+            assert_eq!((c.iterations_used, c.confirmations_used), (3, 1));
+        }
+        // Past the budget, a failed check is a work pass: timeout.
+        let mut c = Counters::pending(1);
+        step(&mut c, DONE);
+        assert_eq!(
+            step(&mut c, Input::Signal(SignalKind::Failed, None)),
+            Effect::Timeout
+        );
+    }
+
+    #[test]
+    fn held_units_change_only_by_a_person() {
+        let mut c = Counters::pending(1);
+        assert_eq!(step(&mut c, Input::NoSignal), Effect::Timeout);
+        let before = c.clone();
+        for input in [DONE, Input::NoSignal, Input::Launch] {
+            assert!(matches!(step(&mut c, input), Effect::Held(_)));
+            assert_eq!(c, before);
+        }
+        let mut c = Counters {
+            status: "blocked".into(),
+            reason: Some(CONFIRMATION_CAP_REASON.into()),
+            ..Counters::pending(9)
+        };
+        assert!(matches!(step(&mut c, DONE), Effect::Held(_)));
+        assert_eq!(c.status, "blocked");
+    }
+
+    #[test]
+    fn a_launch_starts_pending_and_subagent_blocked_units() {
+        let mut c = Counters::pending(5);
+        assert_eq!(step(&mut c, Input::Launch), Effect::Started);
+        assert_eq!((c.status.as_str(), c.iterations_used), ("in_progress", 0));
+        assert_eq!(step(&mut c, Input::Launch), Effect::Unchanged);
+        step(&mut c, Input::Signal(SignalKind::Blocked, Some("key")));
+        assert_eq!(step(&mut c, Input::Launch), Effect::Started);
+        assert_eq!(c.reason, None);
+    }
+
     fn input() -> impl Strategy<Value = Input<'static>> {
         prop_oneof![
             Just(Input::NoSignal),
             Just(DONE),
             Just(Input::Signal(SignalKind::Failed, None)),
             Just(Input::Signal(SignalKind::Blocked, None)),
+            Just(Input::Launch),
         ]
     }
 
     proptest! {
-        /// No input sequence keeps a unit asking for passes beyond its budget: once
-        /// `max_iterations` stops have counted, the unit is done, blocked or timed out.
+        /// No input sequence keeps a unit asking for passes beyond its budget: work passes stop
+        /// at `max_iterations`, the check passes a DONE earns add at most two more, and a stop
+        /// past that times the unit out; a held unit never moves again.
         #[test]
         fn every_loop_is_bounded(max in 1u64..12, inputs in proptest::collection::vec(input(), 0..60)) {
             let mut c = Counters::pending(max);
             let mut passes_asked = 0u64;
             for i in inputs {
+                let held = c.held().is_some();
+                let before = c.clone();
                 if step(&mut c, i).wants_another_pass() {
                     passes_asked += 1;
                 }
-                prop_assert!(c.iterations_used <= max);
-                if c.iterations_used >= max {
+                if held {
+                    prop_assert_eq!(&c, &before);
+                }
+                prop_assert!(c.iterations_used <= max + 3, "{:?}", c);
+                if c.iterations_used >= max + 3 {
                     prop_assert!(matches!(c.status.as_str(), "done" | "blocked" | "timeout"), "{:?}", c);
                 }
-                if c.status == "blocked" || c.status == "timeout" {
-                    break;
-                }
             }
-            prop_assert!(passes_asked < max);
+            prop_assert!(passes_asked < max + 2);
         }
     }
 }

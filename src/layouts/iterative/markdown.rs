@@ -1,8 +1,6 @@
 //! Seed 003's markdown files, parsed and written: `tasks.md` / `plan.md` (units, criteria,
-//! dependencies, max iterations), `progress.md` (iteration entries), `guardrails.md` entries.
-//! Pure functions over `&str`.
-
-use std::collections::BTreeMap;
+//! dependencies, max iterations), `guardrails.md` entries, and the `Name: value` fields of a
+//! subagent's final message. `progress.md` is [`super::log`]'s. Pure functions over `&str`.
 
 /// What the plan says about one unit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -104,7 +102,7 @@ fn unit_heading(line: &str) -> Option<PlanUnit> {
 }
 
 /// `Name: value` (also `**Name:** value`), case-insensitive on the name.
-fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
     let l = line.trim_start_matches("**");
     let head = l.get(..name.len())?;
     if !head.eq_ignore_ascii_case(name) {
@@ -115,90 +113,6 @@ fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
     Some(rest.trim())
 }
 
-/// One iteration entry of `progress.md`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Entry {
-    pub unit: String,
-    pub iteration: u64,
-    pub timestamp: String,
-    pub did: Option<String>,
-    pub remaining: Option<String>,
-    pub blockers: Option<String>,
-    /// The signal text as logged (`T1_DONE`, `T1_FAILED: reason`).
-    pub signal: Option<String>,
-    pub commit: Option<String>,
-}
-
-/// Parses every `## {ID} - Iteration {N} - {timestamp}` entry, in file order. Other headings
-/// (taskhook's reconciliation notes, free text) are skipped.
-pub fn parse_progress(text: &str) -> Vec<Entry> {
-    let mut out: Vec<Entry> = Vec::new();
-    let mut current: Option<Entry> = None;
-    for line in text.lines() {
-        if let Some(h) = line.strip_prefix("## ") {
-            if let Some(e) = current.take() {
-                out.push(e);
-            }
-            current = entry_heading(h);
-            continue;
-        }
-        let Some(e) = current.as_mut() else { continue };
-        let l = line.trim();
-        if let Some(v) = field(l, "Did") {
-            e.did = Some(v.to_string());
-        } else if let Some(v) = field(l, "Remaining") {
-            e.remaining = Some(v.to_string());
-        } else if let Some(v) = field(l, "Blockers") {
-            e.blockers = Some(v.to_string());
-        } else if let Some(v) = field(l, "Signal") {
-            e.signal = Some(v.to_string());
-        } else if let Some(v) = field(l, "Commit") {
-            e.commit = Some(v.to_string());
-        }
-    }
-    out.extend(current);
-    out
-}
-
-fn entry_heading(h: &str) -> Option<Entry> {
-    let mut parts = h.splitn(3, " - ");
-    let unit = parts.next()?.trim();
-    let iter = parts
-        .next()?
-        .trim()
-        .strip_prefix("Iteration ")?
-        .trim()
-        .parse()
-        .ok()?;
-    let ts = parts.next().unwrap_or("").trim();
-    (!unit.is_empty() && !unit.contains(' ')).then(|| Entry {
-        unit: unit.to_string(),
-        iteration: iter,
-        timestamp: ts.to_string(),
-        ..Default::default()
-    })
-}
-
-/// Renders one entry in the seed's format (ending with a blank line).
-pub fn render_entry(e: &Entry) -> String {
-    let mut s = format!(
-        "## {} - Iteration {} - {}\n",
-        e.unit, e.iteration, e.timestamp
-    );
-    let line = |name: &str, v: &Option<String>, s: &mut String| {
-        if let Some(v) = v {
-            s.push_str(&format!("**{name}:** {}\n", one_paragraph(v)));
-        }
-    };
-    line("Did", &e.did, &mut s);
-    line("Remaining", &e.remaining, &mut s);
-    line("Blockers", &e.blockers, &mut s);
-    line("Signal", &e.signal, &mut s);
-    line("Commit", &e.commit, &mut s);
-    s.push('\n');
-    s
-}
-
 /// Folds text onto one line (entries are one line per field) and bounds it.
 pub fn one_paragraph(text: &str) -> String {
     let folded = crate::error::one_line(text);
@@ -207,15 +121,6 @@ pub fn one_paragraph(text: &str) -> String {
     } else {
         folded
     }
-}
-
-/// The last entry of each unit.
-pub fn last_entries(entries: &[Entry]) -> BTreeMap<&str, &Entry> {
-    let mut m = BTreeMap::new();
-    for e in entries {
-        m.insert(e.unit.as_str(), e);
-    }
-    m
 }
 
 /// Renders a guardrail in the seed's format.
@@ -273,38 +178,6 @@ mod tests {
         let plan = "## Phases\n\n- [ ] **R1**: Gather\n  - Criteria: 10 sources\n- [ ] **R2**: Synthesize\n\n## Dependencies\n\nR1 -> R2\n";
         let units = parse_plan(plan);
         assert_eq!(units[1].depends, ["R1"]);
-    }
-
-    #[test]
-    fn progress_round_trip() {
-        let e = Entry {
-            unit: "T1".into(),
-            iteration: 2,
-            timestamp: "2026-01-14T10:30:00Z".into(),
-            did: Some("Added model\nand tests".into()),
-            remaining: Some("None".into()),
-            blockers: Some("None".into()),
-            signal: Some("T1_DONE".into()),
-            commit: Some("abc1234".into()),
-        };
-        let text = format!(
-            "# Progress Log\n\n{}## Reconciled - x\nnote\n\n",
-            render_entry(&e)
-        );
-        let parsed = parse_progress(&text);
-        assert_eq!(parsed.len(), 1);
-        assert_eq!(parsed[0].did.as_deref(), Some("Added model and tests"));
-        assert_eq!(parsed[0].signal.as_deref(), Some("T1_DONE"));
-        assert_eq!(parsed[0].iteration, 2);
-    }
-
-    #[test]
-    fn seed_progress_example_parses() {
-        let text = "# Progress Log\n\n## T1 - Iteration 1 - 2026-01-14T10:00:00Z\n**Did:** a\n**Remaining:** b\n**Blockers:** None\n**Commit:** abc\n\n## T1 - Iteration 2 - 2026-01-14T11:00:00Z\n**Did:** c\n**Remaining:** None\n**Signal:** T1_DONE\n**Commit:** def\n";
-        let p = parse_progress(text);
-        assert_eq!(p.len(), 2);
-        assert_eq!(p[0].remaining.as_deref(), Some("b"));
-        assert_eq!(p[1].signal.as_deref(), Some("T1_DONE"));
     }
 
     #[test]

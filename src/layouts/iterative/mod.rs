@@ -1,21 +1,33 @@
 //! Layout `iterative` (seed 003): `.claude/iterative/{slug}/` with `state.json`, `progress.md`
 //! (append-only iteration log, the authority on recovery), `guardrails.md`, `context.md`,
-//! `tasks.md` (development) or `plan.md` (knowledge). `archive/` beside the slugs is skipped.
+//! `brief.md`, `tasks.md` (development) or `plan.md` (knowledge). `archive/` beside the slugs
+//! is skipped.
 //!
 //! SubagentStop drives each unit through work → confirm → verify → done ([`lifecycle`]), one
 //! progress entry per stop ([`stop`]), with another pass asked for (confirmation,
 //! verification, a bound unit that stopped without a signal), always bounded by
-//! `max_iterations` and a cap on failed confirmations. SessionStart rebuilds a missing, corrupt
-//! or lagging state.json by replaying progress.md through the same lifecycle ([`state`]), and
-//! tells the model the context, the guardrails, the current unit and what remains
-//! ([`summary`]). [`commands`] holds what `taskhook iterative …` does.
+//! `max_iterations` and a cap on failed confirmations; a bound launch starts a unit, and units
+//! held for a person or waiting on dependencies are not moved by subagents. Loads read only the
+//! log's tail past state.json's cursor ([`state`]); SessionStart checks state.json against the
+//! log in both directions, with git as evidence ([`check`]), rebuilds a missing or corrupt one
+//! ([`rebuild`]), and tells the model the context, the guardrails, the current unit and what
+//! remains ([`summary`]). [`commands`] and [`admin`] hold what `taskhook iterative …` does;
+//! [`recover`] salvages a damaged state.json.
 
+pub mod admin;
+pub mod check;
 pub mod commands;
+pub mod git;
 pub mod lifecycle;
+pub mod log;
 pub mod markdown;
+pub mod rebuild;
+pub mod recover;
 pub mod state;
 pub mod stop;
 pub mod summary;
+mod templates;
+pub mod units;
 
 use std::path::{Path, PathBuf};
 
@@ -28,10 +40,10 @@ use crate::hook::output::Reply;
 use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
 use crate::project::Project;
 use crate::signals::{Signal, SignalKind};
-use crate::store::{check_id, folder_lock_path, Loaded};
+use crate::store::{check_id, folder_lock_path};
 
-use markdown::parse_progress;
-use state::{current_key, load, read_plan, rebuild, save, status_of, unit_ids, Slug};
+use state::{load, save, Slug};
+use units::{current_key, status_of, unit_ids};
 
 /// The schema of state.json.
 pub const SCHEMA: &str = "iterative-state";
@@ -53,6 +65,7 @@ pub struct Paths {
     pub context: PathBuf,
     pub tasks_md: PathBuf,
     pub plan_md: PathBuf,
+    pub brief: PathBuf,
 }
 
 impl Paths {
@@ -65,6 +78,7 @@ impl Paths {
             context: root.join("context.md"),
             tasks_md: root.join("tasks.md"),
             plan_md: root.join("plan.md"),
+            brief: root.join("brief.md"),
         }
     }
 }
@@ -117,11 +131,76 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
                     l.state["updated"] = json!(cx.store.clock().stamp());
                     l.dirty = true;
                 }
-                save(cx, store, &l)?;
+                save(cx, store, &mut l)?;
             }
             Ok(((), record))
         })
         .map(|()| Reply::default())
+}
+
+/// What [`units_cheaply`] reads of state.json: no more than names need.
+#[derive(serde::Deserialize)]
+struct Lite {
+    mode: Option<String>,
+    phase: Option<String>,
+    tasks: Option<std::collections::HashMap<String, LiteUnit>>,
+    phases: Option<std::collections::HashMap<String, LiteUnit>>,
+    taskhook: Option<LiteCursor>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteUnit {
+    status: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteCursor {
+    progress_bytes: u64,
+}
+
+/// The units a `<task>` or `<signal>` name can resolve to, read without a full load: when
+/// state.json has a cursor and progress.md holds nothing past it, its units (and the plan's)
+/// are all there are. `None` when a full load must decide (no cursor, a tail to apply, a file
+/// that does not parse).
+pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Unit>>> {
+    let p = Paths::of(&store.root);
+    let Some(bytes) = cx.store.read(&p.state)? else {
+        return Ok(None);
+    };
+    let Ok(lite) = serde_json::from_slice::<Lite>(&bytes) else {
+        return Ok(None);
+    };
+    let log_len = cx.store.len(&p.progress).unwrap_or(0);
+    if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
+        return Ok(None);
+    }
+    let units = if lite.mode.as_deref() == Some("knowledge") {
+        lite.phases
+    } else {
+        lite.tasks
+    };
+    let Some(units) = units else {
+        return Ok(None);
+    };
+    let archived = lite.phase.as_deref() == Some("complete");
+    let plan = state::read_plan(cx, &p)?;
+    let mut out: Vec<Unit> = units
+        .iter()
+        .map(|(id, u)| Unit {
+            id: id.clone(),
+            active: !archived && u.status.as_deref() != Some("done"),
+        })
+        .collect();
+    out.extend(
+        plan.units
+            .iter()
+            .filter(|u| !units.contains_key(&u.id))
+            .map(|u| Unit {
+                id: u.id.clone(),
+                active: !archived,
+            }),
+    );
+    Ok(Some(out))
 }
 
 /// SessionStart's work for one slug: decided on an unlocked read; only a slug with something to
@@ -145,7 +224,7 @@ fn reconcile_slug(cx: &Ctx, store: &StoreRef) -> Result<Option<Slug>> {
                 l.notes
                     .push(format!("removed {} abandoned temp file(s)", removed.len()));
             }
-            save(cx, store, &l)?;
+            save(cx, store, &mut l)?;
         }
         Ok((Some(l), dirty))
     })
@@ -172,6 +251,7 @@ impl Layout for Iterative {
             .into_iter()
             .filter(|e| e.is_dir && e.name != "archive" && check_id("slug", &e.name).is_ok())
             .map(|e| StoreRef {
+                project: project.root.clone(),
                 layout: NAME,
                 root: base.join(&e.name),
                 id: e.name,
@@ -215,11 +295,14 @@ impl Layout for Iterative {
     fn log_error(&self, cx: &Ctx, store: &StoreRef, message: &str) -> Result<()> {
         let p = Paths::of(&store.root);
         cx.store.with_lock(&folder_lock_path(&store.root), || {
-            state::append_progress(cx, &p, &stop::invalid_note(cx, message))
+            state::append_raw(cx, &p, &state::invalid_note(cx, message))
         })
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
+        if let Some(units) = units_cheaply(cx, store)? {
+            return Ok(units);
+        }
         let l = match load(cx, store, false) {
             Ok(l) => l,
             Err(Error::NotFound(_)) => return Ok(Vec::new()),
@@ -253,46 +336,12 @@ impl Layout for Iterative {
                 stop::stop(cx, store, unit, Some(&signal), turn)
             }
             Input::NoSignal => stop::stop(cx, store, unit, None, turn),
-            Input::Launch => Ok(Step::default()),
+            Input::Launch => stop::launch(cx, store, unit),
         }
     }
 
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
-        let p = Paths::of(&store.root);
-        cx.store.with_lock(&folder_lock_path(&store.root), || {
-            let plan = read_plan(cx, &p)?;
-            let text = cx.store.read_text(&p.progress)?.unwrap_or_default();
-            let entries = parse_progress(&text);
-            if entries.is_empty() {
-                return Err(Error::NotFound(format!(
-                    "`{}` has no progress.md entries to rebuild state.json from",
-                    p.progress.display()
-                )));
-            }
-            let now = cx.store.clock().stamp();
-            let mut state = rebuild(cx, store, &plan, &entries, &now);
-            // Keep what the log cannot know: creation time, task name, commits, domain.
-            if let Loaded::Valid(old) = cx.store.load_json(&p.state, SCHEMA)? {
-                for k in ["task", "created", "commits", "domain"] {
-                    if let Some(v) = old.get(k) {
-                        state[k] = v.clone();
-                    }
-                }
-            } else if cx.store.exists(&p.state) {
-                cx.store.quarantine(&p.state)?;
-            }
-            stop::write_state(cx, &p, &state)?;
-            let note = format!(
-                "## Reconciled - {now}\n**Discrepancy:** `taskhook recover` rebuilt state.json from {} progress entries\n\n",
-                entries.len()
-            );
-            state::append_progress(cx, &p, &note)?;
-            Ok(format!(
-                "Rebuilt {} from {} progress.md entries.",
-                p.state.display(),
-                entries.len()
-            ))
-        })
+        recover::recover(cx, store)
     }
 }
 

@@ -1,21 +1,36 @@
 //! One slug's state as taskhook works with it: state.json checked against progress.md (the
-//! authority on recovery), rebuilt or caught up from it when it is missing, corrupt or lags,
-//! and the helpers over units, counters, dependencies and readiness.
+//! authority on recovery), caught up, checked or rebuilt from it, and written back.
+//!
+//! **The log cursor.** state.json carries `taskhook: {progress_bytes, commits_logged,
+//! checksum}`: how much of progress.md it reflects, how many of its `commits` an entry has
+//! named, and a checksum of every unit's counters as taskhook wrote them. While the checksum
+//! holds, a load reads only the log's tail from `progress_bytes` on and applies it unit by unit
+//! (normally there is none), so an event costs the size of state.json, not of the log. Without
+//! a cursor (a store the seed's own skill wrote), with a checksum that no longer matches (a
+//! hand edit), or with a log shorter than the cursor, the whole log is checked
+//! ([`super::check`]).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::lifecycle::{step, Counters, DEFAULT_MAX_ITERATIONS};
-use super::markdown::{parse_plan, parse_progress, Entry, PlanUnit};
+use super::lifecycle::Effect;
+use super::log::{self, parse_records, render_note, Record};
+use super::markdown::parse_plan;
+use super::units::*;
+use super::{check, rebuild};
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::graph::{self, Node};
-use crate::layouts::unit::Input;
 use crate::layouts::StoreRef;
-use crate::signals::parse_signals;
 use crate::store::Loaded;
+
+/// Largest progress.md (or tail of it) read.
+pub const LOG_CAP: usize = 512 * 1024 * 1024;
+/// Largest tasks.md / plan.md read.
+const PLAN_CAP: usize = 64 * 1024 * 1024;
+/// How far back from the end of progress.md a unit's last entry is looked for.
+const LAST_ENTRY_WINDOW: u64 = 4 * 1024 * 1024;
 
 /// Whether a slug is in knowledge mode by its files (plan.md and no tasks.md).
 pub(crate) fn is_knowledge(cx: &Ctx, store: &StoreRef) -> bool {
@@ -23,373 +38,436 @@ pub(crate) fn is_knowledge(cx: &Ctx, store: &StoreRef) -> bool {
     cx.store.exists(&p.plan_md) && !cx.store.exists(&p.tasks_md)
 }
 
-pub(crate) fn units_key(state: &Value) -> &'static str {
-    if state["mode"] == "knowledge" {
-        "phases"
-    } else {
-        "tasks"
-    }
-}
-
-pub(crate) fn current_key(state: &Value) -> &'static str {
-    if state["mode"] == "knowledge" {
-        "current_phase"
-    } else {
-        "current_task"
-    }
-}
-
 /// Everything loaded for one operation on a slug.
 pub struct Slug {
     pub state: Value,
-    pub plan: Vec<PlanUnit>,
-    pub entries: Vec<Entry>,
-    pub progress_text: String,
-    /// What reconciliation changed and why (one line each), for the summary.
+    pub plan: Plan,
+    /// What reconciliation found and did (one line each): logged as notes, shown in summaries.
     pub notes: Vec<String>,
+    /// How many of `notes` are in progress.md already.
+    pub notes_logged: usize,
+    /// `set` notes to log with the next write: (unit, counters, why).
+    pub sets: Vec<(String, Value, String)>,
     /// Whether `state` differs from the file on disk.
     pub dirty: bool,
+    /// progress.md's length as far as `state` reflects it (0 when missing).
+    pub log_len: u64,
+    /// Bytes this operation appended to progress.md.
+    pub appended: u64,
+    /// How many of `commits` progress.md names (they are named in order).
+    pub commits_logged: usize,
+    /// Whether the load wrote the past tense (it may write) or the conditional (read-only).
+    pub writes: bool,
 }
 
-pub(crate) fn read_plan(cx: &Ctx, p: &Paths) -> Result<Vec<PlanUnit>> {
-    let text = match cx.store.read_text(&p.tasks_md)? {
+impl Slug {
+    /// A slug as loaded from `state` with the log at `log_len` bytes.
+    pub(crate) fn new(state: Value, plan: Plan, log_len: u64, writes: bool) -> Self {
+        Slug {
+            state,
+            plan,
+            notes: Vec::new(),
+            notes_logged: 0,
+            sets: Vec::new(),
+            dirty: false,
+            log_len,
+            appended: 0,
+            commits_logged: 0,
+            writes,
+        }
+    }
+
+    /// "is now" when this load writes, "would become" when it only reads.
+    pub(crate) fn now_is(&self) -> &'static str {
+        if self.writes {
+            "is now"
+        } else {
+            "would become"
+        }
+    }
+}
+
+pub(crate) fn read_plan(cx: &Ctx, p: &Paths) -> Result<Plan> {
+    let text = match cx.store.read_capped(&p.tasks_md, PLAN_CAP)? {
         Some(t) => t,
-        None => cx.store.read_text(&p.plan_md)?.unwrap_or_default(),
+        None => cx
+            .store
+            .read_capped(&p.plan_md, PLAN_CAP)?
+            .unwrap_or_default(),
     };
-    Ok(parse_plan(&text))
+    Ok(Plan::new(parse_plan(&String::from_utf8_lossy(&text))))
 }
 
-pub(crate) fn counters_of(unit: &Value, plan_max: Option<u64>) -> Counters {
-    let n = |k: &str| unit.get(k).and_then(Value::as_u64).unwrap_or(0);
-    Counters {
-        status: unit["status"].as_str().unwrap_or("pending").to_string(),
-        iterations_used: n("iterations_used"),
-        confirmations_used: n("confirmations_used"),
-        failed_confirmations: n("failed_confirmations"),
-        max_iterations: unit
-            .get("max_iterations")
-            .and_then(Value::as_u64)
-            .or(plan_max)
-            .unwrap_or(DEFAULT_MAX_ITERATIONS)
-            .max(1),
-        reason: unit
-            .get("reason")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    }
+/// progress.md whole (capped), as text.
+pub(crate) fn read_log(cx: &Ctx, p: &Paths) -> Result<String> {
+    Ok(cx
+        .store
+        .read_range(&p.progress, 0, LOG_CAP)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default())
 }
 
-pub(crate) fn write_counters(unit: &mut Map<String, Value>, c: &Counters) {
-    unit.insert("status".into(), json!(c.status));
-    unit.insert("iterations_used".into(), json!(c.iterations_used));
-    unit.insert("confirmations_used".into(), json!(c.confirmations_used));
-    if c.failed_confirmations > 0 {
-        unit.insert("failed_confirmations".into(), json!(c.failed_confirmations));
-    }
-    unit.insert("max_iterations".into(), json!(c.max_iterations));
-    match &c.reason {
-        Some(r) => unit.insert("reason".into(), json!(r)),
-        None => unit.remove("reason"),
+/// The cursor state.json carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cursor {
+    bytes: u64,
+    commits_logged: usize,
+}
+
+fn read_cursor(state: &Value) -> Option<(Cursor, String)> {
+    let t = state.get("taskhook")?;
+    Some((
+        Cursor {
+            bytes: t.get("progress_bytes")?.as_u64()?,
+            commits_logged: usize::try_from(t.get("commits_logged")?.as_u64()?).ok()?,
+        },
+        t.get("checksum")?.as_str()?.to_string(),
+    ))
+}
+
+/// FNV-1a over every unit's id and counters, in state order.
+pub(crate) fn checksum(state: &Value) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
     };
-}
-
-/// Replays progress entries through the lifecycle, per unit, from a fresh start.
-pub(crate) fn replay(entries: &[Entry], unit: &str, max: u64) -> Counters {
-    let mut c = Counters::pending(max);
-    for e in entries.iter().filter(|e| e.unit == unit) {
-        let signal = e.signal.as_deref().and_then(|s| {
-            parse_signals(&format!("<signal>{s}</signal>"))
-                .into_iter()
-                .next()
-        });
-        let input = match &signal {
-            Some(s) => Input::Signal(s.kind, s.reason.as_deref()),
-            None => Input::NoSignal,
-        };
-        step(&mut c, input);
-    }
-    c
-}
-
-/// The dependencies of a unit: the plan's, plus `Waiting on X, Y` in a blocked unit's reason.
-pub(crate) fn deps_of(state: &Value, plan: &[PlanUnit], unit: &str) -> Vec<String> {
-    let mut deps: Vec<String> = plan
-        .iter()
-        .find(|p| p.id == unit)
-        .map(|p| p.depends.clone())
-        .unwrap_or_default();
-    if let Some(r) = state[units_key(state)][unit]["reason"].as_str() {
-        if let Some(list) = r.strip_prefix("Waiting on ") {
-            for d in list
-                .split([',', ' '])
-                .map(|d| d.trim())
-                .filter(|d| !d.is_empty() && *d != "and")
-            {
-                if !deps.contains(&d.to_string()) {
-                    deps.push(d.to_string());
-                }
+    eat(units_key(state).as_bytes());
+    const KEYS: [&str; 4] = [
+        "status",
+        "iterations_used",
+        "confirmations_used",
+        "max_iterations",
+    ];
+    for (id, u) in units_of(state) {
+        eat(id.as_bytes());
+        let mut slots: [Option<&Value>; 4] = [None; 4];
+        for (k, v) in u.as_object().into_iter().flatten() {
+            if let Some(i) = KEYS.iter().position(|x| x == k) {
+                slots[i] = Some(v);
             }
         }
-    }
-    deps
-}
-
-pub(crate) fn unit_ids(state: &Value) -> Vec<String> {
-    state[units_key(state)]
-        .as_object()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default()
-}
-
-pub(crate) fn status_of<'a>(state: &'a Value, unit: &str) -> &'a str {
-    state[units_key(state)][unit]["status"]
-        .as_str()
-        .unwrap_or("pending")
-}
-
-/// Units that can start now: pending (or blocked only on dependencies) with every dependency
-/// done, in state order (the shared graph rule, [`crate::graph::ready`]).
-pub fn ready_units(state: &Value, plan: &[PlanUnit]) -> Vec<String> {
-    let ids = unit_ids(state);
-    let deps: Vec<Vec<String>> = ids.iter().map(|u| deps_of(state, plan, u)).collect();
-    let nodes: Vec<Node<'_>> = ids
-        .iter()
-        .zip(&deps)
-        .map(|(u, d)| Node::new(u, d.iter().map(String::as_str)))
-        .collect();
-    let done: HashSet<&str> = ids
-        .iter()
-        .filter(|u| status_of(state, u) == "done")
-        .map(String::as_str)
-        .collect();
-    let key = units_key(state);
-    graph::ready(&nodes, &done)
-        .into_iter()
-        .filter(|u| {
-            let st = status_of(state, u);
-            let waiting = st == "blocked"
-                && state[key][*u]["reason"]
-                    .as_str()
-                    .is_some_and(|r| r.starts_with("Waiting on "));
-            st == "pending" || waiting
-        })
-        .map(str::to_string)
-        .collect()
-}
-
-/// After a unit finished: waiting units whose dependencies are all done become pending, the
-/// current pointer moves to the next unit, and the phase becomes `verify` when all are done.
-pub(crate) fn advance(state: &mut Value, plan: &[PlanUnit]) -> Vec<String> {
-    let ready = ready_units(state, plan);
-    let key = units_key(state);
-    for u in &ready {
-        if let Some(unit) = state[key][u.as_str()].as_object_mut() {
-            if unit.get("status") == Some(&json!("blocked")) {
-                unit.insert("status".into(), json!("pending"));
-                unit.remove("reason");
+        for v in slots {
+            eat(b"\0");
+            match v {
+                Some(Value::String(s)) => eat(s.as_bytes()),
+                Some(Value::Number(n)) => match n.as_u64() {
+                    Some(n) => eat(&n.to_le_bytes()),
+                    None => eat(n.to_string().as_bytes()),
+                },
+                Some(other) => eat(other.to_string().as_bytes()),
+                None => eat(b"-"),
             }
         }
+        eat(b"\n");
     }
-    let ids = unit_ids(state);
-    let working = ids
-        .iter()
-        .find(|u| {
-            matches!(
-                status_of(state, u),
-                "in_progress" | "confirming" | "verifying"
-            )
-        })
-        .cloned();
-    let next = working.or_else(|| ready.first().cloned());
-    let ck = current_key(state);
-    state[ck] = next.map_or(Value::Null, Value::String);
-    if !ids.is_empty() && ids.iter().all(|u| status_of(state, u) == "done") {
-        state["phase"] = json!("verify");
-    }
-    ready
+    format!("{h:016x}")
 }
 
-/// Loads a slug, rebuilding state.json from progress.md when it is missing (but progress
-/// exists), corrupt, or lags progress.md. Rebuilds move the bad bytes aside and log the
-/// discrepancy in progress.md. Call under the folder lock when `write` is true.
+/// Loads a slug: state.json caught up with progress.md's tail, or checked against the whole
+/// log, or rebuilt from it when missing or unusable. Units tasks.md / plan.md lists that
+/// state.json lacks are added. Call under the folder lock when `write` is true; a read-only
+/// load describes what a writing one would do.
 pub fn load(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Slug> {
+    load_with(cx, store, write, false)
+}
+
+/// [`load`], with `full` forcing the whole log to be checked (`taskhook recover`).
+pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> Result<Slug> {
     let p = Paths::of(&store.root);
     let plan = read_plan(cx, &p)?;
-    let progress_text = cx.store.read_text(&p.progress)?.unwrap_or_default();
-    let entries = parse_progress(&progress_text);
-    let mut notes = Vec::new();
-    let mut dirty = false;
-    let now = cx.store.clock().stamp();
-    let mut state = match cx.store.load_json(&p.state, SCHEMA)? {
-        Loaded::Valid(v) => v,
-        Loaded::Missing if entries.is_empty() => {
-            return Err(Error::NotFound(format!(
-                "`{}` has no state.json and no progress.md entries to rebuild it from",
-                store.root.display()
-            )))
+    let log_len = cx.store.len(&p.progress).unwrap_or(0);
+    let writes = write && !cx.store.is_dry_run();
+    let mut l = match cx.store.load_json(&p.state, SCHEMA)? {
+        Loaded::Valid(state) => {
+            let cursor = read_cursor(&state)
+                .filter(|(_, sum)| *sum == checksum(&state))
+                .map(|(c, _)| c);
+            let mut l = Slug::new(state, plan, log_len, writes);
+            match cursor {
+                Some(c) if !full && c.bytes <= log_len => {
+                    l.commits_logged = c.commits_logged;
+                    let tail = cx
+                        .store
+                        .read_range(&p.progress, c.bytes, LOG_CAP)?
+                        .unwrap_or_default();
+                    catch_up(&mut l, &parse_records(&String::from_utf8_lossy(&tail)));
+                }
+                _ => {
+                    let text = read_log(cx, &p)?;
+                    if let Some(c) = read_cursor(&l.state).map(|(c, _)| c) {
+                        if c.bytes > log_len {
+                            l.notes.push(format!(
+                                "progress.md has {log_len} bytes, fewer than the {} state.json was written after (was it cut or replaced?): checked state.json against the whole log",
+                                c.bytes
+                            ));
+                            l.dirty = true;
+                        }
+                    }
+                    l.commits_logged = check::commits_named(&l.state, &text);
+                    check::check(store, &mut l, &text);
+                }
+            }
+            l
         }
         other => {
+            let text = read_log(cx, &p)?;
+            let records = parse_records(&text);
+            if matches!(other, Loaded::Missing) && !records.iter().any(|r| r.unit().is_some()) {
+                return Err(Error::NotFound(format!(
+                    "`{}` has no state.json and no progress.md entries to rebuild it from",
+                    store.root.display()
+                )));
+            }
             let why = match other {
                 Loaded::Invalid(why) => why,
                 _ => "it is missing".to_string(),
             };
+            let old = cx.store.read(&p.state).ok().flatten();
+            let state = rebuild::rebuild(cx, store, &plan, &records, old.as_deref());
+            let mut note = format!("state.json was unusable ({why}); ");
             if write && cx.store.exists(&p.state) {
                 let aside = cx.store.quarantine(&p.state)?;
-                notes.push(format!(
-                    "state.json was unusable ({why}); moved it to {} and rebuilt it from progress.md",
-                    aside.file_name().unwrap_or_default().to_string_lossy()
-                ));
+                let aside = aside.file_name().unwrap_or_default().to_string_lossy();
+                note.push_str(&if writes {
+                    format!("moved it to {aside} and rebuilt it from progress.md")
+                } else {
+                    format!("would move it to {aside} and rebuild it from progress.md")
+                });
+            } else if writes {
+                note.push_str("rebuilt it from progress.md");
             } else {
-                notes.push(format!("state.json {why}; rebuilt it from progress.md"));
+                note.push_str(
+                    "taskhook reconcile (or the next session start) would move it aside and rebuild it from progress.md",
+                );
             }
-            dirty = true;
-            rebuild(cx, store, &plan, &entries, &now)
+            let mut l = Slug::new(state, plan, log_len, writes);
+            l.notes.push(note);
+            l.dirty = true;
+            l.commits_logged = check::commits_named(&l.state, &text);
+            l
         }
     };
-    // A state.json that lags progress.md (fewer iterations than logged) is rebuilt unit
-    // by unit from the log.
-    let key = units_key(&state);
-    let mut ids = unit_ids(&state);
-    for e in &entries {
-        if !ids.contains(&e.unit) {
-            ids.push(e.unit.clone());
-        }
+    add_plan_units(&mut l);
+    if l.dirty {
+        advance(&mut l.state, &l.plan);
+        l.state["updated"] = json!(cx.store.clock().stamp());
     }
-    for id in ids {
-        let logged = entries.iter().filter(|e| e.unit == id).count() as u64;
-        let unit = state[key]
-            .get(id.as_str())
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        let plan_max = plan
-            .iter()
-            .find(|u| u.id == id)
-            .and_then(|u| u.max_iterations);
-        let have = counters_of(&unit, plan_max);
-        if logged > have.iterations_used {
-            let replayed = replay(&entries, &id, have.max_iterations);
-            notes.push(format!(
-                "state.json had {id} {} after {} iteration(s); progress.md logs {logged}: {id} is now {}",
-                have.status, have.iterations_used, replayed.status
-            ));
-            let units = crate::layouts::json::ensure_object(&mut state[key]);
-            let obj = units.entry(id.clone()).or_insert_with(|| json!({}));
-            if let Some(m) = obj.as_object_mut() {
-                write_counters(m, &replayed);
-                if replayed.status == "done" {
-                    m.insert("verification_passed".into(), json!(true));
-                    let at = entries
-                        .iter()
-                        .rev()
-                        .find(|e| e.unit == id)
-                        .map_or(now.clone(), |e| e.timestamp.clone());
-                    if crate::store::clock::parse_time(&at).is_some() {
-                        m.entry("completed_at").or_insert(json!(at));
-                    }
+    Ok(l)
+}
+
+/// Applies progress.md records written after the cursor on top of state.json's counters.
+fn catch_up(l: &mut Slug, records: &[Record]) {
+    let key = units_key(&l.state);
+    let mut order: Vec<String> = Vec::new();
+    let mut before: HashMap<String, Value> = HashMap::new();
+    for r in records {
+        let Some(id) = r.unit() else { continue };
+        let counters = match r {
+            Record::Note(n) => match &n.counters {
+                Some(set) => Some(set),
+                None => continue,
+            },
+            Record::Entry(_) => None,
+        };
+        let unit = l.state[key].get(id).cloned().unwrap_or_else(|| json!({}));
+        if !before.contains_key(id) {
+            order.push(id.to_string());
+            before.insert(id.to_string(), unit.clone());
+        }
+        let mut c = counters_of(&unit, l.plan.max_of(id));
+        let mut m = unit.as_object().cloned().unwrap_or_default();
+        match (r, counters) {
+            (Record::Entry(e), _) => {
+                let was_pending = c.status == "pending";
+                let effect = check::step_entry(&mut c, e);
+                if was_pending {
+                    m.entry("started_at").or_insert(json!(e.timestamp));
+                }
+                if effect == Effect::Completed {
+                    mark_done(&mut m, &e.timestamp);
                 }
             }
-            dirty = true;
+            (_, Some(set)) => c = counters_of(set, Some(c.max_iterations)),
+            _ => continue,
         }
+        write_counters(&mut m, &c);
+        crate::layouts::json::ensure_object(&mut l.state[key])
+            .insert(id.to_string(), Value::Object(m));
     }
-    if dirty {
-        advance(&mut state, &plan);
-        state["updated"] = json!(now);
+    for id in order {
+        let (Some(old), Some(now)) = (before.get(&id), l.state[key].get(id.as_str())) else {
+            continue;
+        };
+        if now == old {
+            continue;
+        }
+        let had = counters_of(old, None);
+        let has = counters_of(now, None);
+        l.notes.push(format!(
+            "state.json had {id} {} after {} iteration(s); progress.md logs {}: {id} {} {}",
+            had.status,
+            had.iterations_used,
+            has.iterations_used,
+            l.now_is(),
+            has.status
+        ));
+        l.dirty = true;
     }
-    Ok(Slug {
-        state,
-        plan,
-        entries,
-        progress_text,
-        notes,
-        dirty,
-    })
 }
 
-/// A state.json rebuilt from the plan and progress.md alone.
-pub(crate) fn rebuild(
-    cx: &Ctx,
-    store: &StoreRef,
-    plan: &[PlanUnit],
-    entries: &[Entry],
-    now: &str,
-) -> Value {
-    let knowledge = is_knowledge(cx, store);
-    let mut units = Map::new();
-    let mut ids: Vec<String> = plan.iter().map(|u| u.id.clone()).collect();
-    for e in entries {
-        if !ids.contains(&e.unit) {
-            ids.push(e.unit.clone());
-        }
+/// Marks a unit done at `at`: `verification_passed`, `completed_at`.
+pub(crate) fn mark_done(m: &mut Map<String, Value>, at: &str) {
+    m.insert("verification_passed".into(), json!(true));
+    if crate::store::clock::parse_time(at).is_some() {
+        m.entry("completed_at").or_insert(json!(at));
     }
-    for id in &ids {
-        let max = plan
-            .iter()
-            .find(|u| &u.id == id)
-            .and_then(|u| u.max_iterations)
-            .unwrap_or(DEFAULT_MAX_ITERATIONS);
-        let c = replay(entries, id, max);
+}
+
+/// Units tasks.md / plan.md lists that state.json lacks become pending units.
+fn add_plan_units(l: &mut Slug) {
+    let key = units_key(&l.state);
+    let file = if key == "phases" {
+        "plan.md"
+    } else {
+        "tasks.md"
+    };
+    let have = l.state[key].as_object();
+    let missing: Vec<(String, Option<u64>)> = l
+        .plan
+        .units
+        .iter()
+        .filter(|u| !have.is_some_and(|m| m.contains_key(u.id.as_str())))
+        .map(|u| (u.id.clone(), u.max_iterations))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let units = crate::layouts::json::ensure_object(&mut l.state[key]);
+    for (id, max) in &missing {
+        let c = super::lifecycle::Counters::pending(
+            max.unwrap_or(super::lifecycle::DEFAULT_MAX_ITERATIONS)
+                .max(1),
+        );
         let mut m = Map::new();
         write_counters(&mut m, &c);
-        if c.status == "done" {
-            m.insert("verification_passed".into(), json!(true));
-        }
         units.insert(id.clone(), Value::Object(m));
     }
-    let created = entries
-        .iter()
-        .map(|e| e.timestamp.as_str())
-        .find(|t| crate::store::clock::parse_time(t).is_some())
-        .unwrap_or(now)
-        .to_string();
-    let (ukey, ckey) = if knowledge {
-        ("phases", "current_phase")
-    } else {
-        ("tasks", "current_task")
-    };
-    let mut state = json!({
-        "task": store.id,
-        "slug": store.id,
-        "mode": if knowledge { "knowledge" } else { "development" },
-        "created": created,
-        "updated": now,
-        "phase": "execute",
-        ckey: null,
-        "current_iteration": 0,
-        ukey: Value::Object(units),
-    });
-    advance(&mut state, plan);
-    if let Some(cur) = state[ckey].as_str().map(str::to_string) {
-        state["current_iteration"] = state[ukey][cur.as_str()]["iterations_used"].clone();
-    }
-    state
+    let ids: Vec<String> = missing.into_iter().map(|(id, _)| id).collect();
+    let verb = if l.writes { "added" } else { "would add" };
+    l.notes.push(format!(
+        "{file} lists {}, which state.json lacked: {verb} as pending",
+        name_some(&ids)
+    ));
+    l.dirty = true;
 }
 
-/// Writes a loaded slug back: reconciliation notes to progress.md, then state.json.
-pub(crate) fn save(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<()> {
-    let p = Paths::of(&store.root);
-    log_notes(cx, &p, &l.notes)?;
-    if l.dirty {
-        cx.store.replace_json(&p.state, SCHEMA, &l.state)?;
+/// Appends to progress.md (creating it with the seed's header), counting the bytes.
+pub(crate) fn append_progress(cx: &Ctx, p: &Paths, l: &mut Slug, text: &str) -> Result<()> {
+    if !cx.store.exists(&p.progress) {
+        let head = "# Progress Log\n\n";
+        cx.store.append(&p.progress, head.as_bytes())?;
+        l.appended += head.len() as u64;
     }
+    cx.store.append(&p.progress, text.as_bytes())?;
+    l.appended += text.len() as u64;
     Ok(())
 }
 
-/// Logs reconciliation notes as one `## Reconciled` block (not an iteration entry).
-pub(crate) fn log_notes(cx: &Ctx, p: &Paths, notes: &[String]) -> Result<()> {
-    if notes.is_empty() {
-        return Ok(());
-    }
-    let mut note = format!("## Reconciled - {}\n", cx.store.clock().stamp());
-    for n in notes {
-        note.push_str(&format!("**Discrepancy:** {n}\n"));
-    }
-    note.push('\n');
-    append_progress(cx, p, &note)
-}
-
-pub(crate) fn append_progress(cx: &Ctx, p: &Paths, text: &str) -> Result<()> {
+/// Appends to progress.md outside a loaded slug (a note while state.json is unusable).
+pub(crate) fn append_raw(cx: &Ctx, p: &Paths, text: &str) -> Result<()> {
     if !cx.store.exists(&p.progress) {
         cx.store.append(&p.progress, b"# Progress Log\n\n")?;
     }
     cx.store.append(&p.progress, text.as_bytes())
+}
+
+/// Logs the slug's pending notes: each reconciliation note, then each `set` note.
+pub(crate) fn log_notes(cx: &Ctx, p: &Paths, l: &mut Slug) -> Result<()> {
+    let now = cx.store.clock().stamp();
+    let mut text = String::new();
+    for n in &l.notes[l.notes_logged.min(l.notes.len())..] {
+        text.push_str(&render_note(&now, "reconciled", None, n));
+    }
+    l.notes_logged = l.notes.len();
+    for (unit, counters, why) in std::mem::take(&mut l.sets) {
+        text.push_str(&log::render_set(&now, &unit, &counters, &why));
+    }
+    if text.is_empty() {
+        return Ok(());
+    }
+    append_progress(cx, p, l, &text)
+}
+
+/// Writes state.json with a fresh cursor (when progress.md holds exactly what this operation
+/// appended beyond what the state reflects; else none, so the next load checks the whole log).
+pub(crate) fn write_state(cx: &Ctx, p: &Paths, l: &mut Slug) -> Result<bool> {
+    let now_len = cx.store.len(&p.progress).unwrap_or(0);
+    let grew = now_len.checked_sub(l.log_len);
+    let exact = grew.is_some_and(|g| g == l.appended || g == l.appended + 1);
+    if let Some(m) = l.state.as_object_mut() {
+        m.remove("taskhook");
+    }
+    if exact {
+        let commits = l.state["commits"].as_array().map_or(0, Vec::len);
+        let sum = checksum(&l.state);
+        l.state["taskhook"] = json!({
+            "progress_bytes": now_len,
+            "commits_logged": l.commits_logged.min(commits),
+            "checksum": sum,
+        });
+    }
+    let state = &l.state;
+    let written = cx
+        .store
+        .replace_json_logged(&p.state, SCHEMA, state, |msg| {
+            append_raw(cx, p, &invalid_note(cx, msg))
+        })?;
+    l.log_len = now_len;
+    l.appended = 0;
+    Ok(written)
+}
+
+/// The progress.md note for a state.json that is (or would be) invalid: a note, not an
+/// iteration entry, so the seed's readers skip it.
+pub(crate) fn invalid_note(cx: &Ctx, message: &str) -> String {
+    render_note(
+        &cx.store.clock().stamp(),
+        "invalid",
+        None,
+        &format!("state.json: {message}"),
+    )
+}
+
+/// Writes a loaded slug back: its notes to progress.md, then state.json when it changed (or
+/// its cursor must follow what was appended).
+pub(crate) fn save(cx: &Ctx, store: &StoreRef, l: &mut Slug) -> Result<()> {
+    let p = Paths::of(&store.root);
+    log_notes(cx, &p, l)?;
+    if l.dirty || l.appended > 0 {
+        write_state(cx, &p, l)?;
+    }
+    Ok(())
+}
+
+/// The last progress entry of `unit`, looked for in the log's last few MiB.
+pub(crate) fn last_entry(cx: &Ctx, p: &Paths, unit: &str) -> Result<Option<log::Entry>> {
+    let len = cx.store.len(&p.progress).unwrap_or(0);
+    let mut window = 64 * 1024;
+    loop {
+        let from = len.saturating_sub(window);
+        let Some(bytes) = cx.store.read_range(&p.progress, from, LOG_CAP)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        if let Some(e) = log::last_entry_of(&text, unit) {
+            return Ok(Some(e));
+        }
+        if from == 0 || window >= LAST_ENTRY_WINDOW {
+            return Ok(None);
+        }
+        window *= 4;
+    }
 }

@@ -1,13 +1,20 @@
-//! One stop of a unit's subagent: the iteration counted, the lifecycle stepped
-//! ([`super::lifecycle`]), the progress entry logged (first: it is the authority on recovery),
-//! state.json written, and the [`Step`] that says what the subagent and the main agent hear.
+//! One stop or launch of a unit's subagent: the lifecycle stepped ([`super::lifecycle`]), the
+//! progress entry logged (first: it is the authority on recovery), state.json written, and the
+//! [`Step`] that says what the subagent and the main agent hear.
+//!
+//! A unit that is held (timed out, or blocked by the failed-confirmation cap) or that waits on
+//! unfinished dependencies is not moved by subagents: a launch naming it is refused, and a
+//! signal for it is not applied but logged as an `ignored` note and reported to the main agent
+//! and the user. Stops without a signal count nothing.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::lifecycle::{step, Counters, Effect};
-use super::markdown::{self, render_entry, Entry, PlanUnit};
+use super::log::{render_entry, render_note, Entry};
+use super::markdown::{self, PlanUnit};
 use super::state::*;
-use super::{Paths, SCHEMA};
+use super::units::*;
+use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::unit::{Budget, Input, Step, Turn};
@@ -15,21 +22,18 @@ use crate::layouts::StoreRef;
 use crate::signals::Signal;
 use crate::store::folder_lock_path;
 
-/// Writes state.json; a value its schema refuses writes nothing and is noted in progress.md.
-pub(crate) fn write_state(cx: &Ctx, p: &Paths, state: &Value) -> Result<bool> {
-    cx.store
-        .replace_json_logged(&p.state, SCHEMA, state, |msg| {
-            append_progress(cx, p, &invalid_note(cx, msg))
-        })
-}
-
-/// The progress.md note for a state.json that is (or would be) invalid: not an iteration
-/// entry, so the seed's readers skip it.
-pub(crate) fn invalid_note(cx: &Ctx, message: &str) -> String {
-    format!(
-        "## Invalid state.json - {}\n**Problem:** {message}\n\n",
-        cx.store.clock().stamp()
-    )
+/// What a person can do about a held unit.
+fn person_hint(store: &StoreRef, unit: &str, c: &Counters) -> String {
+    let s = &store.id;
+    if c.status == "timeout" {
+        format!(
+            "A person decides: `taskhook iterative set-max {s} {unit} N` gives it more iterations, `taskhook iterative reset {s} {unit}` starts it over."
+        )
+    } else {
+        format!(
+            "A person decides: `taskhook iterative unblock {s} {unit}` sends it back to work, `taskhook iterative reset {s} {unit}` starts it over."
+        )
+    }
 }
 
 /// One stop of a unit (a signal, or none): counts the iteration, steps the lifecycle, logs the
@@ -45,89 +49,82 @@ pub fn stop(
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, store, true)?;
         let key = units_key(&l.state);
-        let ck = current_key(&l.state);
-        let plan_unit = l.plan.iter().find(|u| u.id == unit).cloned();
         if l.state[key].get(unit).is_none() {
+            save(cx, store, &mut l)?;
             return Ok(Step::default());
         }
-        let mut c = counters_of(
-            &l.state[key][unit],
-            plan_unit.as_ref().and_then(|u| u.max_iterations),
-        );
-        let prev_status = c.status.clone();
+        let plan_unit = l.plan.get(unit).cloned();
+        let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
+        let prev = c.clone();
+        let waiting = if not_started(&l.state, unit) {
+            unfinished_deps(&l.state, &l.plan, unit)
+        } else {
+            Vec::new()
+        };
         let input = match signal {
             Some(s) => Input::Signal(s.kind, s.reason.as_deref()),
             None => Input::NoSignal,
         };
-        let effect = step(&mut c, input);
-        if effect == Effect::AlreadyDone {
-            save(cx, store, &l)?;
-            return Ok(Step::default());
+        let effect = if waiting.is_empty() {
+            step(&mut c, input)
+        } else {
+            Effect::Held(format!("it waits on {} (not done)", waiting.join(", ")))
+        };
+        match effect {
+            Effect::Unchanged | Effect::Started => {
+                save(cx, store, &mut l)?;
+                return Ok(Step::default());
+            }
+            Effect::Held(why) => return ignored(cx, store, &mut l, unit, &c, signal, &why),
+            _ => {}
         }
         let now = cx.store.clock().stamp();
         {
             let m = crate::layouts::json::ensure_object(&mut l.state[key][unit]);
             write_counters(m, &c);
-            if prev_status == "pending" {
+            if prev.status == "pending" || !m.contains_key("started_at") {
                 m.entry("started_at").or_insert(json!(now));
             }
             if let Some(s) = signal {
                 m.insert("last_signal".into(), json!(s.text()));
             }
             if effect == Effect::Completed {
-                m.insert("verification_passed".into(), json!(true));
-                m.insert("completed_at".into(), json!(now));
+                mark_done(m, &now);
             }
         }
-        l.state[ck] = json!(unit);
-        l.state["current_iteration"] = json!(c.iterations_used);
+        if matches!(
+            c.status.as_str(),
+            "in_progress" | "confirming" | "verifying"
+        ) {
+            let ck = current_key(&l.state);
+            l.state[ck] = json!(unit);
+        }
         l.state["updated"] = json!(now);
         if l.state["phase"] == "plan" || l.state["phase"] == "discover" {
             l.state["phase"] = json!("execute");
         }
-        let ready = if c.status == "done" || c.status == "blocked" || c.status == "timeout" {
-            advance(&mut l.state, &l.plan)
-        } else {
-            Vec::new()
-        };
-        // The entry: what the subagent did, what remains, blockers, signal, commits.
-        let said_remaining = markdown::message_field(turn.final_text, "Remaining");
-        let said_blockers = markdown::message_field(turn.final_text, "Blockers");
-        let last_remaining = l
-            .entries
-            .iter()
-            .rev()
-            .find(|e| e.unit == unit)
-            .and_then(|e| e.remaining.clone());
-        let remaining = match &effect {
-            Effect::Confirm => "Confirmation pass: re-check every criterion".to_string(),
-            Effect::Verify => "Verification pass: quality and code review".to_string(),
-            Effect::Completed => "None".to_string(),
-            Effect::Returned(r) => format!(
-                "Fix what the check found{}",
-                r.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
-            ),
-            _ => said_remaining
-                .clone()
-                .or(last_remaining.clone())
-                .unwrap_or_else(|| "Not stated by the subagent".into()),
-        };
-        let blockers = match &effect {
-            Effect::Blocked(r) => r.clone(),
-            Effect::Timeout => {
-                format!("Hit max iterations ({}): status timeout", c.max_iterations)
-            }
-            Effect::Returned(Some(r)) | Effect::KeepGoing(Some(r)) => r.clone(),
-            _ => said_blockers.unwrap_or_else(|| "None".into()),
-        };
-        let commits = unlogged_commits(&l.state, &l.progress_text);
+        let ready = advance(&mut l.state, &l.plan);
+        let last_remaining = last_entry(cx, &p, unit)?.and_then(|e| e.remaining);
+        let (remaining, blockers) = entry_fields(&effect, &c, signal, turn, last_remaining);
+        let commits: Vec<String> = l.state["commits"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .skip(l.commits_logged)
+                    .filter_map(|v| v.as_str())
+                    .map(|c| super::check::hash_of(c).to_string())
+                    .filter(|h| !h.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        l.commits_logged = l.state["commits"].as_array().map_or(0, Vec::len);
         let entry = Entry {
             unit: unit.to_string(),
             iteration: c.iterations_used,
             timestamp: now.clone(),
             did: Some(did_text(turn.final_text)),
             remaining: Some(remaining.clone()),
-            blockers: Some(blockers.clone()),
+            blockers,
             signal: signal.map(|s| match &s.reason {
                 Some(r) => format!("{}: {r}", s.text()),
                 None => s.text(),
@@ -139,9 +136,14 @@ pub fn stop(
             }),
         };
         // The log first: if the state write is lost, SessionStart replays the log.
-        log_notes(cx, &p, &l.notes)?;
-        append_progress(cx, &p, &render_entry(&entry))?;
-        write_state(cx, &p, &l.state)?;
+        log_notes(cx, &p, &mut l)?;
+        append_progress(cx, &p, &mut l, &render_entry(&entry))?;
+        write_state(cx, &p, &mut l)?;
+        let plan_file = if is_knowledge(cx, store) {
+            "plan.md"
+        } else {
+            "tasks.md"
+        };
         Ok(reply(
             store,
             unit,
@@ -150,13 +152,181 @@ pub fn stop(
             plan_unit.as_ref(),
             &remaining,
             &ready,
-            if is_knowledge(cx, store) {
-                "plan.md"
-            } else {
-                "tasks.md"
-            },
+            plan_file,
         ))
     })
+}
+
+/// The entry's **Remaining** and, for an entry without a signal, its **Blockers** (the seed's
+/// format: signal entries carry **Signal** instead).
+fn entry_fields(
+    effect: &Effect,
+    c: &Counters,
+    signal: Option<&Signal>,
+    turn: &Turn<'_>,
+    last_remaining: Option<String>,
+) -> (String, Option<String>) {
+    let said = markdown::message_field(turn.final_text, "Remaining");
+    let stated = || {
+        said.clone()
+            .or(last_remaining
+                .clone()
+                .filter(|r| !r.eq_ignore_ascii_case("none")))
+            .unwrap_or_else(|| "Not stated by the subagent".into())
+    };
+    let timeout = format!("Hit max iterations ({}): status timeout", c.max_iterations);
+    let done_declared = signal.is_some_and(|s| s.kind == crate::signals::SignalKind::Done);
+    let remaining = match effect {
+        _ if done_declared => "None".to_string(),
+        Effect::Returned(r) => format!(
+            "Fix what the check found{}",
+            r.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
+        ),
+        Effect::Blocked(r) if r == super::lifecycle::CONFIRMATION_CAP_REASON => {
+            format!("Needs review by a person: {r}")
+        }
+        Effect::Timeout if signal.is_some() => format!("{} ({timeout})", stated()),
+        _ => stated(),
+    };
+    if signal.is_some() {
+        return (remaining, None);
+    }
+    let blockers = match effect {
+        Effect::Timeout => timeout,
+        Effect::Returned(Some(r)) | Effect::KeepGoing(Some(r)) | Effect::Blocked(r) => r.clone(),
+        _ => markdown::message_field(turn.final_text, "Blockers").unwrap_or_else(|| "None".into()),
+    };
+    (remaining, Some(blockers))
+}
+
+/// A stop on a unit subagents cannot move: a signal is logged as an `ignored` note and reported
+/// to the main agent and the user; state.json does not change.
+fn ignored(
+    cx: &Ctx,
+    store: &StoreRef,
+    l: &mut Slug,
+    unit: &str,
+    c: &Counters,
+    signal: Option<&Signal>,
+    why: &str,
+) -> Result<Step> {
+    let p = Paths::of(&store.root);
+    let Some(s) = signal else {
+        save(cx, store, l)?;
+        return Ok(Step::default());
+    };
+    let hint = if why.starts_with("it waits on") {
+        "Finish what it depends on first.".to_string()
+    } else {
+        person_hint(store, unit, c)
+    };
+    let text = format!(
+        "<signal>{}</signal> from a subagent was not applied: {unit} is unchanged because {why}",
+        s.text()
+    );
+    log_notes(cx, &p, l)?;
+    let note = render_note(&cx.store.clock().stamp(), "ignored", Some(unit), &text);
+    append_progress(cx, &p, l, &note)?;
+    write_state(cx, &p, l)?;
+    let msg = format!(
+        "iterative {}: {unit} is unchanged: a subagent signalled {} but {why}.",
+        store.id,
+        s.text()
+    );
+    Ok(Step {
+        status: Some(c.status.clone()),
+        tell_user: vec![format!("taskhook: {msg}")],
+        tell_main: vec![format!("{msg} {hint}")],
+        ..Default::default()
+    })
+}
+
+/// A launch of a subagent bound to `unit` (PreToolUse of `Agent`): a unit not started (or
+/// that a subagent reported BLOCKED) becomes `in_progress`; a held unit, or one waiting on
+/// unfinished dependencies, is refused. Decided on an unlocked read; only a change locks.
+pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    cx.store.transact(&folder_lock_path(&store.root), |pass| {
+        let mut l = load(cx, store, pass.writes())?;
+        let key = units_key(&l.state);
+        if l.state[key].get(unit).is_none() {
+            return finish(cx, store, &mut l, pass.writes(), Step::default());
+        }
+        let waiting = if not_started(&l.state, unit) {
+            unfinished_deps(&l.state, &l.plan, unit)
+        } else {
+            Vec::new()
+        };
+        if !waiting.is_empty() {
+            let deny = format!(
+                "iterative {}: {unit} waits on {} (not done yet): launch a subagent for {} first.",
+                store.id,
+                waiting.join(", "),
+                waiting[0]
+            );
+            return finish(
+                cx,
+                store,
+                &mut l,
+                pass.writes(),
+                Step {
+                    deny: Some(deny),
+                    ..Default::default()
+                },
+            );
+        }
+        let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
+        let prev = c.clone();
+        let step = match step(&mut c, Input::Launch) {
+            Effect::Held(why) => Step {
+                deny: Some(format!(
+                    "iterative {}: {unit} is held because {why}. {}",
+                    store.id,
+                    person_hint(store, unit, &c)
+                )),
+                ..Default::default()
+            },
+            Effect::Started => {
+                let now = cx.store.clock().stamp();
+                let m = crate::layouts::json::ensure_object(&mut l.state[key][unit]);
+                write_counters(m, &c);
+                m.entry("started_at").or_insert(json!(now));
+                if prev.iterations_used > 0 {
+                    // The log ends on the BLOCKED: say that a launch resumed it.
+                    l.sets.push((
+                        unit.to_string(),
+                        counters_json(&c),
+                        format!(
+                            "relaunched after {}",
+                            prev.reason.as_deref().unwrap_or("a block")
+                        ),
+                    ));
+                }
+                advance(&mut l.state, &l.plan);
+                l.state["updated"] = json!(now);
+                l.dirty = true;
+                Step {
+                    status: Some(c.status.clone()),
+                    ..Default::default()
+                }
+            }
+            _ => Step::default(),
+        };
+        finish(cx, store, &mut l, pass.writes(), step)
+    })
+}
+
+fn finish(
+    cx: &Ctx,
+    store: &StoreRef,
+    l: &mut Slug,
+    writes: bool,
+    step: Step,
+) -> Result<(Step, bool)> {
+    let change = l.dirty || !l.sets.is_empty();
+    if writes {
+        save(cx, store, l)?;
+    }
+    Ok((step, change))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -185,9 +355,9 @@ pub(crate) fn reply(
         .and_then(|p| p.criteria.clone())
         .map(|c| format!(" ({c})"))
         .unwrap_or_default();
-    let budget = format!("iteration {} of {}", c.iterations_used, c.max_iterations);
+    let budget = c.budget_text();
     let where_ = format!(".claude/iterative/{}/{plan_file}", store.id);
-    let block = match effect {
+    r.instruction = match effect {
         Effect::Confirm => Some(format!(
             "{unit}: confirmation pass ({budget}). You declared {unit} done. Re-check every criterion of {unit} in {where_}{criteria}: run the checks again, fix anything that does not hold, and emit {sig} again only if all of it holds. If something cannot be fixed now, emit {fail}."
         )),
@@ -204,13 +374,12 @@ pub(crate) fn reply(
         )),
         _ => None,
     };
-    r.instruction = block;
     match effect {
         Effect::Completed => {
             let ready_txt = if ready.is_empty() {
                 String::new()
             } else {
-                format!(" Ready now: {}.", ready.join(", "))
+                format!(" Ready now: {}.", name_some(ready))
             };
             r.tell_main.push(format!(
                 "iterative {}: {unit} is done (confirmed and verified after {} iterations).{ready_txt}",
@@ -220,9 +389,12 @@ pub(crate) fn reply(
         Effect::Blocked(reason) => {
             let msg = format!("iterative {}: {unit} is blocked: {reason}.", store.id);
             r.tell_user.push(format!("taskhook: {msg}"));
-            r.tell_main.push(format!(
-                "{msg} Ask the user for input, or move on to another ready unit."
-            ));
+            let next = if c.held().is_some() {
+                person_hint(store, unit, c)
+            } else {
+                "Ask the user for input, or move on to another ready unit.".to_string()
+            };
+            r.tell_main.push(format!("{msg} {next}"));
         }
         Effect::Timeout => {
             let msg = format!(
@@ -231,7 +403,8 @@ pub(crate) fn reply(
             );
             r.tell_user.push(format!("taskhook: {msg}"));
             r.tell_main.push(format!(
-                "{msg} Ask the user whether to raise max_iterations, simplify the criteria, or step in."
+                "{msg} Ask the user whether to raise max_iterations (`taskhook iterative set-max {} {unit} N`), simplify the criteria, or step in.",
+                store.id
             ));
         }
         _ => {}
@@ -263,20 +436,4 @@ pub(crate) fn did_text(message: &str) -> String {
     } else {
         out
     }
-}
-
-/// Commit hashes in state.json not yet named in progress.md.
-pub(crate) fn unlogged_commits(state: &Value, progress: &str) -> Vec<String> {
-    state["commits"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .filter_map(|c| c.split(':').next())
-                .map(str::trim)
-                .filter(|h| !h.is_empty() && !progress.contains(h))
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
 }

@@ -1,10 +1,11 @@
 //! The summary of one slug for `status` and the SessionStart context: mode and phase, the
-//! current unit with its budget and last "Remaining", ready, blocked, timed-out and done units,
-//! and the slug's context.md and guardrails.md (capped) for the model.
+//! current unit with its budget and last "Remaining", ready units, blocked units (with
+//! `Waiting on T3` for those waiting on dependencies), units held for a person, timed-out and
+//! done units, and the slug's context.md and guardrails.md (capped) for the model.
 
 use super::lifecycle::Counters;
-use super::markdown;
 use super::state::*;
+use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;
@@ -34,10 +35,9 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
         quiet: s["phase"] == "complete",
         ..Default::default()
     };
-    let last = markdown::last_entries(&l.entries);
     match s[current_key(s)].as_str() {
         Some(cur) => {
-            let c: Counters = counters_of(&s[key][cur], None);
+            let c: Counters = counters_of(&s[key][cur], l.plan.max_of(cur));
             out.current.push(Item {
                 detail: Some(format!(
                     "{}, iteration {} of {}",
@@ -46,8 +46,14 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
                 ..Item::id(cur)
             });
             let mut line = String::new();
-            if let Some(rem) = last.get(cur).and_then(|e| e.remaining.as_deref()) {
-                line.push_str(&format!("Last remaining: {rem} "));
+            match c.status.as_str() {
+                "confirming" => line.push_str("Next: its confirmation pass. "),
+                "verifying" => line.push_str("Next: its verification pass. "),
+                _ => {
+                    if let Some(rem) = last_entry(cx, &p, cur)?.and_then(|e| e.remaining) {
+                        line.push_str(&format!("Last remaining: {rem} "));
+                    }
+                }
             }
             line.push_str(&format!("Completion signal: <signal>{cur}_DONE</signal>."));
             out.context_extra.push(line);
@@ -55,22 +61,44 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
         None => out.context_extra.push("No current unit.".into()),
     }
     out.ready = ready_units(s, &l.plan).into_iter().map(Item::id).collect();
-    let ids = unit_ids(s);
-    let with = |st: &str| -> Vec<Item> {
-        ids.iter()
-            .filter(|u| status_of(s, u) == st)
-            .map(|u| Item {
-                detail: s[key][u.as_str()]["reason"].as_str().map(str::to_string),
-                ..Item::id(u.clone())
-            })
-            .collect()
-    };
-    out.blocked = with("blocked");
-    out.more.push(("Timed out", with("timeout"), true));
-    out.more.push(("Done", with("done"), false));
-    for u in &ids {
-        *out.counts.entry(status_of(s, u).to_string()).or_default() += 1;
+    // Blocked, with the units not started that wait on unfinished dependencies (seed 003's
+    // T5); held, timed-out and done units; counts. One pass.
+    let mut waiting: std::collections::HashMap<String, Vec<String>> =
+        waiting_units(s, &l.plan).into_iter().collect();
+    let (mut timed_out, mut done, mut held) = (Vec::new(), Vec::new(), Vec::new());
+    for (id, u) in units_of(s) {
+        let status = unit_status(u);
+        *out.counts.entry(status.to_string()).or_default() += 1;
+        let item = |detail: Option<String>| Item {
+            detail,
+            ..Item::id(id.clone())
+        };
+        let reason = u["reason"].as_str().map(str::to_string);
+        match status {
+            "blocked" | "pending" => {
+                if let Some(open) = waiting.remove(id.as_str()) {
+                    out.blocked.push(item(Some(waiting_reason(&open))));
+                } else if status == "blocked" {
+                    out.blocked.push(item(reason));
+                }
+            }
+            "timeout" => timed_out.push(item(reason)),
+            "done" => done.push(item(None)),
+            _ => {}
+        }
+        if counters_of(u, None).held().is_some() {
+            held.push(id.clone());
+        }
     }
+    if !held.is_empty() {
+        out.context_extra.push(format!(
+            "Held until a person acts (subagents cannot move them): {}. A person runs `taskhook iterative set-max|unblock|reset {} UNIT`.",
+            name_some(&held),
+            store.id
+        ));
+    }
+    out.more.push(("Timed out", timed_out, true));
+    out.more.push(("Done", done, false));
     for (name, path) in [
         ("context.md", &p.context),
         ("guardrails.md (read before every iteration)", &p.guardrails),

@@ -1,0 +1,444 @@
+//! `taskhook execute …`: seed 001's runs by hand: init, status, start, done, fail, merged,
+//! resume [--dry-run], reset-task, reset --all, metrics. `--json` everywhere.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::context::Ctx;
+use crate::error::{Error, Result};
+use crate::layouts::execute::commands::{self, HandEvent};
+use crate::layouts::execute::init::{self as new_run, Init};
+use crate::layouts::execute::{derive, plan, resume, state};
+use crate::layouts::{Step, StoreRef};
+
+use super::Io;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run (its folder's name, e.g. the PRD slug) when the project has several.
+    #[arg(long, global = true, value_name = "SLUG")]
+    pub store: Option<String>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+impl Args {
+    /// Whether the command writes nothing (`resume --dry-run`).
+    pub fn dry_run(&self) -> bool {
+        matches!(self.command, Cmd::Resume { dry_run: true })
+    }
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Cmd {
+    /// Create TASKS_PATH/execute-state.json with every task pending.
+    Init {
+        tasks_path: PathBuf,
+        #[arg(long)]
+        prd_slug: Option<String>,
+        #[arg(long)]
+        project_path: Option<String>,
+        #[arg(long)]
+        worktree_dir: Option<String>,
+        /// A layer and its tasks, in execution order: `--layer 0-setup=L0-001,L0-002`.
+        #[arg(long = "layer", value_name = "NAME=ID,ID")]
+        layers: Vec<String>,
+        /// A JSON plan: {"layers": {"0-setup": ["L0-001"], …}, "prd_slug"?, …}.
+        #[arg(long, value_name = "FILE")]
+        plan: Option<PathBuf>,
+    },
+    /// The run: status, layers, tasks, merge queue, metrics and the resume plan.
+    Status,
+    /// Start a task (what a launch of a subagent bound to it does).
+    Start { task: String },
+    /// Report a task done (in progress → verifying; verifying → verified and queued).
+    Done { task: String },
+    /// Report a task's attempt failed.
+    Fail {
+        task: String,
+        #[arg(long)]
+        message: String,
+        #[arg(long)]
+        details: Option<String>,
+        /// What the next attempt should do.
+        #[arg(long)]
+        feedback: Option<String>,
+    },
+    /// Record that a task's branch was merged (completes it).
+    Merged { task: String },
+    /// Resume: skip what is done, retry what failed, resume what runs; git recovery, a corrupt state rebuilt from its .bak.
+    Resume {
+        /// Print the plan and what would change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Back up the state to execute-state.json.bak, then make a task pending with fresh attempts.
+    ResetTask { task: String },
+    /// Back up the state, then start the whole run over (worktrees and branches are left to git).
+    Reset {
+        /// Required: reset every task.
+        #[arg(long)]
+        all: bool,
+    },
+    /// The run's metrics and layer counters, recounted.
+    Metrics,
+}
+
+fn print_step(
+    io: &mut Io<'_>,
+    json: bool,
+    id: &str,
+    t: &Value,
+    step: &Step,
+    store: &StoreRef,
+) -> Result<()> {
+    let messages: Vec<&String> = step.instruction.iter().chain(&step.tell_main).collect();
+    if json {
+        return super::out_json(
+            io,
+            &json!({"store": store.id, "task": id, "status": t["status"], "attempts": t["attempts"],
+                "state": t, "messages": messages}),
+        );
+    }
+    super::out(
+        io,
+        &format!(
+            "{id}: {} (attempt {} of {})",
+            t["status"].as_str().unwrap_or("?"),
+            state::attempts(t),
+            state::MAX_ATTEMPTS
+        ),
+    )?;
+    for m in messages {
+        super::out(io, m)?;
+    }
+    Ok(())
+}
+
+fn status_of(cx: &Ctx, s: &StoreRef) -> Result<Value> {
+    let st = state::load(cx, s)?;
+    let mut d = st.clone();
+    derive::derive(&st, &mut d, &cx.store.clock().stamp());
+    let p = plan::plan(&d);
+    let tasks: serde_json::Map<String, Value> = state::task_ids(&d)
+        .into_iter()
+        .map(|id| {
+            let t = &d["tasks"][&id];
+            let commits = t["commits"].as_array().map_or(0, Vec::len);
+            let v = json!({"status": state::status(t), "attempts": state::attempts(t), "commits": commits,
+                "layer": state::layer_of(&d, &id)});
+            (id, v)
+        })
+        .collect();
+    Ok(
+        json!({"store": s.id, "path": state::state_path(&s.root), "status": d["status"],
+        "current_layer": d["current_layer"], "current_batch": d["current_batch"],
+        "layers": d["layers"], "tasks": tasks, "merge_queue": d["merge_queue"],
+        "metrics": d["metrics"], "plan": p, "plan_lines": p.lines()}),
+    )
+}
+
+fn print_status(io: &mut Io<'_>, v: &Value) -> Result<()> {
+    super::out(
+        io,
+        &format!(
+            "execute  {}  {}",
+            v["store"].as_str().unwrap_or(""),
+            v["path"].as_str().unwrap_or("")
+        ),
+    )?;
+    let batch = v["current_batch"]
+        .as_u64()
+        .map(|b| format!(" · batch {b}"))
+        .unwrap_or_default();
+    super::out(
+        io,
+        &format!(
+            "  run {} · current layer {}{batch}",
+            v["status"].as_str().unwrap_or("?"),
+            v["current_layer"].as_str().unwrap_or("none")
+        ),
+    )?;
+    if let Some(layers) = v["layers"].as_object() {
+        for (name, l) in layers {
+            super::out(
+                io,
+                &format!(
+                    "  layer {name:<16} {:<12} {}/{} completed, {} failed",
+                    l["status"].as_str().unwrap_or("?"),
+                    l["tasks_completed"],
+                    l["tasks_total"],
+                    l["tasks_failed"]
+                ),
+            )?;
+        }
+    }
+    if let Some(tasks) = v["tasks"].as_object() {
+        for (id, t) in tasks {
+            super::out(
+                io,
+                &format!(
+                    "    {id:<10} {:<12} attempts {} · commits {}",
+                    t["status"].as_str().unwrap_or("?"),
+                    t["attempts"],
+                    t["commits"]
+                ),
+            )?;
+        }
+    }
+    let m = &v["metrics"];
+    super::out(
+        io,
+        &format!(
+            "  metrics: {}/{} tasks completed, {} failed, {} attempts, {} commits, {} s",
+            m["completed_tasks"],
+            m["total_tasks"],
+            m["failed_tasks"],
+            m["total_attempts"],
+            m["total_commits"],
+            m["elapsed_time_seconds"]
+        ),
+    )?;
+    for line in v["plan_lines"].as_array().into_iter().flatten() {
+        super::out(io, &format!("  {}", line.as_str().unwrap_or("")))?;
+    }
+    Ok(())
+}
+
+pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
+    let project = cx.project(None);
+    let json = args.json;
+    let store_flag = args.store.as_deref();
+    match args.command {
+        Cmd::Init {
+            tasks_path,
+            prd_slug,
+            project_path,
+            worktree_dir,
+            layers,
+            plan,
+        } => {
+            let mut i = Init {
+                tasks_path,
+                prd_slug,
+                project_path,
+                worktree_dir,
+                layers: Vec::new(),
+            };
+            if let Some(p) = plan {
+                new_run::read_plan(cx, &cx.absolute(&p), &mut i)?;
+            }
+            for l in &layers {
+                let (name, ids) = l
+                    .split_once('=')
+                    .ok_or_else(|| Error::Usage(format!("--layer takes NAME=ID,ID (got {l:?})")))?;
+                let ids = ids
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                i.layers.push((name.trim().to_string(), ids));
+            }
+            let (path, s) = new_run::init(cx, &project, &i)?;
+            if json {
+                super::out_json(io, &json!({"path": path, "state": s}))?;
+            } else {
+                super::out(
+                    io,
+                    &format!(
+                        "Created {} ({} layer(s), {} task(s)).",
+                        path.display(),
+                        i.layers.len(),
+                        state::task_ids(&s).len()
+                    ),
+                )?;
+            }
+            Ok(0)
+        }
+        Cmd::Status => {
+            let stores = commands::selected(cx, &project, store_flag)?;
+            let mut all = Vec::new();
+            for s in &stores {
+                let v = status_of(cx, s).unwrap_or_else(|e| {
+                    json!({"store": s.id, "path": state::state_path(&s.root), "problem": e.one_line()})
+                });
+                if !json {
+                    match v["problem"].as_str() {
+                        Some(p) => super::out(io, &format!("execute  {}  problem: {p}", s.id))?,
+                        None => print_status(io, &v)?,
+                    }
+                }
+                all.push(v);
+            }
+            if json {
+                super::out_json(io, &json!({"stores": all}))?;
+            } else if stores.is_empty() {
+                super::out(
+                    io,
+                    "No execute runs (taskhook execute init TASKS_PATH --layer NAME=ID,ID).",
+                )?;
+            }
+            Ok(0)
+        }
+        Cmd::Start { task } => hand(cx, &project, store_flag, &task, HandEvent::Start, json, io),
+        Cmd::Done { task } => hand(cx, &project, store_flag, &task, HandEvent::Done, json, io),
+        Cmd::Fail {
+            task,
+            message,
+            details,
+            feedback,
+        } => hand(
+            cx,
+            &project,
+            store_flag,
+            &task,
+            HandEvent::Fail {
+                message,
+                details,
+                feedback,
+            },
+            json,
+            io,
+        ),
+        Cmd::Merged { task } => {
+            let (store, id) = commands::find_task(cx, &project, store_flag, &task)?;
+            let (t, lines) = commands::merged(cx, &store, &id)?;
+            if json {
+                super::out_json(
+                    io,
+                    &json!({"store": store.id, "task": id, "status": t["status"], "state": t, "messages": lines}),
+                )?;
+            } else {
+                for l in &lines {
+                    super::out(io, l)?;
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Resume { dry_run } => {
+            let stores = commands::selected(cx, &project, store_flag)?;
+            let mut all = Vec::new();
+            for s in &stores {
+                let Some(r) = resume::resume(cx, s, true)? else {
+                    continue;
+                };
+                let p = plan::plan(&r.state);
+                if !json {
+                    let verb = if dry_run { "would change" } else { "changed" };
+                    super::out(
+                        io,
+                        &format!(
+                            "execute {}: resume plan{}",
+                            s.id,
+                            if dry_run {
+                                " (dry run: nothing written)"
+                            } else {
+                                ""
+                            }
+                        ),
+                    )?;
+                    for l in p.lines() {
+                        super::out(io, &format!("  {l}"))?;
+                    }
+                    for c in &r.changes {
+                        super::out(io, &format!("  {verb}: {c}"))?;
+                    }
+                    for n in &r.notes {
+                        super::out(io, &format!("  note: {n}"))?;
+                    }
+                    if let Some(g) = &r.git_skipped {
+                        super::out(io, &format!("  git recovery skipped: {g}"))?;
+                    }
+                }
+                all.push(
+                    json!({"store": s.id, "plan": p, "plan_lines": p.lines(), "changes": r.changes,
+                    "notes": r.notes, "rebuilt": r.rebuilt, "git_skipped": r.git_skipped}),
+                );
+            }
+            if json {
+                super::out_json(io, &json!({"dry_run": dry_run, "stores": all}))?;
+            } else if stores.is_empty() {
+                super::out(io, "No execute runs.")?;
+            }
+            Ok(0)
+        }
+        Cmd::ResetTask { task } => {
+            let (store, id) = commands::find_task(cx, &project, store_flag, &task)?;
+            let (bak, t) = commands::reset_task(cx, &store, &id)?;
+            if json {
+                super::out_json(
+                    io,
+                    &json!({"store": store.id, "task": id, "backup": bak, "state": t}),
+                )?;
+            } else {
+                super::out(io, &format!("Backed up to {}; {id} is pending with fresh attempts (its commits, worktree and branch are kept; its earlier run is in `resets`).", bak.display()))?;
+            }
+            Ok(0)
+        }
+        Cmd::Reset { all } => {
+            if !all {
+                return Err(Error::Usage("`taskhook execute reset` resets every task and needs --all (one task: `taskhook execute reset-task ID`)".into()));
+            }
+            let store = commands::pick_store(cx, &project, store_flag)?;
+            let (bak, left) = commands::reset_all(cx, &store)?;
+            if json {
+                super::out_json(io, &json!({"store": store.id, "backup": bak, "git": left}))?;
+            } else {
+                super::out(
+                    io,
+                    &format!(
+                        "Backed up to {}; every task of {} is pending again.",
+                        bak.display(),
+                        store.id
+                    ),
+                )?;
+                for l in &left {
+                    super::out(io, &format!("  {l}"))?;
+                }
+                if !left.is_empty() {
+                    super::out(io, "  then `git worktree prune`.")?;
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Metrics => {
+            let stores = commands::selected(cx, &project, store_flag)?;
+            let mut all = Vec::new();
+            for s in &stores {
+                let v = commands::metrics(cx, s)?;
+                if !json {
+                    let m = &v["metrics"];
+                    super::out(io, &format!(
+                        "{}: {}/{} tasks completed, {} failed, {} attempts, {} commits, {} s elapsed",
+                        s.id, m["completed_tasks"], m["total_tasks"], m["failed_tasks"], m["total_attempts"], m["total_commits"], m["elapsed_time_seconds"]
+                    ))?;
+                }
+                all.push(v);
+            }
+            if json {
+                super::out_json(io, &json!({"stores": all}))?;
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn hand(
+    cx: &Ctx,
+    project: &crate::project::Project,
+    store_flag: Option<&str>,
+    task: &str,
+    ev: HandEvent,
+    json: bool,
+    io: &mut Io<'_>,
+) -> Result<u8> {
+    let (store, id) = commands::find_task(cx, project, store_flag, task)?;
+    let (t, step) = commands::by_hand(cx, &store, &id, ev)?;
+    print_step(io, json, &id, &t, &step, &store)?;
+    Ok(0)
+}

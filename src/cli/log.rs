@@ -1,0 +1,168 @@
+//! `taskhook log [--session S] [--follow] [--json]`: the journal of what taskhook changed and
+//! what it replied, for a person (`.claude/taskhook/journal.jsonl`, see `engine::journal`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::engine::journal;
+use crate::error::Result;
+
+use super::Io;
+
+/// Largest journal file read (the journal rotates at 1 MiB).
+const READ_CAP: usize = 8 * 1024 * 1024;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only this session's events (a prefix of the session id is enough).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Keep printing new entries as they are written (Ctrl-C to stop).
+    #[arg(long)]
+    pub follow: bool,
+    /// Print the journal's JSON lines as they are.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn read_lines(cx: &Ctx, path: &Path) -> Result<Vec<String>> {
+    Ok(cx
+        .store
+        .read_capped(path, READ_CAP)?
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+fn first_line(s: &str, max: usize) -> String {
+    let line = s.lines().next().unwrap_or("").trim();
+    if line.chars().count() > max {
+        format!("{}…", line.chars().take(max).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+/// One journal entry as a person reads it.
+fn human(v: &Value, project: &Path) -> String {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut event = s("event").to_string();
+    if !s("tool").is_empty() {
+        event = format!("{event}:{}", s("tool"));
+    }
+    let session: String = s("session").chars().take(8).collect();
+    let who = if s("agent_id").is_empty() {
+        String::new()
+    } else {
+        format!(" (subagent {})", s("agent_id"))
+    };
+    let changed: Vec<String> = v["changed"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(|p| {
+                    Path::new(p)
+                        .strip_prefix(project)
+                        .map(|r| r.display().to_string())
+                        .unwrap_or_else(|_| p.to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = format!("{}  {event:<24} {session}{who}", s("at"));
+    if !changed.is_empty() {
+        out.push_str(&format!("\n    changed: {}", changed.join(", ")));
+    }
+    let reply = &v["reply"];
+    if reply["decision"] == "block" {
+        out.push_str(&format!(
+            "\n    told the agent to go on: {}",
+            first_line(reply["reason"].as_str().unwrap_or(""), 100)
+        ));
+    }
+    if reply["continue"] == false {
+        out.push_str(&format!(
+            "\n    halted the agent: {}",
+            first_line(reply["stopReason"].as_str().unwrap_or(""), 100)
+        ));
+    }
+    if let Some(c) = reply["hookSpecificOutput"]["additionalContext"].as_str() {
+        out.push_str(&format!("\n    told the model: {}", first_line(c, 100)));
+    }
+    if let Some(m) = reply["systemMessage"].as_str() {
+        out.push_str(&format!("\n    told the user: {}", first_line(m, 100)));
+    }
+    if !s("stderr").is_empty() {
+        out.push_str(&format!(
+            "\n    exit {}: {}",
+            v["exit"],
+            first_line(s("stderr"), 100)
+        ));
+    }
+    out
+}
+
+pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
+    let project = cx.project(None);
+    let current = journal::path(&project.root);
+    let wanted = |v: &Value| {
+        args.session
+            .as_deref()
+            .is_none_or(|want| v["session"].as_str().is_some_and(|s| s.starts_with(want)))
+    };
+    let print = |io: &mut Io<'_>, line: &str| -> Result<()> {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return Ok(());
+        };
+        if !wanted(&v) {
+            return Ok(());
+        }
+        if args.json {
+            super::out(io, line)
+        } else {
+            super::out(io, &human(&v, &project.root))
+        }
+    };
+    let mut seen = 0;
+    let mut lines = read_lines(cx, &journal::previous(&project.root))?;
+    let now = read_lines(cx, &current)?;
+    lines.extend(now.iter().cloned());
+    if lines.is_empty() && !args.follow && !args.json {
+        super::out(
+            io,
+            &format!(
+                "No journal yet at {} (taskhook records an event there once it changes a file).",
+                current.display()
+            ),
+        )?;
+    }
+    for l in &lines {
+        print(io, l)?;
+    }
+    seen += now.len();
+    if !args.follow {
+        return Ok(0);
+    }
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = read_lines(cx, &current)?;
+        if now.len() < seen {
+            // Rotated: the current file started again.
+            seen = 0;
+        }
+        for l in &now[seen..] {
+            print(io, l)?;
+        }
+        seen = now.len();
+        let _ = io.stdout.flush();
+    }
+}

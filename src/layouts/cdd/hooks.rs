@@ -1,0 +1,417 @@
+//! The hooks of seed 004:
+//!
+//! - a launch of a subagent bound to a task starts it when pending (refused while another
+//!   task runs, or while a stop before it has not been passed);
+//! - `<signal>NAME_DONE</signal>` runs `done`, `_FAILED: why` runs `escalate` (the main agent
+//!   is told the next model and thinking level); when the next entry is then a stop not passed,
+//!   the main agent is halted (`continue: false`) until a person runs `taskhook cdd continue`;
+//! - the main agent's Bash call whose `taskhook cdd next` (or the seed's `next.ts`) answered a
+//!   stop halts it the same way; one running the seed's `continue.ts` lifts the halt;
+//! - a subagent's Bash call that would move tasks is refused at PreToolUse: "only the
+//!   orchestrator manipulates task state" (seed 004).
+//!
+//! Recognizing the commands ([`calls`]) is pure: it decides, for every Bash call, whether
+//! anything beyond process start happens.
+
+use serde_json::Value;
+
+use super::error::{Code, Failure};
+use super::ops;
+use super::repair::sync_halts;
+use super::workspace::{Next, Status, Workspace};
+use super::{Folder, Paths};
+use crate::context::Ctx;
+use crate::engine::facts::Bash;
+use crate::engine::notices;
+use crate::error::Result;
+use crate::hook::output::Reply;
+use crate::layouts::unit::Halt;
+use crate::layouts::{Input, Step, StoreRef};
+use crate::signals::SignalKind;
+
+/// The seed's reason for refusing a subagent's task command.
+pub const OWNERSHIP: &str = "only the orchestrator manipulates task state";
+
+/// One task command in a Bash command line: `taskhook [--project-dir D] cdd VERB`, or the
+/// seed's `.claude/scripts/task/VERB.ts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// The verb (`done`), or `""` when none follows `cdd`.
+    pub verb: String,
+    /// Whether it is the seed's script rather than taskhook.
+    pub script: bool,
+    /// The words from the program on, as written.
+    pub text: String,
+}
+
+impl Call {
+    /// Whether running it can change task state (everything but next, list, stats and help).
+    pub fn changes_state(&self) -> bool {
+        let read_only = ["next", "list", "stats"].contains(&self.verb.as_str())
+            || (!self.script && ["", "help", "--help", "-h"].contains(&self.verb.as_str()));
+        !read_only
+    }
+}
+
+/// The task commands in a Bash command line. Quotes and shell operators separate words, so a
+/// command inside `bash -c '…'` is found too.
+pub fn calls(command: &str) -> Vec<Call> {
+    if !command.contains("cdd") && !command.contains("scripts/task/") {
+        return Vec::new();
+    }
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || "'\"`;&|()<>{}$".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let base = w.rsplit('/').next().unwrap_or(w);
+        if base == "taskhook" {
+            let mut j = i + 1;
+            while let Some(flag) = words.get(j).filter(|f| f.starts_with("--")) {
+                j += if flag.contains('=') { 1 } else { 2 };
+            }
+            if words.get(j) == Some(&"cdd") {
+                let verb = words.get(j + 1).copied().unwrap_or("");
+                let end = (j + 3).min(words.len());
+                out.push(Call {
+                    verb: verb.to_string(),
+                    script: false,
+                    text: words[i..end].join(" "),
+                });
+            }
+        } else if let Some(stem) = w
+            .strip_suffix(".ts")
+            .filter(|_| w.contains("scripts/task/"))
+        {
+            let verb = stem.rsplit('/').next().unwrap_or(stem);
+            out.push(Call {
+                verb: verb.to_string(),
+                script: true,
+                text: w.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// The stop a `next` printed: `{"success":true,"data":{"type":"stop","stop":ID,…}}` on a line
+/// of stdout (or as the whole of it).
+pub fn answered_stop(stdout: &str) -> Option<String> {
+    let stop_of = |v: Value| {
+        (v["success"] == true && v["data"]["type"] == "stop")
+            .then(|| v["data"]["stop"].as_str().map(str::to_string))
+            .flatten()
+    };
+    serde_json::from_str::<Value>(stdout.trim())
+        .ok()
+        .and_then(stop_of)
+        .or_else(|| {
+            stdout
+                .lines()
+                .filter(|l| l.contains("\"stop\""))
+                .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+                .find_map(stop_of)
+        })
+}
+
+/// The reason a stop is never passed by an agent.
+pub const PERSON: &str = "a cdd stop is a checkpoint for a person";
+
+/// Whether a Bash fact concerns this layout (pure): a subagent's task command, or any agent's
+/// `continue` (before they run); the main agent's `next` that answered a stop (after).
+pub fn wants_bash(b: &Bash<'_>) -> bool {
+    match (b.stdout, b.agent_id) {
+        (None, Some(_)) => calls(b.command).iter().any(Call::changes_state),
+        (None, None) => calls(b.command).iter().any(|c| c.verb == "continue"),
+        (Some(out), None) => {
+            let cs = calls(b.command);
+            cs.iter().any(|c| c.script && c.verb == "continue")
+                || (cs.iter().any(|c| c.verb == "next") && answered_stop(out).is_some())
+        }
+        _ => false,
+    }
+}
+
+/// The key of the halt at a stop (`cdd:<workspace>:<stop>`).
+pub fn halt_key(paths: &Paths, stop: &str) -> String {
+    format!("cdd:{}:{stop}", paths.id())
+}
+
+/// The halt at a stop: what the person sees, and the command that passes it.
+pub fn halt(paths: &Paths, stop: &super::order::Stop) -> Halt {
+    let message = stop
+        .message
+        .as_deref()
+        .filter(|m| !m.trim().is_empty())
+        .unwrap_or("a manual verification checkpoint");
+    Halt {
+        key: halt_key(paths, &stop.id),
+        message: format!(
+            "Stop {} reached (cdd workspace {}): {message}. The orchestrator waits here until a person passes it with: taskhook cdd continue {}",
+            stop.id,
+            paths.id(),
+            stop.id
+        ),
+    }
+}
+
+/// A Bash call: a subagent's refused, or the main agent's `next` / `continue.ts` seen after it ran.
+pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
+    if b.stdout.is_none() && b.agent_id.is_none() {
+        return Ok(Reply {
+            deny: Some(format!(
+                "{PERSON}: the agent stops here and the person passes it, in their own terminal \
+                 (`taskhook cdd continue STOP_ID`). Tell the user the stop is waiting and what to \
+                 check, then end your turn."
+            )),
+            ..Default::default()
+        });
+    }
+    let Some(stdout) = b.stdout else {
+        let shown: Vec<String> = calls(b.command)
+            .into_iter()
+            .filter(Call::changes_state)
+            .map(|c| c.text)
+            .collect();
+        return Ok(Reply {
+            deny: Some(format!(
+                "{OWNERSHIP} (seed 004): a subagent may not run `{}`. Do the task's work, then end your final message with <signal>NAME_DONE</signal> or <signal>NAME_FAILED: why</signal>; the orchestrator moves the task.",
+                shown.join("`, `")
+            )),
+            ..Default::default()
+        });
+    };
+    if store.root.as_os_str().is_empty() {
+        return Ok(Reply::default());
+    }
+    let paths = Paths::of_store(store);
+    let project = store.project.clone();
+    let ws = Workspace::load(cx, &paths)?;
+    let mut reply = Reply::default();
+    if let Some(id) = answered_stop(stdout) {
+        if let Ok(Next::Stop(s, _)) = ws.next() {
+            if s.id == id {
+                let h = halt(&paths, &s);
+                notices::keep(cx, &project, "", &[], &[(h.key, h.message.clone())])?;
+                reply.halt = Some(h.message);
+            }
+        }
+    }
+    if calls(b.command)
+        .iter()
+        .any(|c| c.script && c.verb == "continue")
+    {
+        reply.context.extend(sync_halts(cx, &ws, &project)?);
+    }
+    Ok(reply)
+}
+
+fn tell(step: &mut Step, paths: &Paths, text: String) {
+    step.tell_main.push(format!("cdd {}: {text}", paths.id()));
+}
+
+fn describe(t: &super::order::Task) -> String {
+    format!(
+        "group {}, model {}, thinking {}",
+        t.group.as_deref().unwrap_or("-"),
+        t.model.as_deref().unwrap_or("(default)"),
+        t.thinking.as_deref().unwrap_or("none")
+    )
+}
+
+/// After a task finished (done, or failed past the ladder): what comes next; at a stop not
+/// passed, `stop_reached` (once) and the halt.
+fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Step) -> Result<()> {
+    let ws = Workspace::load(cx, paths)?;
+    match ws.next() {
+        Ok(Next::Stop(s, _)) => {
+            ops::reach_stop(cx, paths, &s)?;
+            let h = halt(paths, &s);
+            tell(step, paths, h.message.clone());
+            step.halt = Some(h);
+        }
+        Ok(Next::Task(t, _)) => tell(
+            step,
+            paths,
+            format!(
+                "next is {} ({}): launch a subagent whose prompt holds <task>{}</task>.",
+                t.name,
+                describe(&t),
+                t.name
+            ),
+        ),
+        Ok(Next::Done) => tell(step, paths, "every task is finished.".into()),
+        Err(f) => tell(step, paths, f.message),
+    }
+    Ok(())
+}
+
+/// One lifecycle step of task `unit`.
+pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Step> {
+    let paths = Paths::of_store(store);
+    let ws = Workspace::load(cx, &paths)?;
+    let status = ws.status(unit);
+    let mut step = Step::default();
+    match (input, &status) {
+        (Input::Launch, Status::In(Folder::Pending)) => match ops::start(cx, &paths, unit) {
+            Ok(_) => step.status = Some("in_progress".into()),
+            // Another launch got there first.
+            Err(f) if f.code == Code::WrongStatus => {}
+            Err(f)
+                if matches!(
+                    f.code,
+                    Code::TaskInProgress
+                        | Code::StopNotPassed
+                        | Code::NotImported
+                        | Code::Inconsistent
+                ) =>
+            {
+                step.deny = Some(refusal(&paths, unit, &f))
+            }
+            Err(f) => return Err(f.into()),
+        },
+        (Input::Launch, Status::In(_)) => {}
+        (Input::Launch, other) => step.deny = Some(refusal(&paths, unit, &ws.unusable(unit, other))),
+        (Input::Signal(SignalKind::Done, _), Status::In(f)) => {
+            if *f == Folder::Pending {
+                // The launch was not seen (taskhook installed mid-run, an unbound prompt).
+                if let Err(e) = ops::start(cx, &paths, unit) {
+                    tell(
+                        &mut step,
+                        &paths,
+                        format!("{unit} signalled DONE but is in pending/ and cannot be started: {}; nothing changed.", e.message),
+                    );
+                    return Ok(step);
+                }
+            }
+            match f {
+                Folder::Pending | Folder::InProgress => {
+                    let d = ops::done(cx, &paths, unit)?;
+                    let secs = d["elapsed_seconds"]
+                        .as_i64()
+                        .map(|s| format!(", {s} s"))
+                        .unwrap_or_default();
+                    tell(&mut step, &paths, format!("{unit} is done (moved to completed/{secs})."));
+                    step.status = Some("completed".into());
+                    after_finish(cx, &paths, &mut step)?;
+                }
+                other => tell(
+                    &mut step,
+                    &paths,
+                    format!("{unit} signalled DONE but is in {}/; nothing changed.", other.as_str()),
+                ),
+            }
+        }
+        (Input::Signal(SignalKind::Failed, reason), Status::In(Folder::Pending | Folder::InProgress)) => {
+            let why = reason.unwrap_or("the subagent signalled FAILED");
+            let d = ops::escalate(cx, &paths, unit, why)?;
+            if d["to"] == "failed" {
+                tell(
+                    &mut step,
+                    &paths,
+                    format!("{unit} failed ({why}) at the top of the escalation ladder: moved to failed/."),
+                );
+                step.status = Some("failed".into());
+                after_finish(cx, &paths, &mut step)?;
+            } else {
+                let (m, t) = (d["to_model"].as_str().unwrap_or(""), d["to_thinking"].as_str().unwrap_or(""));
+                tell(
+                    &mut step,
+                    &paths,
+                    format!(
+                        "{unit} failed ({why}); escalated to level {} and back in pending/. Relaunch it with model {m} and thinking level {t} (<task>{unit}</task>).",
+                        d["level"]
+                    ),
+                );
+                step.status = Some("pending".into());
+            }
+        }
+        (Input::Signal(SignalKind::Blocked, reason), Status::In(f)) => tell(
+            &mut step,
+            &paths,
+            format!(
+                "{unit} reported BLOCKED ({}); it stays in {}/. Clear the blocker and relaunch it, or run `taskhook cdd escalate {unit} \"why\"` or `taskhook cdd fail {unit}`.",
+                reason.unwrap_or("no reason given"),
+                f.as_str()
+            ),
+        ),
+        (Input::NoSignal, Status::In(Folder::InProgress)) => tell(
+            &mut step,
+            &paths,
+            format!(
+                "the subagent working on {unit} stopped without <signal>{unit}_DONE</signal> or <signal>{unit}_FAILED: why</signal>; {unit} stays in in_progress/. Check its work, then run `taskhook cdd done {unit}`, or relaunch it."
+            ),
+        ),
+        (Input::Signal(kind, _), other) => {
+            let msg = match other {
+                Status::In(f) => format!("{unit} signalled {} but is in {}/; nothing changed.", kind.word(), f.as_str()),
+                other => format!("{unit} signalled {}: {}", kind.word(), ws.unusable(unit, other).message),
+            };
+            tell(&mut step, &paths, msg);
+        }
+        (Input::NoSignal, _) => {}
+    }
+    Ok(step)
+}
+
+fn refusal(paths: &Paths, unit: &str, f: &Failure) -> String {
+    format!(
+        "taskhook: cdd {}: not launching a subagent for {unit}: {} [{}]",
+        paths.id(),
+        f.message,
+        f.code.as_str()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verbs(cmd: &str) -> Vec<(String, bool)> {
+        calls(cmd)
+            .into_iter()
+            .map(|c| (c.verb.clone(), c.changes_state()))
+            .collect()
+    }
+
+    #[test]
+    fn task_commands_are_found_wherever_they_hide() {
+        assert_eq!(verbs("taskhook cdd done foo.md"), [("done".into(), true)]);
+        assert_eq!(
+            verbs("/usr/local/bin/taskhook --project-dir /p cdd next"),
+            [("next".into(), false)]
+        );
+        assert_eq!(
+            verbs("cd x && CDD_DIR=/w taskhook cdd start a.md"),
+            [("start".into(), true)]
+        );
+        assert_eq!(
+            verbs("bash -c 'taskhook cdd escalate a.md \"x\"'"),
+            [("escalate".into(), true)]
+        );
+        assert_eq!(
+            verbs("bun .claude/scripts/task/done.ts foo.md"),
+            [("done".into(), true)]
+        );
+        assert_eq!(
+            verbs(".claude/scripts/task/list.ts pending"),
+            [("list".into(), false)]
+        );
+        assert_eq!(verbs("taskhook cdd"), [("".into(), false)]);
+        assert!(verbs("echo cdd; ls scripts/").is_empty());
+        assert!(verbs("taskhook status").is_empty());
+    }
+
+    #[test]
+    fn a_stop_answer_is_read_from_stdout() {
+        let out = r#"{"success":true,"data":{"type":"stop","stop":"verify-core","message":"m"}}"#;
+        assert_eq!(answered_stop(out).as_deref(), Some("verify-core"));
+        assert_eq!(
+            answered_stop(&format!("x\n{out}\n")).as_deref(),
+            Some("verify-core")
+        );
+        assert!(answered_stop(r#"{"success":true,"data":{"type":"task","task":"a"}}"#).is_none());
+        assert!(answered_stop("stop").is_none());
+    }
+}

@@ -1,0 +1,293 @@
+//! Layout `cdd` (seed 004): a workspace `$CDD_DIR` (env `CDD_DIR`, else `cdd_dir` in
+//! `.claude/taskhook.json`, relative to the project) whose `tasks/` holds the four status
+//! folders (`pending/`, `in_progress/`, `completed/`, `failed/`: a task's status is the folder
+//! holding its file), `order.json` (tasks and stops, in order) and `history.jsonl` (the
+//! append-only audit log; a stop's status is its last `stop_*` event). `tmp/` is the seed's
+//! scratch folder; everything else in `$CDD_DIR` is ignored.
+//!
+//! Rooms: [`order`] (order.json, the escalation ladder), [`history`] (reading the log, writing
+//! lines in the seed's shape), [`workspace`] (one read of everything, each task's status,
+//! `next`), [`ops`] (the ten commands, each move one rename plus one history line under the
+//! workspace lock), [`report`] (`list`, `stats`), [`repair`] (SessionStart: folders checked
+//! against order.json and the history, repaired, halts kept in step with the stops),
+//! [`hooks`] (launches, signals, Bash calls of subagents and of the orchestrator),
+//! [`summary`] (`status` and the SessionStart context).
+
+pub mod error;
+pub mod history;
+pub mod hooks;
+pub mod ops;
+pub mod order;
+pub mod repair;
+pub mod report;
+pub mod summary;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
+
+use crate::context::Ctx;
+use crate::engine::facts::{Fact, Start};
+use crate::env::CDD_DIR;
+use crate::error::Result;
+use crate::hook::output::Reply;
+use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
+use crate::project::Project;
+use crate::store::{folder_lock_path, sanitize_id};
+
+use error::{CResult, Code, Failure};
+use workspace::{Status, Workspace};
+
+/// The layout's name.
+pub const NAME: &str = "cdd";
+
+/// A status folder of `tasks/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Folder {
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+}
+
+/// The four status folders, in lifecycle order.
+pub const FOLDERS: [Folder; 4] = [
+    Folder::Pending,
+    Folder::InProgress,
+    Folder::Completed,
+    Folder::Failed,
+];
+
+impl Folder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Folder::Pending => "pending",
+            Folder::InProgress => "in_progress",
+            Folder::Completed => "completed",
+            Folder::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Folder> {
+        FOLDERS.into_iter().find(|f| f.as_str() == s)
+    }
+}
+
+/// The files of one workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// `$CDD_DIR`.
+    pub ws: PathBuf,
+    /// `$CDD_DIR/tasks`, the store's root.
+    pub tasks: PathBuf,
+    pub order: PathBuf,
+    pub history: PathBuf,
+    /// `$CDD_DIR/tmp`.
+    pub tmp: PathBuf,
+    /// `tasks/.taskhook.lock`, held by every write.
+    pub lock: PathBuf,
+}
+
+impl Paths {
+    pub fn of(ws: &Path) -> Paths {
+        let tasks = ws.join("tasks");
+        Paths {
+            ws: ws.to_path_buf(),
+            order: tasks.join("order.json"),
+            history: tasks.join("history.jsonl"),
+            tmp: ws.join("tmp"),
+            lock: folder_lock_path(&tasks),
+            tasks,
+        }
+    }
+
+    /// The paths of a store found by [`Layout::discover`].
+    pub fn of_store(store: &StoreRef) -> Paths {
+        Paths::of(store.root.parent().unwrap_or(&store.root))
+    }
+
+    /// A status folder.
+    pub fn folder(&self, f: Folder) -> PathBuf {
+        self.tasks.join(f.as_str())
+    }
+
+    /// A task's file in a status folder.
+    pub fn file(&self, f: Folder, name: &str) -> PathBuf {
+        self.folder(f).join(name)
+    }
+
+    /// The workspace's name: its folder's (the `STORE` of `STORE/NAME`, and of halt keys).
+    pub fn id(&self) -> String {
+        sanitize_id(
+            &self
+                .ws
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// The workspace of a project: `CDD_DIR` (relative to the current folder), else `cdd_dir` in
+/// `.claude/taskhook.json` (relative to the project).
+pub fn locate(cx: &Ctx, project: &Project) -> CResult<Paths> {
+    if let Some(dir) = cx.env.get_os(CDD_DIR) {
+        return Ok(Paths::of(&cx.absolute(Path::new(dir))));
+    }
+    let config = project
+        .config(&cx.store)
+        .map_err(|e| Failure::new(Code::ConfigInvalid, e.one_line()))?;
+    match config.cdd_dir.as_deref().filter(|d| !d.is_empty()) {
+        Some(dir) => Ok(Paths::of(&project.root.join(dir))),
+        None => Err(Failure::new(
+            Code::CddDirNotSet,
+            "CDD_DIR is not set (export CDD_DIR=/path/to/workspace, or set \"cdd_dir\" in .claude/taskhook.json)",
+        )),
+    }
+}
+
+/// The store of a located workspace.
+pub fn store_ref(paths: &Paths, project: &Project) -> StoreRef {
+    StoreRef {
+        project: project.root.clone(),
+        layout: NAME,
+        id: paths.id(),
+        root: paths.tasks.clone(),
+    }
+}
+
+/// The layout.
+pub struct Cdd;
+
+/// The registered instance.
+pub static LAYOUT: Cdd = Cdd;
+
+/// Whether `path` looks like a workspace's order.json or history.jsonl.
+fn is_state_path(path: &str) -> bool {
+    let p = Path::new(path);
+    p.file_name()
+        .is_some_and(|n| n == "order.json" || n == "history.jsonl")
+        && p.parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "tasks")
+}
+
+impl Layout for Cdd {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn wants(&self, fact: &Fact<'_>) -> bool {
+        match fact {
+            Fact::SessionStart(_) => true,
+            Fact::Edit(path) => is_state_path(path),
+            Fact::Bash(b) => hooks::wants_bash(b),
+            _ => false,
+        }
+    }
+
+    fn discover(&self, cx: &Ctx, project: &Project) -> Result<Vec<StoreRef>> {
+        let paths = match locate(cx, project) {
+            Ok(p) => p,
+            Err(f) if f.code == Code::CddDirNotSet => return Ok(Vec::new()),
+            Err(f) => return Err(f.into()),
+        };
+        if !cx.store.is_dir(&paths.tasks) {
+            return Ok(Vec::new());
+        }
+        Ok(vec![store_ref(&paths, project)])
+    }
+
+    fn discover_for(&self, cx: &Ctx, project: &Project, fact: &Fact<'_>) -> Result<Vec<StoreRef>> {
+        // A subagent's state-changing Bash call is refused even where no workspace is found:
+        // it could point CDD_DIR anywhere itself.
+        if let Fact::Bash(b) = fact {
+            if b.stdout.is_none() {
+                let found = self.discover(cx, project).unwrap_or_default();
+                return Ok(if found.is_empty() {
+                    vec![StoreRef {
+                        project: project.root.clone(),
+                        layout: NAME,
+                        id: String::new(),
+                        root: PathBuf::new(),
+                    }]
+                } else {
+                    found
+                });
+            }
+        }
+        self.discover(cx, project)
+    }
+
+    fn state_files(&self, _cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>> {
+        let p = Paths::of_store(store);
+        Ok(vec![
+            StateFile {
+                path: p.order,
+                schema: order::SCHEMA,
+                json_lines: false,
+            },
+            StateFile {
+                path: p.history,
+                schema: history::SCHEMA,
+                json_lines: true,
+            },
+        ])
+    }
+
+    fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
+        let paths = Paths::of_store(store);
+        Ok(match Workspace::load(cx, &paths) {
+            Ok(ws) => summary::summarize(&ws),
+            Err(f) => Summary::problem(NAME, &store.id, store.root.clone(), f.to_string()),
+        })
+    }
+
+    fn reconcile(&self, cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Reconciled> {
+        repair::reconcile(cx, store, &store.project, start)
+    }
+
+    fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
+        let ws = Workspace::load(cx, &Paths::of_store(store)).map_err(crate::error::Error::from)?;
+        Ok(ws
+            .order
+            .iter()
+            .flat_map(|o| o.tasks())
+            .map(|t| Unit {
+                active: !matches!(
+                    ws.status(&t.name),
+                    Status::In(Folder::Completed | Folder::Failed)
+                ),
+                id: t.name.clone(),
+            })
+            .collect())
+    }
+
+    fn step(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        unit: &str,
+        input: Input<'_>,
+        _turn: &Turn<'_>,
+    ) -> Result<Step> {
+        // Signals apply whoever sends them (CONTRACT §4), and nothing here asks for another pass.
+        hooks::step(cx, store, unit, input)
+    }
+
+    fn log_error(&self, cx: &Ctx, store: &StoreRef, message: &str) -> Result<()> {
+        let paths = Paths::of_store(store);
+        ops::locked(cx, &paths, || {
+            history::Line::event(cx, "error")
+                .with("message", message)
+                .append(cx, &paths.history)
+        })
+        .map_err(Into::into)
+    }
+
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+        match fact {
+            Fact::Bash(b) => hooks::on_bash(cx, store, b),
+            _ => Ok(Reply::default()),
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! `tasks/order.json` (seed 004): the ordered tasks and stops, checked once when read (schema,
+//! safe file names, every name unique across tasks and stops), merged on a second import, and
+//! the escalation ladder that rewrites a task's `model` / `thinking`.
+//!
+//! The document is kept as read ([`Order::doc`]): a rewrite changes only the fields it means to,
+//! so unknown fields survive.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::error::{CResult, Code, Failure};
+use crate::layouts::json::str_field;
+use crate::store::{check_id, schema};
+
+/// The schema of order.json.
+pub const SCHEMA: &str = "cdd-order";
+
+/// A task of the order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    /// Its file name (`foo.md`), checked as a safe file name.
+    pub name: String,
+    pub group: Option<String>,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    /// Its position in `tasks`.
+    pub index: usize,
+}
+
+/// A stop of the order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stop {
+    pub id: String,
+    pub message: Option<String>,
+    pub index: usize,
+}
+
+/// One entry of the order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    Task(Task),
+    Stop(Stop),
+}
+
+impl Item {
+    /// The task name or stop id.
+    pub fn id(&self) -> &str {
+        match self {
+            Item::Task(t) => &t.name,
+            Item::Stop(s) => &s.id,
+        }
+    }
+}
+
+/// A checked order.json.
+#[derive(Debug, Clone)]
+pub struct Order {
+    pub doc: Value,
+    pub items: Vec<Item>,
+}
+
+fn opt(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+impl Order {
+    /// Checks a document: its schema, safe task file names, unique names.
+    pub fn parse(doc: Value, what: &str) -> CResult<Order> {
+        let invalid = |msg: String| Failure::new(Code::InvalidOrder, format!("{what} {msg}"));
+        if let Err(issues) = schema::check(SCHEMA, &doc)? {
+            return Err(invalid(format!(
+                "does not match schema {SCHEMA}: {}",
+                schema::summarize(&issues)
+            )));
+        }
+        let mut items = Vec::new();
+        let mut seen = BTreeSet::new();
+        let raw = doc["tasks"].as_array().cloned().unwrap_or_default();
+        for (index, v) in raw.iter().enumerate() {
+            let item = if let Some(name) = v.get("task").and_then(Value::as_str) {
+                check_id("task name", name).map_err(|e| invalid(e.one_line()))?;
+                Item::Task(Task {
+                    name: name.to_string(),
+                    group: opt(v, "group"),
+                    model: opt(v, "model"),
+                    thinking: opt(v, "thinking"),
+                    index,
+                })
+            } else {
+                Item::Stop(Stop {
+                    id: str_field(v, "stop").to_string(),
+                    message: opt(v, "message"),
+                    index,
+                })
+            };
+            if !seen.insert(item.id().to_string()) {
+                return Err(invalid(format!(
+                    "names {:?} twice (task names and stop ids must all differ)",
+                    item.id()
+                )));
+            }
+            items.push(item);
+        }
+        Ok(Order { doc, items })
+    }
+
+    /// The tasks, in order.
+    pub fn tasks(&self) -> impl Iterator<Item = &Task> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Task(t) => Some(t),
+            Item::Stop(_) => None,
+        })
+    }
+
+    /// The stops, in order.
+    pub fn stops(&self) -> impl Iterator<Item = &Stop> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Stop(s) => Some(s),
+            Item::Task(_) => None,
+        })
+    }
+
+    /// The task named `name`.
+    pub fn task(&self, name: &str) -> Option<&Task> {
+        self.tasks().find(|t| t.name == name)
+    }
+
+    /// The stop `id`.
+    pub fn stop(&self, id: &str) -> Option<&Stop> {
+        self.stops().find(|s| s.id == id)
+    }
+
+    /// The document with task `name`'s `model` and `thinking` set (other fields kept).
+    pub fn with_pair(&self, name: &str, model: &str, thinking: &str) -> Value {
+        let mut doc = self.doc.clone();
+        if let Some(entry) = self
+            .task(name)
+            .and_then(|t| doc["tasks"].get_mut(t.index))
+            .and_then(Value::as_object_mut)
+        {
+            entry.insert("model".into(), Value::String(model.into()));
+            entry.insert("thinking".into(), Value::String(thinking.into()));
+        }
+        doc
+    }
+
+    /// A second import: this order's entries stay as they are (escalations kept); each entry
+    /// of `incoming` it lacks is inserted after the nearest entry before it in `incoming` that
+    /// this order has. Nothing is removed.
+    pub fn merged(&self, incoming: &Order) -> Value {
+        let mut list: Vec<Value> = self.doc["tasks"].as_array().cloned().unwrap_or_default();
+        let mut ids: Vec<String> = self.items.iter().map(|i| i.id().to_string()).collect();
+        let raw = incoming.doc["tasks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut at = 0;
+        for (item, v) in incoming.items.iter().zip(raw) {
+            match ids.iter().position(|id| id == item.id()) {
+                Some(i) => at = i + 1,
+                None => {
+                    list.insert(at, v);
+                    ids.insert(at, item.id().to_string());
+                    at += 1;
+                }
+            }
+        }
+        let mut doc = self.doc.clone();
+        doc["tasks"] = Value::Array(list);
+        doc
+    }
+}
+
+/// The seed's escalation ladder: level 1 to 4.
+pub const LADDER: [(&str, &str); 4] = [
+    ("sonnet", "thinking"),
+    ("sonnet", "extended"),
+    ("opus", "extended"),
+    ("opus", "ultrathink"),
+];
+
+/// How capable a model is, by its family name (`claude-opus-4` is opus); unknown is lowest.
+fn model_rank(model: &str) -> u8 {
+    let m = model.to_ascii_lowercase();
+    if m.contains("opus") {
+        3
+    } else if m.contains("sonnet") {
+        2
+    } else if m.contains("haiku") {
+        1
+    } else {
+        0
+    }
+}
+
+fn thinking_rank(thinking: &str) -> u8 {
+    match thinking {
+        "thinking" => 1,
+        "extended" => 2,
+        "ultrathink" => 3,
+        _ => 0,
+    }
+}
+
+fn ranks(model: Option<&str>, thinking: Option<&str>) -> (u8, u8) {
+    (
+        model.map_or(0, model_rank),
+        thinking.map_or(0, thinking_rank),
+    )
+}
+
+/// The next rung for a task at (`model`, `thinking`): the first ladder level at or above it in
+/// both model and thinking, and not equal to it. `None` past level 4.
+pub fn next_rung(
+    model: Option<&str>,
+    thinking: Option<&str>,
+) -> Option<(usize, &'static str, &'static str)> {
+    let cur = ranks(model, thinking);
+    LADDER.iter().enumerate().find_map(|(i, &(m, t))| {
+        let r = ranks(Some(m), Some(t));
+        (r.0 >= cur.0 && r.1 >= cur.1 && r != cur).then_some((i + 1, m, t))
+    })
+}
+
+/// The ladder level of a pair (0 when it is not on the ladder).
+pub fn level_of(model: Option<&str>, thinking: Option<&str>) -> usize {
+    let cur = ranks(model, thinking);
+    LADDER
+        .iter()
+        .position(|&(m, t)| ranks(Some(m), Some(t)) == cur)
+        .map_or(0, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_ladder_climbs_from_anywhere() {
+        assert_eq!(
+            next_rung(Some("sonnet"), Some("none")),
+            Some((1, "sonnet", "thinking"))
+        );
+        assert_eq!(
+            next_rung(Some("sonnet"), Some("thinking")),
+            Some((2, "sonnet", "extended"))
+        );
+        assert_eq!(
+            next_rung(Some("sonnet"), Some("extended")),
+            Some((3, "opus", "extended"))
+        );
+        assert_eq!(
+            next_rung(Some("opus"), Some("extended")),
+            Some((4, "opus", "ultrathink"))
+        );
+        assert_eq!(next_rung(Some("opus"), Some("ultrathink")), None);
+        // Never down in either dimension.
+        assert_eq!(
+            next_rung(Some("opus"), Some("thinking")),
+            Some((3, "opus", "extended"))
+        );
+        assert_eq!(
+            next_rung(Some("sonnet"), Some("ultrathink")),
+            Some((4, "opus", "ultrathink"))
+        );
+        assert_eq!(next_rung(None, None), Some((1, "sonnet", "thinking")));
+        assert_eq!(next_rung(Some("claude-opus-4-1"), Some("ultrathink")), None);
+        assert_eq!(level_of(Some("opus"), Some("extended")), 3);
+        assert_eq!(level_of(Some("haiku"), None), 0);
+    }
+
+    #[test]
+    fn names_are_checked_and_unique() {
+        let bad = json!({"tasks": [{"task": "../x.md"}]});
+        assert_eq!(Order::parse(bad, "o").unwrap_err().code, Code::InvalidOrder);
+        let twice = json!({"tasks": [{"task": "a.md"}, {"stop": "a.md"}]});
+        assert!(Order::parse(twice, "o")
+            .unwrap_err()
+            .message
+            .contains("twice"));
+    }
+
+    #[test]
+    fn a_merge_adds_only_what_is_new_in_place() {
+        let cur = Order::parse(
+            json!({"tasks": [{"task": "a.md", "model": "opus"}, {"stop": "s"}, {"task": "c.md"}]}),
+            "o",
+        )
+        .unwrap();
+        let new = Order::parse(
+            json!({"tasks": [{"task": "a.md", "model": "sonnet"}, {"task": "b.md"}, {"stop": "s"}, {"task": "d.md"}]}),
+            "o",
+        )
+        .unwrap();
+        let merged = Order::parse(cur.merged(&new), "o").unwrap();
+        let ids: Vec<&str> = merged.items.iter().map(Item::id).collect();
+        assert_eq!(ids, ["a.md", "b.md", "s", "d.md", "c.md"]);
+        assert_eq!(merged.task("a.md").unwrap().model.as_deref(), Some("opus"));
+    }
+}

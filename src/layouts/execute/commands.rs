@@ -1,0 +1,323 @@
+//! What `taskhook execute …` does besides `init`, so the CLI only parses and prints: find a
+//! run or a task, drive the lifecycle by hand (the same step a hook takes), reset a task or the
+//! whole run (backup first), and the metrics.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Map, Value};
+
+use super::derive::derive;
+use super::lifecycle::{Event, Failure, Outcome, Who};
+use super::state::{self, bak_path, lock_path, state_path, task};
+use super::{apply_event, git, git_root, messages, Layout as _, LAYOUT};
+use crate::context::Ctx;
+use crate::error::{Error, Result};
+use crate::layouts::{Step, StoreRef};
+use crate::project::Project;
+use crate::signals::split_name;
+use crate::store::check_id;
+
+/// The runs of the project.
+pub fn stores(cx: &Ctx, project: &Project) -> Result<Vec<StoreRef>> {
+    LAYOUT.discover(cx, project)
+}
+
+/// The run named by `--store`, or the only one.
+pub fn pick_store(cx: &Ctx, project: &Project, name: Option<&str>) -> Result<StoreRef> {
+    let all = stores(cx, project)?;
+    let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+    match name {
+        Some(n) => all.iter().find(|s| s.id == n).cloned().ok_or_else(|| {
+            Error::NotFound(format!("no execute run {n:?} (runs: {})", or_none(&ids)))
+        }),
+        None => match all.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(Error::NotFound(format!(
+                "no execute-state.json in {} (create one with `taskhook execute init docs/tasks/SLUG --layer NAME=ID,ID`)",
+                project.root.display()
+            ))),
+            _ => Err(Error::Usage(format!(
+                "several execute runs ({}): name one with --store",
+                ids.join(", ")
+            ))),
+        },
+    }
+}
+
+/// The run `--store` names, else every run.
+pub fn selected(cx: &Ctx, project: &Project, name: Option<&str>) -> Result<Vec<StoreRef>> {
+    match name {
+        Some(_) => Ok(vec![pick_store(cx, project, name)?]),
+        None => stores(cx, project),
+    }
+}
+
+fn or_none(ids: &[&str]) -> String {
+    if ids.is_empty() {
+        "none".into()
+    } else {
+        ids.join(", ")
+    }
+}
+
+/// The run and task `name` (`ID` or `STORE/ID`) means: the one run listing it (an active task
+/// preferred).
+pub fn find_task(
+    cx: &Ctx,
+    project: &Project,
+    store: Option<&str>,
+    name: &str,
+) -> Result<(StoreRef, String)> {
+    let n = split_name(name);
+    let id = check_id("task id", &n.id)?.to_string();
+    let store = n.store.as_deref().or(store);
+    let candidates: Vec<StoreRef> = match store {
+        Some(s) => vec![pick_store(cx, project, Some(s))?],
+        None => stores(cx, project)?,
+    };
+    let mut hits: Vec<(StoreRef, bool)> = Vec::new();
+    for s in candidates {
+        let st = state::load(cx, &s)?;
+        if let Some(t) = task(&st, &id) {
+            hits.push((s, state::is_active(state::status(t))));
+        }
+    }
+    if hits.len() > 1 && hits.iter().filter(|(_, a)| *a).count() == 1 {
+        hits.retain(|(_, a)| *a);
+    }
+    match hits.as_slice() {
+        [(s, _)] => Ok((s.clone(), id)),
+        [] => Err(Error::NotFound(format!("no execute run lists task {id:?}"))),
+        _ => Err(Error::Usage(format!(
+            "task {id:?} is in several runs ({}): name it as STORE/{id} or use --store",
+            hits.iter()
+                .map(|(s, _)| s.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// A lifecycle event by hand (`start`, `done`, `fail`): the step a hook takes for an unbound
+/// report, so instructions go to the person as notices. Returns the task after it and the step.
+pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(Value, Step)> {
+    let (worktree, branch) = match ev {
+        HandEvent::Start => super::git_place(cx, store, id),
+        _ => (None, None),
+    };
+    let capped = match &ev {
+        HandEvent::Fail {
+            message,
+            details,
+            feedback,
+        } => Some((
+            super::cap(message),
+            details.as_deref().map(super::cap),
+            feedback.as_deref().map(super::cap),
+        )),
+        _ => None,
+    };
+    let event = match &ev {
+        HandEvent::Start => Event::Launch {
+            worktree: worktree.as_deref(),
+            branch: branch.as_deref(),
+        },
+        HandEvent::Done => Event::Done,
+        HandEvent::Fail { .. } => {
+            let (message, details, feedback) = capped.as_ref().map_or(("", None, None), |c| {
+                (c.0.as_str(), c.1.as_deref(), c.2.as_deref())
+            });
+            Event::Failed(Failure {
+                message,
+                details,
+                feedback,
+            })
+        }
+    };
+    let Some((out, s)) = apply_event(cx, store, id, event, Who::default())? else {
+        return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
+    };
+    let step = messages::reply(store, id, &out, &s, messages::Origin::Hand);
+    if let Some(deny) = &step.deny {
+        return Err(Error::Rule(
+            deny.trim_start_matches("taskhook: ").to_string(),
+        ));
+    }
+    Ok((task(&s, id).cloned().unwrap_or_default(), step))
+}
+
+/// What a person reports by hand.
+#[derive(Debug, Clone)]
+pub enum HandEvent {
+    Start,
+    Done,
+    Fail {
+        message: String,
+        details: Option<String>,
+        feedback: Option<String>,
+    },
+}
+
+/// `taskhook execute merged ID`: the task's branch was merged another way.
+pub fn merged(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(Value, Vec<String>)> {
+    let Some((out, s)) = apply_event(cx, store, id, Event::Merged, Who::default())? else {
+        return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
+    };
+    let lines = match out {
+        Outcome {
+            effect: super::lifecycle::Effect::Merged { was, ahead },
+            ..
+        } => messages::merged(store, &[(id.to_string(), ahead, was)], &s),
+        _ => vec![format!("{id} was already completed; nothing changed.")],
+    };
+    Ok((task(&s, id).cloned().unwrap_or_default(), lines))
+}
+
+/// Copies the state file's bytes to `execute-state.json.bak` (under the caller's lock).
+fn backup(cx: &Ctx, store: &StoreRef) -> Result<PathBuf> {
+    let bak = bak_path(&store.root);
+    let bytes = cx
+        .store
+        .read_capped(&state_path(&store.root), state::MAX_STATE_BYTES)?
+        .unwrap_or_default();
+    cx.store.replace(&bak, &bytes)?;
+    Ok(bak)
+}
+
+/// `reset-task ID`: backup first; then the task is pending with a fresh attempt count, its
+/// merge-queue entry removed; its commits, worktree and branch stay, and the rest of its run
+/// (status, attempts, errors, retry feedback, merge time) moves to `resets`.
+pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Value)> {
+    let now = cx.store.clock().stamp();
+    cx.store.with_lock(&lock_path(&store.root), || {
+        let before = state::load(cx, store)?;
+        if task(&before, id).is_none() {
+            return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
+        }
+        let bak = backup(cx, store)?;
+        let mut s = before.clone();
+        if let Some(t) = state::task_mut(&mut s, id) {
+            let mut old = Map::new();
+            old.insert("reset_at".into(), json!(now));
+            for key in [
+                "status",
+                "attempts",
+                "errors",
+                "retry_feedback",
+                "merged_at",
+                "batch",
+            ] {
+                if let Some(v) = t.shift_remove(key) {
+                    old.insert(key.into(), v);
+                }
+            }
+            t.shift_remove("subagent");
+            t.insert("status".into(), json!("pending"));
+            t.insert("attempts".into(), json!(0));
+            crate::layouts::json::array_at(t, "resets").push(Value::Object(old));
+        }
+        if let Some(q) = s["merge_queue"].as_array_mut() {
+            q.retain(|e| e["task_id"] != id);
+        }
+        derive(&before, &mut s, &now);
+        state::save(cx, store, &s)?;
+        Ok((bak, task(&s, id).cloned().unwrap_or_default()))
+    })
+}
+
+/// `reset --all`: backup first; then every task pending with no attempts, commits, errors or
+/// worktree, every layer pending, the queue empty, metrics zero. Returns the backup and what
+/// git still keeps (worktrees and `worktree-*` branches are git's, left alone).
+pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
+    let now = cx.store.clock().stamp();
+    let bak = cx.store.with_lock(&lock_path(&store.root), || {
+        let current = state::load(cx, store)?;
+        let mut counted = current.clone();
+        derive(&current, &mut counted, &now);
+        let bak = backup(cx, store)?;
+        let mut s = counted.clone();
+        for (k, v) in [
+            ("status", json!("pending")),
+            ("current_batch", Value::Null),
+            ("started_at", Value::Null),
+            ("completed_at", Value::Null),
+            ("merge_queue", json!([])),
+        ] {
+            s[k] = v;
+        }
+        let order = state::layer_order(&s);
+        s["current_layer"] = json!(order.first());
+        if let Some(layers) = s["layers"].as_object_mut() {
+            for l in layers.values_mut() {
+                if let Some(m) = l.as_object_mut() {
+                    m.insert("status".into(), json!("pending"));
+                    m.insert("tasks_completed".into(), json!(0));
+                    m.insert("tasks_failed".into(), json!(0));
+                    m.shift_remove("started_at");
+                    m.shift_remove("completed_at");
+                }
+            }
+        }
+        for id in state::task_ids(&s) {
+            if let Some(t) = state::task_mut(&mut s, &id) {
+                for key in [
+                    "commits",
+                    "errors",
+                    "retry_feedback",
+                    "merged_at",
+                    "subagent",
+                    "batch",
+                    "resets",
+                ] {
+                    t.shift_remove(key);
+                }
+                t.insert("status".into(), json!("pending"));
+                t.insert("attempts".into(), json!(0));
+                t.insert("worktree_path".into(), Value::Null);
+                t.insert("branch".into(), Value::Null);
+            }
+        }
+        let total = counted["metrics"]["total_tasks"].clone();
+        s["metrics"] = json!({"total_tasks": total, "completed_tasks": 0, "failed_tasks": 0,
+            "total_attempts": 0, "total_commits": 0, "elapsed_time_seconds": 0});
+        let fresh = s.clone();
+        derive(&fresh, &mut s, &now);
+        state::save(cx, store, &s)?;
+        Ok(bak)
+    })?;
+    let mut left = Vec::new();
+    if let Some(root) = git_root(cx, store) {
+        for w in git::worktrees(&root).unwrap_or_default().iter().skip(1) {
+            left.push(format!(
+                "git keeps worktree {} (remove it with `git worktree remove {}`)",
+                w.path, w.path
+            ));
+        }
+        let heads = git::run(
+            &root,
+            &[
+                "for-each-ref",
+                "--format=%(refname:short)",
+                "refs/heads/worktree-*",
+            ],
+        )
+        .unwrap_or_default();
+        for b in heads.lines().filter(|l| !l.is_empty()) {
+            left.push(format!(
+                "git keeps branch {b} (delete it with `git branch -D {b}`)"
+            ));
+        }
+    }
+    Ok((bak, left))
+}
+
+/// The metrics and layer counters, recounted (read-only).
+pub fn metrics(cx: &Ctx, store: &StoreRef) -> Result<Value> {
+    let s = state::load(cx, store)?;
+    let mut d = s.clone();
+    derive(&s, &mut d, &cx.store.clock().stamp());
+    Ok(
+        json!({"store": store.id, "metrics": d["metrics"], "layers": d["layers"],
+        "status": d["status"], "current_layer": d["current_layer"], "current_batch": d["current_batch"]}),
+    )
+}

@@ -1,0 +1,202 @@
+//! `taskhook execute init`: a new run from `--layer NAME=ID,ID` flags or a JSON plan file,
+//! every task pending, written in the seed's format; a folder outside `docs/tasks/` is added to
+//! `.claude/taskhook.json` so the hooks find it.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+
+use super::derive::derive;
+use super::state::{self, layer_by_convention, lock_path, state_path, FILE};
+use super::NAME;
+use crate::context::Ctx;
+use crate::error::{Error, Result};
+use crate::layouts::StoreRef;
+use crate::project::Project;
+use crate::store::check_id;
+
+/// What `execute init` creates.
+#[derive(Debug, Clone, Default)]
+pub struct Init {
+    /// The tasks folder (`{tasks_path}`), where execute-state.json goes.
+    pub tasks_path: PathBuf,
+    pub prd_slug: Option<String>,
+    pub project_path: Option<String>,
+    pub worktree_dir: Option<String>,
+    /// Layers in execution order, each with its task ids.
+    pub layers: Vec<(String, Vec<String>)>,
+}
+
+/// Reads a plan file: `{"layers": {"NAME": ["ID", …]} | [{"name", "tasks"}], "prd_slug"?,
+/// "project_path"?, "worktree_dir"?}`.
+pub fn read_plan(cx: &Ctx, path: &Path, init: &mut Init) -> Result<()> {
+    let bytes = cx
+        .store
+        .read_capped(path, 1024 * 1024)?
+        .ok_or_else(|| Error::NotFound(format!("no plan file `{}`", path.display())))?;
+    let v: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::BadInput(format!("`{}` is not a JSON plan: {e}", path.display())))?;
+    let ids = |t: &Value| -> Vec<String> {
+        t.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    match &v["layers"] {
+        Value::Object(m) => init
+            .layers
+            .extend(m.iter().map(|(k, t)| (k.clone(), ids(t)))),
+        Value::Array(a) => init.layers.extend(
+            a.iter()
+                .filter_map(|l| Some((l["name"].as_str()?.to_string(), ids(&l["tasks"])))),
+        ),
+        _ => {
+            return Err(Error::BadInput(format!(
+                "`{}` has no \"layers\" (expected {{\"layers\": {{\"0-setup\": [\"L0-001\"]}}}})",
+                path.display()
+            )))
+        }
+    }
+    for (key, slot) in [
+        ("prd_slug", &mut init.prd_slug),
+        ("project_path", &mut init.project_path),
+        ("worktree_dir", &mut init.worktree_dir),
+    ] {
+        if slot.is_none() {
+            *slot = v[key].as_str().map(str::to_string);
+        }
+    }
+    Ok(())
+}
+
+/// Creates `{tasks_path}/execute-state.json` (all tasks pending); a folder outside
+/// `docs/tasks/` is added to `.claude/taskhook.json`. Returns the file and the state.
+pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
+    let dir = cx.absolute(&i.tasks_path);
+    let rel = dir
+        .strip_prefix(&project.root)
+        .ok()
+        .filter(|r| {
+            r.components().all(|c| matches!(c, Component::Normal(_)))
+                && r.components().next().is_some()
+        })
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "TASKS_PATH `{}` must be a folder inside the project {} (no `..`)",
+                i.tasks_path.display(),
+                project.root.display()
+            ))
+        })?
+        .to_path_buf();
+    let file = state_path(&dir);
+    if cx.store.exists(&file) {
+        return Err(Error::Rule(format!(
+            "`{}` already exists (see `taskhook execute status`; `taskhook execute reset --all` starts it over)",
+            file.display()
+        )));
+    }
+    let layer_names: Vec<String> = i.layers.iter().map(|(l, _)| l.clone()).collect();
+    let mut layers = Map::new();
+    let mut tasks = Map::new();
+    for (name, ids) in &i.layers {
+        if name.trim().is_empty() || layers.contains_key(name) {
+            return Err(Error::Usage(format!(
+                "layer names must be distinct and non-empty ({name:?})"
+            )));
+        }
+        layers.insert(
+            name.clone(),
+            json!({"status": "pending", "tasks_total": ids.len(), "tasks_completed": 0, "tasks_failed": 0}),
+        );
+        for id in ids {
+            check_id("task id", id)?;
+            if tasks.contains_key(id) {
+                return Err(Error::Usage(format!("task {id:?} is listed twice")));
+            }
+            let mut t =
+                json!({"status": "pending", "attempts": 0, "worktree_path": null, "branch": null});
+            if layer_by_convention(&layer_names, id).as_ref() != Some(name) {
+                t["layer"] = json!(name);
+            }
+            tasks.insert(id.clone(), t);
+        }
+    }
+    let project_path = i
+        .project_path
+        .clone()
+        .unwrap_or_else(|| project.root.display().to_string());
+    let slug = match &i.prd_slug {
+        Some(s) => s.clone(),
+        None => dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
+    };
+    let now = cx.store.clock().stamp();
+    let mut s = json!({
+        "schema_version": "2.0",
+        "prd_slug": slug,
+        "project_path": project_path,
+        "worktree_dir": i.worktree_dir.clone().unwrap_or_else(|| format!("{project_path}/.worktrees")),
+        "tasks_path": dir.display().to_string(),
+        "status": "pending",
+        "current_layer": layer_names.first(),
+        "current_batch": null,
+        "started_at": null,
+        "updated_at": now,
+        "completed_at": null,
+        "layers": layers,
+        "tasks": tasks,
+        "merge_queue": [],
+        "metrics": {},
+    });
+    let before = s.clone();
+    derive(&before, &mut s, &now);
+    let store = StoreRef {
+        project: project.root.clone(),
+        layout: NAME,
+        id: dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
+        root: dir.clone(),
+    };
+    cx.store.create_dir_all(&dir)?;
+    cx.store.with_lock(&lock_path(&dir), || {
+        if cx.store.exists(&file) {
+            return Err(Error::Rule(format!("`{}` already exists", file.display())));
+        }
+        state::save(cx, &store, &s).map(|_| ())
+    })?;
+    let under_docs = rel.parent() == Some(Path::new("docs/tasks"));
+    if !under_docs {
+        register(cx, project, &rel.join(FILE))?;
+    }
+    Ok((file, s))
+}
+
+/// Adds a state path to `.claude/taskhook.json`'s `execute` list (other keys kept).
+fn register(cx: &Ctx, project: &Project, rel: &Path) -> Result<()> {
+    let path = crate::config::path(&project.root);
+    let rel = rel.display().to_string();
+    cx.store.create_dir_all(&project.claude_dir())?;
+    cx.store.with_lock(&crate::store::lock_path_for(&path), || {
+        let mut v: Value = match cx.store.read_capped(&path, 1024 * 1024)? {
+            Some(b) => serde_json::from_slice(&b).map_err(|e| {
+                Error::BadInput(format!("`{}` is not valid JSON: {e}", path.display()))
+            })?,
+            None => json!({}),
+        };
+        let root = crate::layouts::json::ensure_object(&mut v);
+        let list = crate::layouts::json::array_at(root, "execute");
+        if !list.iter().any(|x| x == rel.as_str()) {
+            list.push(json!(rel));
+            cx.store.replace(&path, &crate::store::to_pretty(&v))?;
+        }
+        Ok(())
+    })
+}

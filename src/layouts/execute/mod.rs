@@ -1,0 +1,454 @@
+//! Layout `execute` (seed 001): `{tasks_path}/execute-state.json`, schema v2.0, found at
+//! `docs/tasks/*/execute-state.json` and at the paths `.claude/taskhook.json` lists under
+//! `execute`. A state written by the seed's own `/execute` skill is read and advanced as it is.
+//!
+//! Rooms: [`state`] (reading, paths, task and layer helpers), [`lifecycle`] (the pure step:
+//! launch, DONE twice, FAILED with retries and abandonment, the 8-block limit, merges,
+//! commits), [`derive`] (layers, current layer and batch, global status, queue, metrics,
+//! recomputed on every write), [`plan`] (the seed's resume tree), [`git`] and [`recovery`]
+//! (what git shows, applied), [`resume`] (SessionStart, `resume`, corrupt-state rebuild),
+//! [`messages`] (what the subagent and the main agent hear), [`summary`], [`init`] and
+//! [`commands`] (what `taskhook execute …` does).
+
+pub mod commands;
+pub mod derive;
+pub mod git;
+pub mod init;
+pub mod lifecycle;
+pub mod messages;
+pub mod plan;
+pub mod recovery;
+pub mod resume;
+pub mod state;
+pub mod summary;
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::engine::facts::{Commit, Fact, Start};
+use crate::engine::notices;
+use crate::error::{Error, Result};
+use crate::hook::output::Reply;
+use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
+use crate::project::{self, Project};
+use crate::signals::{split_name, SignalKind};
+use crate::store::{check_id, fs};
+
+use lifecycle::{Event, Failure, Outcome, Who};
+use state::{load, state_path, task, Read, FILE, SCHEMA};
+
+/// The layout's name.
+pub const NAME: &str = "execute";
+
+/// The layout.
+pub struct Execute;
+
+/// The registered instance.
+pub static LAYOUT: Execute = Execute;
+
+/// The project a store belongs to (its folder, walked up to `.claude/` or `.git`).
+pub fn project_root(cx: &Ctx, store: &StoreRef) -> PathBuf {
+    project::walk_up(&cx.store, &store.root, &cx.home).unwrap_or_else(|| store.root.clone())
+}
+
+/// The main worktree of the store's git repository.
+pub fn git_root(cx: &Ctx, store: &StoreRef) -> Option<PathBuf> {
+    project::git_root(&cx.store, &project_root(cx, store), &cx.home)
+}
+
+/// Whether `parent/name` is a real folder (a symlink is not).
+fn real_dir(cx: &Ctx, parent: &Path, name: &str) -> bool {
+    cx.store
+        .list_dir(parent)
+        .map(|es| es.iter().any(|e| e.name == name && e.is_dir))
+        .unwrap_or(false)
+}
+
+/// The store at a path `.claude/taskhook.json` lists: relative, inside the project through
+/// real folders only, named `execute-state.json`.
+fn listed_store(cx: &Ctx, root: &Path, rel: &str) -> Option<StoreRef> {
+    let rel = Path::new(rel);
+    if rel.file_name()? != FILE || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let folder = rel.parent()?;
+    let mut at = root.to_path_buf();
+    for c in folder.components() {
+        let name = c.as_os_str().to_str()?;
+        if !real_dir(cx, &at, name) {
+            return None;
+        }
+        at.push(name);
+    }
+    let id = at.file_name()?.to_string_lossy().into_owned();
+    (at != root && cx.store.exists(&state_path(&at))).then_some(StoreRef {
+        project: root.to_path_buf(),
+        layout: NAME,
+        id,
+        root: at,
+    })
+}
+
+/// Reads the failure report of a final message: `<details>` and `<feedback>` (the first of
+/// each, trimmed).
+fn tag<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let open = format!("<{name}>");
+    let close = format!("</{name}>");
+    let start = text.find(&open)? + open.len();
+    let len = text[start..].find(&close)?;
+    Some(text[start..start + len].trim()).filter(|s| !s.is_empty())
+}
+
+/// Longest failure message, details or feedback kept, in characters (a subagent may paste a
+/// whole test log into `<details>`).
+pub const MAX_REPORT_CHARS: usize = 4000;
+
+/// A report cut to [`MAX_REPORT_CHARS`], with a marker where it was cut.
+pub fn cap(text: &str) -> String {
+    match text.char_indices().nth(MAX_REPORT_CHARS) {
+        Some((at, _)) => format!("{}[… truncated by taskhook]", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// Applies one lifecycle event to a task under the lock (decided on an unlocked read first);
+/// returns the outcome and the state after, `None` when the store has no such task.
+pub fn apply_event(
+    cx: &Ctx,
+    store: &StoreRef,
+    id: &str,
+    ev: Event<'_>,
+    who: Who<'_>,
+) -> Result<Option<(Outcome, Value)>> {
+    let now = cx.store.clock().stamp();
+    cx.store.transact(&state::lock_path(&store.root), |pass| {
+        let before = load(cx, store)?;
+        if task(&before, id).is_none() {
+            return Ok((None, false));
+        }
+        let mut s = before.clone();
+        let out = lifecycle::step(&mut s, id, ev, who, &now);
+        derive::derive(&before, &mut s, &now);
+        let changed = state::differs(&before, &s);
+        if pass.writes() && changed {
+            state::save(cx, store, &s)?;
+        }
+        Ok((Some((out, s)), changed))
+    })
+}
+
+/// Where git has the task's worktree (`.worktrees/ID`, or under the state's `worktree_dir`) and
+/// its `worktree-ID` branch, for a launch.
+fn git_place(cx: &Ctx, store: &StoreRef, id: &str) -> (Option<String>, Option<String>) {
+    let Some(root) = git_root(cx, store).filter(|_| check_id("task id", id).is_ok()) else {
+        return (None, None);
+    };
+    let Some(worktrees) = git::worktrees(&root) else {
+        return (None, None);
+    };
+    let dir = load(cx, store)
+        .ok()
+        .and_then(|s| s["worktree_dir"].as_str().map(str::to_string));
+    let wanted = format!("worktree-{id}");
+    let found = worktrees.iter().skip(1).find(|w| {
+        let p = Path::new(&w.path);
+        p.ends_with(Path::new(".worktrees").join(id))
+            || dir.as_ref().is_some_and(|d| p == Path::new(d).join(id))
+    });
+    let branch = match found.and_then(|w| w.branch.clone()) {
+        Some(b) if b == wanted => Some(b),
+        _ => git::has_branch(&root, &wanted).then_some(wanted),
+    };
+    (found.map(|w| w.path.clone()), branch)
+}
+
+/// The task a commit belongs to: by its branch (the task's `branch`, or `worktree-ID`), else by
+/// the subagent's binding, else the one task its message names.
+fn commit_task(
+    state: &Value,
+    store: &StoreRef,
+    c: &Commit<'_>,
+    bound: &[String],
+) -> Option<String> {
+    let ids = state::task_ids(state);
+    if let Some(id) = c
+        .branch
+        .as_deref()
+        .and_then(|b| recovery::task_of_branch(state, b))
+    {
+        return Some(id);
+    }
+    let mut from_binding = bound.iter().filter_map(|name| {
+        let n = split_name(name);
+        let here = n.store.as_deref().is_none_or(|s| s == store.id);
+        (here && ids.contains(&n.id)).then_some(n.id)
+    });
+    if let (Some(one), None) = (from_binding.next(), from_binding.next()) {
+        return Some(one);
+    }
+    recovery::named_task(state, &c.message)
+}
+
+fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
+    let bound = match c.agent_id {
+        Some(a) => notices::binding(cx, &project_root(cx, store), a).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let now = cx.store.clock().stamp();
+    cx.store.transact(&state::lock_path(&store.root), |pass| {
+        let before = load(cx, store)?;
+        let Some(id) = commit_task(&before, store, c, &bound) else {
+            return Ok(((), false));
+        };
+        let mut s = before.clone();
+        if !lifecycle::record_commit(&mut s, &id, &c.hash, None, &now) {
+            return Ok(((), false));
+        }
+        if let Some(b) = c
+            .branch
+            .as_deref()
+            .filter(|b| *b == format!("worktree-{id}"))
+        {
+            let t = &s["tasks"][&id];
+            if t["branch"].as_str().is_none_or(str::is_empty) {
+                let wt = project_root(cx, store).join(".worktrees").join(&id);
+                let wt = (check_id("task id", &id).is_ok() && fs::is_file(&wt.join(".git")))
+                    .then(|| wt.display().to_string());
+                lifecycle::record_worktree(&mut s, &id, wt.as_deref(), Some(b));
+            }
+        }
+        derive::derive(&before, &mut s, &now);
+        if pass.writes() {
+            state::save(cx, store, &s)?;
+        }
+        Ok(((), true))
+    })?;
+    Ok(Reply::default())
+}
+
+fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply> {
+    let now = cx.store.clock().stamp();
+    let (done, after) = cx.store.transact(&state::lock_path(&store.root), |pass| {
+        let before = load(cx, store)?;
+        let mut s = before.clone();
+        let mut done = Vec::new();
+        for b in branches {
+            let Some(id) = recovery::task_of_branch(&s, b) else {
+                continue;
+            };
+            let o = lifecycle::step(&mut s, &id, Event::Merged, Who::default(), &now);
+            if let lifecycle::Effect::Merged { was, ahead } = o.effect {
+                done.push((id, ahead, was));
+            }
+        }
+        if done.is_empty() {
+            return Ok(((done, s), false));
+        }
+        derive::derive(&before, &mut s, &now);
+        if pass.writes() {
+            state::save(cx, store, &s)?;
+        }
+        Ok(((done, s), true))
+    })?;
+    Ok(Reply {
+        context: messages::merged(store, &done, &after),
+        ..Default::default()
+    })
+}
+
+impl Layout for Execute {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn wants(&self, fact: &Fact<'_>) -> bool {
+        match fact {
+            Fact::SessionStart(_) | Fact::Commit(_) | Fact::Merge(_) => true,
+            Fact::Edit(path) => Path::new(path).file_name().is_some_and(|n| n == FILE),
+            _ => false,
+        }
+    }
+
+    fn discover(&self, cx: &Ctx, project: &Project) -> Result<Vec<StoreRef>> {
+        let root = &project.root;
+        let mut out: Vec<StoreRef> = Vec::new();
+        let docs = root.join("docs");
+        if real_dir(cx, root, "docs") && real_dir(cx, &docs, "tasks") {
+            let tasks = docs.join("tasks");
+            for e in cx.store.list_dir(&tasks)? {
+                let dir = tasks.join(&e.name);
+                if e.is_dir
+                    && check_id("store", &e.name).is_ok()
+                    && cx.store.exists(&state_path(&dir))
+                {
+                    out.push(StoreRef {
+                        project: root.to_path_buf(),
+                        layout: NAME,
+                        id: e.name,
+                        root: dir,
+                    });
+                }
+            }
+        }
+        for rel in &project.config(&cx.store)?.execute {
+            if let Some(s) = listed_store(cx, root, rel) {
+                if !out.iter().any(|o| o.root == s.root) {
+                    out.push(s);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn state_files(&self, _cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>> {
+        Ok(vec![StateFile {
+            path: state_path(&store.root),
+            schema: SCHEMA,
+            json_lines: false,
+        }])
+    }
+
+    fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
+        let path = state_path(&store.root);
+        let state = match state::read(cx, &path)? {
+            Read::Valid(v) => v,
+            Read::Missing => return Ok(Summary::problem(NAME, &store.id, path, "missing".into())),
+            Read::Invalid(why) => {
+                let fix = match state::read(cx, &state::bak_path(&store.root))? {
+                    Read::Valid(_) => format!("the next session start (or `taskhook execute resume`) rebuilds it from {} and git", state::BAK),
+                    _ => format!("there is no valid {} to rebuild it from: restore it from git or a copy, or fix it by hand (`taskhook validate` shows why)", state::BAK),
+                };
+                return Ok(Summary::problem(
+                    NAME,
+                    &store.id,
+                    path,
+                    format!("{FILE} is corrupt ({why}); {fix}"),
+                ));
+            }
+        };
+        let mut s = state.clone();
+        derive::derive(&state, &mut s, &cx.store.clock().stamp());
+        let p = plan::plan(&s);
+        Ok(summary::summarize(
+            store,
+            &project_root(cx, store),
+            &s,
+            &p,
+            Vec::new(),
+        ))
+    }
+
+    fn reconcile(&self, cx: &Ctx, store: &StoreRef, _start: Option<Start>) -> Result<Reconciled> {
+        let Some(r) = resume::resume(cx, store, false)? else {
+            return Ok(Reconciled::default());
+        };
+        let p = plan::plan(&r.state);
+        let tell_user = r
+            .changes
+            .iter()
+            .filter(|_| r.rebuilt)
+            .take(1)
+            .map(|c| format!("taskhook: execute {}: {c}", store.id))
+            .collect();
+        Ok(Reconciled {
+            summary: Some(summary::summarize(
+                store,
+                &project_root(cx, store),
+                &r.state,
+                &p,
+                r.notes,
+            )),
+            changes: r.changes,
+            tell_user,
+        })
+    }
+
+    fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
+        let s = load(cx, store)?;
+        Ok(state::task_ids(&s)
+            .into_iter()
+            .map(|id| Unit {
+                active: state::is_active(state::status(&s["tasks"][&id])),
+                id,
+            })
+            .collect())
+    }
+
+    fn step(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        unit: &str,
+        input: Input<'_>,
+        turn: &Turn<'_>,
+    ) -> Result<Step> {
+        let details = tag(turn.final_text, "details").map(cap);
+        let feedback = tag(turn.final_text, "feedback").map(cap);
+        let message = match input {
+            Input::Signal(SignalKind::Failed, reason) => Some(cap(reason
+                .or_else(|| details.as_deref().and_then(|d| d.lines().next()))
+                .unwrap_or("failed without a message"))),
+            _ => None,
+        };
+        let (worktree, branch) = match input {
+            Input::Launch => git_place(cx, store, unit),
+            _ => (None, None),
+        };
+        let ev = match input {
+            Input::Launch => Event::Launch {
+                worktree: worktree.as_deref(),
+                branch: branch.as_deref(),
+            },
+            Input::NoSignal => Event::NoSignal,
+            Input::Signal(SignalKind::Done, _) => Event::Done,
+            Input::Signal(SignalKind::Blocked, reason) => Event::Blocked(reason),
+            Input::Signal(SignalKind::Failed, _) => Event::Failed(Failure {
+                message: message.as_deref().unwrap_or_default(),
+                details: details.as_deref(),
+                feedback: feedback.as_deref(),
+            }),
+        };
+        let who = Who {
+            bound: turn.bound && input != Input::Launch,
+            agent: turn.agent_id,
+        };
+        match apply_event(cx, store, unit, ev, who)? {
+            Some((out, s)) => Ok(messages::reply(
+                store,
+                unit,
+                &out,
+                &s,
+                messages::Origin::Subagent,
+            )),
+            None => Ok(Step::default()),
+        }
+    }
+
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+        match fact {
+            Fact::Commit(c) => record_commit(cx, store, c),
+            Fact::Merge(branches) => record_merge(cx, store, branches),
+            _ => Ok(Reply::default()),
+        }
+    }
+
+    fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
+        match resume::resume(cx, store, false)? {
+            None => Err(Error::NotFound(format!(
+                "`{}` does not exist; nothing to recover",
+                state_path(&store.root).display()
+            ))),
+            Some(r) if r.changes.is_empty() => Ok(format!(
+                "{} is valid and agrees with git; nothing to recover.",
+                state_path(&store.root).display()
+            )),
+            Some(r) => Ok(format!(
+                "Recovered {}: {}.",
+                state_path(&store.root).display(),
+                r.changes.join("; ")
+            )),
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The seed's resume tree as a plan, computed from the state alone (read-only):
+//!
+//! ```text
+//! find the current layer; completed → skip; abandoned → skip and stop the layer;
+//! failed → retry if attempts < 5; in_progress → resume; pending → execute;
+//! rebuild the ready queue (merge in priority order)
+//! ```
+//!
+//! The same plan is the SessionStart context, `taskhook execute resume --dry-run` and part of
+//! `taskhook execute status`, in the seed's own words ("Continue with remaining 2 tasks",
+//! "Retry L2-003 (attempt 4)", "Skip L2-003, stop layer 2-backend").
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::state::{attempts, global, layer_of, layer_order, status, task_ids, MAX_ATTEMPTS};
+
+/// A task to retry: its next attempt and the feedback for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Retry {
+    pub task: String,
+    pub attempt: u64,
+    pub feedback: Option<String>,
+}
+
+/// A task to resume where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resume {
+    pub task: String,
+    pub status: String,
+    pub attempt: u64,
+}
+
+/// A merge-queue entry waiting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Merge {
+    pub task: String,
+    pub priority: i64,
+    pub status: String,
+}
+
+/// What resuming the run means now.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// The global status.
+    pub status: String,
+    pub layer: Option<String>,
+    /// The current layer's completed and total tasks.
+    pub layer_completed: u64,
+    pub layer_total: u64,
+    /// Completed tasks of the current layer.
+    pub skip: Vec<String>,
+    /// Abandoned tasks: skipped, and their layer stops.
+    pub abandoned: Vec<String>,
+    pub retry: Vec<Retry>,
+    pub resume: Vec<Resume>,
+    pub execute: Vec<String>,
+    /// The ready queue, in merge (priority) order.
+    pub merge: Vec<Merge>,
+}
+
+/// The retry feedback recorded for `attempt`.
+fn feedback_for(t: &Value, attempt: u64) -> Option<String> {
+    t["retry_feedback"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|f| f["attempt"].as_u64() == Some(attempt))
+        .and_then(|f| f["feedback"].as_str())
+        .map(str::to_string)
+}
+
+/// The plan for a state (already derived).
+pub fn plan(state: &Value) -> Plan {
+    let order = layer_order(state);
+    let layer = state["current_layer"]
+        .as_str()
+        .filter(|l| order.iter().any(|o| o == l))
+        .map(str::to_string);
+    let mut p = Plan {
+        status: global(state).to_string(),
+        layer: layer.clone(),
+        ..Default::default()
+    };
+    if let Some(l) = &layer {
+        p.layer_completed = state["layers"][l]["tasks_completed"].as_u64().unwrap_or(0);
+        p.layer_total = state["layers"][l]["tasks_total"].as_u64().unwrap_or(0);
+    }
+    for id in task_ids(state) {
+        let t = &state["tasks"][&id];
+        let st = status(t);
+        let tl = layer_of(state, &id);
+        // The current layer's tasks, tasks in no layer, and others only when under way.
+        let include = tl.is_none() || tl == layer || !matches!(st, "pending" | "completed");
+        if !include {
+            continue;
+        }
+        let n = attempts(t);
+        match st {
+            "completed" => p.skip.push(id),
+            "abandoned" => p.abandoned.push(id),
+            "failed" if n < MAX_ATTEMPTS => p.retry.push(Retry {
+                feedback: feedback_for(t, n + 1),
+                task: id,
+                attempt: n + 1,
+            }),
+            "failed" => p.abandoned.push(id),
+            "in_progress" | "verifying" => p.resume.push(Resume {
+                task: id,
+                status: st.to_string(),
+                attempt: n.max(1),
+            }),
+            "pending" => p.execute.push(id),
+            _ => {}
+        }
+    }
+    let mut merge: Vec<Merge> = state["merge_queue"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| matches!(e["status"].as_str(), Some("ready" | "merging")))
+        .filter_map(|e| {
+            Some(Merge {
+                task: e["task_id"].as_str()?.to_string(),
+                priority: e["priority"].as_i64().unwrap_or(0),
+                status: e["status"].as_str().unwrap_or("ready").to_string(),
+            })
+        })
+        .collect();
+    merge.sort_by_key(|m| m.priority);
+    p.merge = merge;
+    p
+}
+
+impl Plan {
+    /// The plan for the SessionStart context: [`Plan::lines`] without the tasks to continue
+    /// or execute, which the summary already lists.
+    pub fn context_lines(&self) -> Vec<String> {
+        let lists = Plan {
+            resume: Vec::new(),
+            execute: Vec::new(),
+            ..self.clone()
+        };
+        lists.lines()
+    }
+
+    /// The plan in the seed's words, one line each.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.status == "completed" {
+            out.push("The run is completed: every layer is merged.".to_string());
+            return out;
+        }
+        if let Some(l) = &self.layer {
+            let left = self.layer_total.saturating_sub(self.layer_completed);
+            out.push(format!(
+                "Layer {l}: {}/{} completed.",
+                self.layer_completed, self.layer_total
+            ));
+            if self.abandoned.is_empty() && left > 0 {
+                out.push(format!("Resume: Continue with remaining {left} tasks."));
+            }
+        }
+        if !self.skip.is_empty() {
+            out.push(format!("Skip (completed): {}.", self.skip.join(", ")));
+        }
+        for a in &self.abandoned {
+            out.push(match &self.layer {
+                Some(l) => format!("Resume: Skip {a}, stop layer {l} ({a} is abandoned after {MAX_ATTEMPTS} attempts; `taskhook execute reset-task {a}` gives it fresh attempts)."),
+                None => format!("Resume: Skip {a} (abandoned after {MAX_ATTEMPTS} attempts)."),
+            });
+        }
+        if self.status == "stopped" {
+            out.push(
+                "The run was stopped by the user: `taskhook execute resume` continues it.".into(),
+            );
+        }
+        for r in &self.retry {
+            let fb = r
+                .feedback
+                .as_ref()
+                .map(|f| format!("; feedback: {f}"))
+                .unwrap_or_default();
+            out.push(format!(
+                "Resume: Retry {} (attempt {} of {MAX_ATTEMPTS}{fb}).",
+                r.task, r.attempt
+            ));
+        }
+        for r in &self.resume {
+            out.push(format!(
+                "Resume: {} is {} (attempt {} of {MAX_ATTEMPTS}): continue it.",
+                r.task, r.status, r.attempt
+            ));
+        }
+        if !self.execute.is_empty() && self.abandoned.is_empty() {
+            out.push(format!("Execute: {}.", self.execute.join(", ")));
+        }
+        if !self.merge.is_empty() {
+            let list: Vec<String> = self
+                .merge
+                .iter()
+                .map(|m| format!("{} (priority {}, {})", m.task, m.priority, m.status))
+                .collect();
+            out.push(format!("Merge in priority order: {}.", list.join(", ")));
+        }
+        out
+    }
+}

@@ -1,0 +1,293 @@
+//! Git recovery (the seed's "State Recovery" steps 1–2), as a pure function of the state and
+//! what git shows ([`super::git::View`]):
+//!
+//! - a merge git shows done (a merge commit on HEAD's first-parent line naming the task's
+//!   branch or id, or its branch merged with commits of its own) completes the task, when it
+//!   happened after the run started and after the task's last reset;
+//! - a worktree or branch the state names but git lacks is reported and cleared; an
+//!   `in_progress` or `verifying` task whose worktree is gone fails that attempt with an error
+//!   saying so (abandoned when it was the 5th);
+//! - a worktree or `worktree-ID` branch git has for a running task is recorded;
+//! - commits git has on `worktree-ID` branches, or naming exactly one task id, that no task
+//!   records are added (their attempt found from the errors' timestamps);
+//! - worktrees and `worktree-*` branches of tasks the state does not list are reported.
+
+use serde_json::Value;
+
+use super::git::View;
+use super::lifecycle::{self, Event, Failure, Who};
+use super::state::{attempts, mentions, status, task, task_ids, MAX_ATTEMPTS};
+use crate::store::clock::{parse_time, stamp};
+
+/// What recovery changed, and what it only reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    pub changes: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+fn str_field<'a>(t: &'a Value, key: &str) -> Option<&'a str> {
+    t.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// The branch names a task's work lives on.
+fn branches_of(state: &Value, id: &str) -> Vec<String> {
+    let mut out = vec![format!("worktree-{id}")];
+    if let Some(b) = task(state, id).and_then(|t| str_field(t, "branch")) {
+        if !out.iter().any(|x| x == b) {
+            out.push(b.to_string());
+        }
+    }
+    out
+}
+
+/// The task a branch belongs to (its `branch` field, or `worktree-ID`).
+pub fn task_of_branch(state: &Value, branch: &str) -> Option<String> {
+    let ids = task_ids(state);
+    ids.iter()
+        .find(|id| task(state, id).and_then(|t| str_field(t, "branch")) == Some(branch))
+        .or_else(|| {
+            let id = branch.strip_prefix("worktree-")?;
+            ids.iter().find(|x| x.as_str() == id)
+        })
+        .cloned()
+}
+
+/// The one task id a text names, if exactly one.
+pub fn named_task(state: &Value, text: &str) -> Option<String> {
+    let named: Vec<String> = task_ids(state)
+        .into_iter()
+        .filter(|id| mentions(text, id))
+        .collect();
+    match named.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// Git evidence for a task counts only after this time: the run's start and the task's last
+/// reset (an old merge of the same id must not complete a task that runs again).
+fn evidence_after(state: &Value, id: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let start = state["started_at"].as_str().and_then(parse_time)?;
+    let reset = task(state, id)
+        .and_then(|t| t["resets"].as_array())
+        .and_then(|r| r.last())
+        .and_then(|r| r["reset_at"].as_str())
+        .and_then(parse_time);
+    Some(reset.map_or(start, |r| r.max(start)))
+}
+
+fn after(time: &str, bound: chrono::DateTime<chrono::Utc>) -> bool {
+    parse_time(time).is_some_and(|t| t >= bound)
+}
+
+/// Applies what git shows to the state.
+pub fn apply(state: &mut Value, view: &View, now: &str) -> Found {
+    let mut found = Found::default();
+    merges(state, view, now, &mut found);
+    worktrees(state, view, now, &mut found);
+    commits(state, view, &mut found);
+    strangers(state, view, &mut found);
+    found
+}
+
+fn merges(state: &mut Value, view: &View, now: &str, found: &mut Found) {
+    for id in task_ids(state) {
+        let Some(t) = task(state, id.as_str()) else {
+            continue;
+        };
+        if status(t) == "completed" {
+            continue;
+        }
+        let Some(bound) = evidence_after(state, &id) else {
+            continue;
+        };
+        let names = branches_of(state, &id);
+        let by_commit = view.merges.iter().find(|m| {
+            after(&m.time, bound)
+                && names
+                    .iter()
+                    .chain(std::iter::once(&id))
+                    .any(|n| mentions(&m.subject, n))
+        });
+        let by_branch = names
+            .iter()
+            .filter_map(|b| view.branch(b))
+            .find(|b| b.merged && after(&b.tip_time, bound));
+        let why = match (by_commit, by_branch) {
+            (Some(m), _) => format!("merge commit \"{}\"", m.subject),
+            (None, Some(b)) => format!("{} is merged into HEAD", b.name),
+            (None, None) => continue,
+        };
+        lifecycle::step(state, &id, Event::Merged, Who::default(), now);
+        found
+            .changes
+            .push(format!("{id} completed: git shows it merged ({why})"));
+    }
+}
+
+fn worktrees(state: &mut Value, view: &View, now: &str, found: &mut Found) {
+    for id in task_ids(state) {
+        let Some(t) = task(state, &id) else { continue };
+        let st = status(t).to_string();
+        if st == "completed" {
+            continue;
+        }
+        let worktree = str_field(t, "worktree_path").map(str::to_string);
+        let branch = str_field(t, "branch").map(str::to_string);
+        if let Some(path) = &worktree {
+            if view.worktree_at(path).is_none() {
+                let message =
+                    format!("worktree {path} is gone (git worktree list does not show it)");
+                if matches!(st.as_str(), "in_progress" | "verifying") {
+                    let failure = Failure {
+                        message: &message,
+                        details: None,
+                        feedback: Some("The worktree was removed before the task finished: create it again (git worktree add) and redo the task there."),
+                    };
+                    lifecycle::step(state, &id, Event::Failed(failure), Who::default(), now);
+                    let became = task(state, &id).map_or("", status).to_string();
+                    found
+                        .changes
+                        .push(format!("{id} is now {became}: {message}"));
+                } else {
+                    found
+                        .changes
+                        .push(format!("{id}: {message}; cleared worktree_path"));
+                }
+                if let Some(t) = super::state::task_mut(state, &id) {
+                    t.insert("worktree_path".into(), Value::Null);
+                }
+            }
+        }
+        if let Some(b) = &branch {
+            if view.branch(b).is_none() {
+                found.changes.push(format!(
+                    "{id}: branch {b} is gone (git has no such branch); cleared branch"
+                ));
+                if let Some(t) = super::state::task_mut(state, &id) {
+                    t.insert("branch".into(), Value::Null);
+                }
+            }
+        }
+        let running = matches!(
+            st.as_str(),
+            "in_progress" | "verifying" | "verified" | "failed"
+        );
+        if !running {
+            continue;
+        }
+        let now_t = task(state, &id).cloned().unwrap_or_default();
+        if str_field(&now_t, "worktree_path").is_none() {
+            if let Some(w) = view.worktrees.iter().skip(1).find(|w| {
+                let tail: Vec<&str> = w.path.rsplit('/').take(2).collect();
+                tail == [id.as_str(), ".worktrees"]
+            }) {
+                let path = w.path.clone();
+                let wb = w.branch.clone();
+                let b = wb.filter(|_| str_field(&now_t, "branch").is_none());
+                lifecycle::record_worktree(state, &id, Some(&path), b.as_deref());
+                found
+                    .changes
+                    .push(format!("{id}: recorded its worktree {path}"));
+            }
+        }
+        let now_t = task(state, &id).cloned().unwrap_or_default();
+        let wb = format!("worktree-{id}");
+        if str_field(&now_t, "branch").is_none() && view.branch(&wb).is_some() {
+            lifecycle::record_worktree(state, &id, None, Some(&wb));
+            found
+                .changes
+                .push(format!("{id}: recorded its branch {wb}"));
+        }
+    }
+}
+
+/// The attempt a commit made at `time` belongs to: one more than the failures logged before it.
+fn attempt_at(t: &Value, time: &str) -> u64 {
+    let current = attempts(t).max(1);
+    let Some(when) = parse_time(time) else {
+        return current;
+    };
+    let before = t["errors"]
+        .as_array()
+        .map(|e| {
+            e.iter()
+                .filter(|e| {
+                    e["timestamp"]
+                        .as_str()
+                        .and_then(parse_time)
+                        .is_some_and(|at| at < when)
+                })
+                .count() as u64
+        })
+        .unwrap_or(0);
+    (before + 1).min(current)
+}
+
+fn commits(state: &mut Value, view: &View, found: &mut Found) {
+    let mut added: Vec<(String, Vec<String>)> = Vec::new();
+    for c in view.commits.iter().rev() {
+        if lifecycle::has_commit(state, &c.hash) {
+            continue;
+        }
+        let id = c
+            .branch
+            .as_deref()
+            .and_then(|b| task_of_branch(state, b))
+            .or_else(|| named_task(state, &c.subject));
+        let Some(id) = id else { continue };
+        let Some(t) = task(state, &id) else { continue };
+        let attempt = attempt_at(t, &c.time);
+        let at = parse_time(&c.time).map(stamp).unwrap_or_default();
+        if at.is_empty() {
+            continue;
+        }
+        if lifecycle::record_commit(state, &id, &c.hash, Some(attempt), &at) {
+            match added.iter_mut().find(|(x, _)| *x == id) {
+                Some((_, list)) => list.push(c.hash.clone()),
+                None => added.push((id, vec![c.hash.clone()])),
+            }
+        }
+    }
+    for (id, hashes) in added {
+        found.changes.push(format!(
+            "{id}: added {} commit(s) git has ({})",
+            hashes.len(),
+            hashes.join(", ")
+        ));
+    }
+}
+
+fn strangers(state: &Value, view: &View, found: &mut Found) {
+    for b in view
+        .branches
+        .iter()
+        .filter(|b| b.name.starts_with("worktree-"))
+    {
+        if task_of_branch(state, &b.name).is_none() {
+            found.notes.push(format!(
+                "git has branch {} for a task the state does not list",
+                b.name
+            ));
+        }
+    }
+}
+
+/// What the seed's resume tree settles without git: a `failed` task with no attempts left is
+/// abandoned.
+pub fn settle(state: &mut Value) -> Vec<String> {
+    let mut changes = Vec::new();
+    for id in task_ids(state) {
+        let Some(t) = task(state, &id) else { continue };
+        if status(t) == "failed" && attempts(t) >= MAX_ATTEMPTS {
+            if let Some(t) = super::state::task_mut(state, &id) {
+                t.insert("status".into(), serde_json::json!("abandoned"));
+            }
+            changes.push(format!(
+                "{id} was failed with all {MAX_ATTEMPTS} attempts used: abandoned"
+            ));
+        }
+    }
+    changes
+}

@@ -1,0 +1,281 @@
+//! One execute-state.json as taskhook reads it: the file's paths (state, `.bak`, lock), a
+//! bounded, schema-checked read that never opens a special file, and the helpers every other
+//! room uses over tasks and layers (status, attempts, which layer a task belongs to, layer
+//! order). The state stays a `serde_json::Value` throughout, so fields taskhook does not know
+//! survive every rewrite.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::context::Ctx;
+use crate::error::{Error, Result};
+use crate::layouts::StoreRef;
+use crate::store::{fs, lock_path_for, parse_json, schema};
+
+/// The schema of execute-state.json.
+pub const SCHEMA: &str = "execute-state";
+/// The state file's name (seed 001: `{tasks_path}/execute-state.json`).
+pub const FILE: &str = "execute-state.json";
+/// The seed's "backup before reset" copy, also what a corrupt state is rebuilt from.
+pub const BAK: &str = "execute-state.json.bak";
+/// Largest state file read.
+pub const MAX_STATE_BYTES: usize = 16 * 1024 * 1024;
+/// Attempts before a task is abandoned (seed 001).
+pub const MAX_ATTEMPTS: u64 = 5;
+
+/// The state file of a store.
+pub fn state_path(root: &Path) -> PathBuf {
+    root.join(FILE)
+}
+
+/// The backup beside it.
+pub fn bak_path(root: &Path) -> PathBuf {
+    root.join(BAK)
+}
+
+/// The sidecar lock every write of the store takes.
+pub fn lock_path(root: &Path) -> PathBuf {
+    lock_path_for(&state_path(root))
+}
+
+/// A state file as found.
+#[derive(Debug, Clone)]
+pub enum Read {
+    Missing,
+    Valid(Value),
+    /// Present but unusable: why, in one line.
+    Invalid(String),
+}
+
+/// Reads a state (or backup) file: capped, never a FIFO or device, parsed and schema-checked.
+pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
+    if fs::exists(path) && !fs::is_file(path) {
+        return Ok(Read::Invalid("it is not a regular file".into()));
+    }
+    let bytes = match cx.store.read_capped(path, MAX_STATE_BYTES) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(Read::Missing),
+        Err(Error::BadInput(too_big)) => return Ok(Read::Invalid(too_big)),
+        Err(e) => return Err(e),
+    };
+    Ok(match parse_json(&bytes) {
+        Err(why) => Read::Invalid(why),
+        Ok(v) => match schema::check(SCHEMA, &v)? {
+            Ok(()) => Read::Valid(v),
+            Err(issues) => Read::Invalid(format!(
+                "does not match schema {SCHEMA}: {}",
+                schema::summarize(&issues)
+            )),
+        },
+    })
+}
+
+/// The refusal for a corrupt state (CONTRACT §3), naming the fixes.
+pub fn corrupt(store: &StoreRef, details: String) -> Error {
+    Error::Corrupt {
+        path: state_path(&store.root),
+        store: store.root.display().to_string(),
+        details,
+    }
+}
+
+/// The valid state of a store; a corrupt one is refused, a missing one is not found.
+pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Value> {
+    match read(cx, &state_path(&store.root))? {
+        Read::Valid(v) => Ok(v),
+        Read::Missing => Err(Error::NotFound(format!(
+            "`{}` does not exist (create it with `taskhook execute init`)",
+            state_path(&store.root).display()
+        ))),
+        Read::Invalid(why) => Err(corrupt(store, why)),
+    }
+}
+
+/// Writes the state, validated first.
+pub fn save(cx: &Ctx, store: &StoreRef, state: &Value) -> Result<bool> {
+    cx.store
+        .replace_json(&state_path(&store.root), SCHEMA, state)
+}
+
+/// Whether two states differ in more than the clock (`updated_at`, elapsed seconds).
+pub fn differs(a: &Value, b: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.shift_remove("updated_at");
+            if let Some(metrics) = m.get_mut("metrics").and_then(Value::as_object_mut) {
+                metrics.shift_remove("elapsed_time_seconds");
+            }
+        }
+        v
+    };
+    strip(a) != strip(b)
+}
+
+// ---- tasks -------------------------------------------------------------------------------
+
+/// A task's status (`pending` when missing).
+pub fn status(task: &Value) -> &str {
+    task.get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("pending")
+}
+
+/// A task's attempts so far.
+pub fn attempts(task: &Value) -> u64 {
+    task.get("attempts").and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Whether a status is still to be worked on (CONTRACT §4's "active").
+pub fn is_active(status: &str) -> bool {
+    !matches!(status, "completed" | "abandoned")
+}
+
+/// The task ids, in the file's order.
+pub fn task_ids(state: &Value) -> Vec<String> {
+    state
+        .get("tasks")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// A task by id.
+pub fn task<'a>(state: &'a Value, id: &str) -> Option<&'a Value> {
+    state.get("tasks").and_then(|t| t.get(id))
+}
+
+/// A task by id, for changing it (made an object when it is not one).
+pub fn task_mut<'a>(state: &'a mut Value, id: &str) -> Option<&'a mut Map<String, Value>> {
+    let slot = state.get_mut("tasks")?.get_mut(id)?;
+    if !slot.is_object() {
+        *slot = Value::Object(Map::new());
+    }
+    slot.as_object_mut()
+}
+
+/// The global status.
+pub fn global(state: &Value) -> &str {
+    state
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("pending")
+}
+
+// ---- layers ------------------------------------------------------------------------------
+
+/// The leading number of a layer key (`2-backend` → 2) or of a task id (`L2-003` → 2).
+fn leading_number(s: &str) -> Option<u64> {
+    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The layer number a seed-style task id names (`L2-003` → 2).
+fn id_layer_number(id: &str) -> Option<u64> {
+    let rest = id.strip_prefix('L')?;
+    let n = leading_number(rest)?;
+    let after = &rest[rest.chars().take_while(char::is_ascii_digit).count()..];
+    (after.is_empty() || after.starts_with('-')).then_some(n)
+}
+
+/// The layer keys in execution order: by their leading number when every key has one (the
+/// seed's `0-setup`, `1-foundation`, …), else as the file lists them.
+pub fn layer_order(state: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = state
+        .get("layers")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    if keys.iter().all(|k| leading_number(k).is_some()) {
+        keys.sort_by_key(|k| leading_number(k).unwrap_or(0));
+    }
+    keys
+}
+
+/// The layer a task belongs to: its `layer` field when it names a layer, else the layer whose
+/// number its seed-style id carries (`L2-003` → `2-backend`).
+pub fn layer_of(state: &Value, id: &str) -> Option<String> {
+    let layers = state.get("layers").and_then(Value::as_object)?;
+    if let Some(l) = task(state, id)
+        .and_then(|t| t.get("layer"))
+        .and_then(Value::as_str)
+        .filter(|l| layers.contains_key(*l))
+    {
+        return Some(l.to_string());
+    }
+    let n = id_layer_number(id)?;
+    layers
+        .keys()
+        .find(|k| leading_number(k) == Some(n))
+        .cloned()
+}
+
+/// The layer among `layers` a seed-style task id falls into by its number alone.
+pub fn layer_by_convention(layers: &[String], id: &str) -> Option<String> {
+    let n = id_layer_number(id)?;
+    layers
+        .iter()
+        .find(|k| leading_number(k) == Some(n))
+        .cloned()
+}
+
+/// The tasks of a layer, in the file's order.
+pub fn layer_tasks(state: &Value, layer: &str) -> Vec<String> {
+    task_ids(state)
+        .into_iter()
+        .filter(|id| layer_of(state, id).as_deref() == Some(layer))
+        .collect()
+}
+
+/// Whether `text` names task `id` as a word (`L2-003` in `feat(L2-003): x` or
+/// `worktree-L2-003`, not in `L2-0031`).
+pub fn mentions(text: &str, id: &str) -> bool {
+    if id.is_empty() {
+        return false;
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(i) = text[from..].find(id) {
+        let at = from + i;
+        let before = text[..at].chars().next_back();
+        let rest = &text[at + id.len()..];
+        let mut after = rest.chars();
+        let next = after.next();
+        let continues_id = next == Some('-') && after.next().is_some_and(|c| c.is_ascii_digit());
+        if !before.is_some_and(word) && !next.is_some_and(word) && !continues_id {
+            return true;
+        }
+        from = at + id.len();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn layers_by_field_or_convention() {
+        let s = json!({"layers": {"1-foundation": {}, "0-setup": {}, "2-backend": {}},
+            "tasks": {"L2-001": {}, "X": {"layer": "0-setup"}, "Y": {}, "L20-1": {}}});
+        assert_eq!(layer_order(&s), ["0-setup", "1-foundation", "2-backend"]);
+        assert_eq!(layer_of(&s, "L2-001").as_deref(), Some("2-backend"));
+        assert_eq!(layer_of(&s, "X").as_deref(), Some("0-setup"));
+        assert_eq!(layer_of(&s, "Y"), None);
+        assert_eq!(layer_of(&s, "L20-1"), None);
+        let named = json!({"layers": {"b": {}, "a": {}}});
+        assert_eq!(layer_order(&named), ["b", "a"]);
+    }
+
+    #[test]
+    fn mentions_are_words() {
+        assert!(mentions("feat(L2-003): parser", "L2-003"));
+        assert!(mentions("Merge branch 'worktree-L2-003'", "L2-003"));
+        assert!(!mentions("L2-0031 done", "L2-003"));
+        assert!(!mentions("XL2-003", "L2-003"));
+        assert!(!mentions("L2-003-2 split", "L2-003"));
+        assert!(mentions("L2-003-fix and more", "L2-003"));
+    }
+}

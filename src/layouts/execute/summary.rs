@@ -1,0 +1,112 @@
+//! The summary of one run for `taskhook status` and the SessionStart context: the run's status
+//! and metrics in one line, the tasks under way, ready (to execute or retry), abandoned, the
+//! merge queue, and the resume plan in the seed's words ([`super::plan`]).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::plan::Plan;
+use super::state::{status, task_ids, MAX_ATTEMPTS};
+use crate::layouts::{Item, StoreRef, Summary};
+
+fn n(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The summary of a (derived) state and its plan; `project` shortens the path shown.
+pub fn summarize(
+    store: &StoreRef,
+    project: &Path,
+    state: &Value,
+    plan: &Plan,
+    problems: Vec<String>,
+) -> Summary {
+    let path = super::state::state_path(&store.root);
+    let shown = path
+        .strip_prefix(project)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    let m = &state["metrics"];
+    let layer = match &plan.layer {
+        Some(l) => {
+            let batch = state["current_batch"]
+                .as_u64()
+                .map(|b| format!(", batch {b}"))
+                .unwrap_or_default();
+            format!(
+                ", layer {l} {}/{} completed{batch}",
+                plan.layer_completed, plan.layer_total
+            )
+        }
+        None => String::new(),
+    };
+    let headline = format!(
+        "taskhook · execute \"{}\" ({shown}): run {}{layer}; {}/{} tasks completed, {} attempts, {} commits.",
+        store.id,
+        plan.status,
+        n(m, "completed_tasks"),
+        n(m, "total_tasks"),
+        n(m, "total_attempts"),
+        n(m, "total_commits"),
+    );
+    let mut s = Summary {
+        layout: super::NAME,
+        id: store.id.clone(),
+        path,
+        headline,
+        current_label: "In progress",
+        quiet: plan.status == "completed",
+        problems,
+        ..Default::default()
+    };
+    for id in task_ids(state) {
+        *s.counts
+            .entry(status(&state["tasks"][&id]).to_string())
+            .or_default() += 1;
+    }
+    let detail = |d: String| Item {
+        detail: Some(d),
+        ..Default::default()
+    };
+    s.current = plan
+        .resume
+        .iter()
+        .map(|r| Item {
+            id: r.task.clone(),
+            ..detail(format!(
+                "{}, attempt {} of {MAX_ATTEMPTS}",
+                r.status, r.attempt
+            ))
+        })
+        .collect();
+    if plan.abandoned.is_empty() && plan.status != "stopped" {
+        s.ready = plan
+            .retry
+            .iter()
+            .map(|r| Item {
+                id: r.task.clone(),
+                ..detail(format!("retry, attempt {} of {MAX_ATTEMPTS}", r.attempt))
+            })
+            .chain(plan.execute.iter().map(|id| Item::id(id.clone())))
+            .collect();
+    }
+    s.blocked = plan
+        .abandoned
+        .iter()
+        .map(|id| Item {
+            id: id.clone(),
+            ..detail(format!(
+                "abandoned after {MAX_ATTEMPTS} attempts; its layer is stopped"
+            ))
+        })
+        .collect();
+    s.context_extra.extend(plan.context_lines());
+    if !s.quiet {
+        s.context_extra.push(
+            "A subagent bound with <task>ID</task> ends with <signal>ID_DONE</signal> (twice: work, then verification) or <signal>ID_FAILED: what broke</signal> with <details>…</details> and <feedback>…</feedback>.".into(),
+        );
+    }
+    s
+}

@@ -1,0 +1,363 @@
+//! `progress/log.md`, seed 000's append-only audit log: entries rendered in the seed's format
+//! and parsed back tolerantly (a log written by hand or by the seed's own skill reads too), and
+//! the velocity recomputed from it.
+//!
+//! An entry is a markdown block:
+//!
+//! ```text
+//! ## 2026-03-01T12:00:00Z — TASK_COMPLETE
+//! - Task: T1
+//! - Previous status: IN_PROGRESS
+//! - New status: COMPLETE
+//! - actual_minutes: 42
+//! - estimate_minutes: 30
+//! ```
+//!
+//! The task and status lines appear where they apply; detail lines follow (`actual_minutes` for
+//! TASK_COMPLETE, `Error` for ERROR, `External ID` for SYNC_TO_{PLATFORM}, `Reason`, …).
+
+use serde_json::{json, Value};
+
+use super::model;
+use crate::error::one_line;
+
+/// The event types of seed 000 (plus `SYNC_TO_{PLATFORM}`, see [`is_sync`]).
+pub const TASK_STARTED: &str = "TASK_STARTED";
+pub const TASK_COMPLETE: &str = "TASK_COMPLETE";
+pub const TASK_BLOCKED: &str = "TASK_BLOCKED";
+pub const TASK_RESEARCHED: &str = "TASK_RESEARCHED";
+pub const PHASE_COMPLETE: &str = "PHASE_COMPLETE";
+pub const CHECKPOINT_WRITTEN: &str = "CHECKPOINT_WRITTEN";
+pub const ERROR: &str = "ERROR";
+pub const LOOP_ITERATION: &str = "LOOP_ITERATION";
+/// A status change none of the seed's standard events names (a person's `projects set` to
+/// PENDING, IN_RESEARCH, VALIDATING or CANCELLED).
+pub const STATUS_CHANGED: &str = "STATUS_CHANGED";
+
+/// How many recent completions the velocity window holds.
+pub const VELOCITY_WINDOW: usize = 10;
+
+/// Whether `event` is `SYNC_TO_{PLATFORM}` (platform: capitals, digits, `_`).
+pub fn is_sync(event: &str) -> bool {
+    event.strip_prefix("SYNC_TO_").is_some_and(|p| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    })
+}
+
+/// One log entry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Entry {
+    pub at: String,
+    pub event: String,
+    pub task: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// Further lines, `(label, value)`.
+    pub details: Vec<(String, String)>,
+}
+
+impl Entry {
+    /// An entry without task or statuses.
+    pub fn new(at: &str, event: &str) -> Self {
+        Entry {
+            at: at.to_string(),
+            event: event.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// An entry about a task's move from `from` to `to`.
+    pub fn task(at: &str, event: &str, task: &str, from: &str, to: &str) -> Self {
+        Entry {
+            task: Some(task.to_string()),
+            from: Some(from.to_string()),
+            to: Some(to.to_string()),
+            ..Entry::new(at, event)
+        }
+    }
+
+    /// An ERROR entry with the full message (and the task, where there is one).
+    pub fn error(at: &str, task: Option<(&str, &str, &str)>, message: &str) -> Self {
+        let e = match task {
+            Some((id, from, to)) => Entry::task(at, ERROR, id, from, to),
+            None => Entry::new(at, ERROR),
+        };
+        e.detail("Error", message)
+    }
+
+    /// Adds a detail line.
+    pub fn detail(mut self, label: &str, value: impl AsRef<str>) -> Self {
+        self.details
+            .push((label.to_string(), one_line(value.as_ref())));
+        self
+    }
+
+    /// The value of a detail line, by label (case, spaces and `_` ignored).
+    pub fn get(&self, label: &str) -> Option<&str> {
+        let want = norm_key(label);
+        self.details
+            .iter()
+            .find(|(k, _)| norm_key(k) == want)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The entry as it is appended to the log (ends with a blank line).
+    pub fn render(&self) -> String {
+        let mut s = format!("## {} — {}\n", self.at, self.event);
+        if let Some(t) = &self.task {
+            s.push_str(&format!("- Task: {t}\n"));
+        }
+        if let Some(f) = &self.from {
+            s.push_str(&format!("- Previous status: {f}\n"));
+        }
+        if let Some(t) = &self.to {
+            s.push_str(&format!("- New status: {t}\n"));
+        }
+        for (k, v) in &self.details {
+            s.push_str(&format!("- {k}: {v}\n"));
+        }
+        s.push('\n');
+        s
+    }
+}
+
+/// Renders entries as one appended block.
+pub fn render_all(entries: &[Entry]) -> String {
+    entries.iter().map(Entry::render).collect()
+}
+
+fn norm_key(k: &str) -> String {
+    k.trim()
+        .trim_matches('*')
+        .trim()
+        .to_ascii_lowercase()
+        .replace([' ', '-'], "_")
+}
+
+fn clean_value(v: &str) -> String {
+    let v = v.trim().trim_start_matches("**").trim();
+    v.strip_prefix('`')
+        .and_then(|x| x.strip_suffix('`'))
+        .unwrap_or(v)
+        .trim()
+        .to_string()
+}
+
+/// Parses a header line `## <time> — <EVENT>` (also `-` or `–` as the dash).
+fn parse_header(line: &str) -> Option<(String, String)> {
+    let rest = line.strip_prefix("## ")?;
+    let (at, event) = [" — ", " – ", " - "]
+        .iter()
+        .find_map(|sep| rest.split_once(sep))?;
+    let event = event.trim().trim_matches('`');
+    let ok = !event.is_empty()
+        && event
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b"_{}".contains(&b));
+    ok.then(|| (at.trim().to_string(), event.to_string()))
+}
+
+/// Parses every entry of a log, in order. Text outside entries (a title) is skipped; field
+/// lines may be `- Key: value`, `* **Key:** value` or `Key: value`.
+pub fn parse(text: &str) -> Vec<Entry> {
+    let mut out: Vec<Entry> = Vec::new();
+    for line in text.lines() {
+        if let Some((at, event)) = parse_header(line) {
+            out.push(Entry::new(&at, &event));
+            continue;
+        }
+        let Some(cur) = out.last_mut() else { continue };
+        let body = line.trim();
+        let body = body
+            .strip_prefix("- ")
+            .or_else(|| body.strip_prefix("* "))
+            .unwrap_or(body);
+        let Some((k, v)) = body.split_once(':') else {
+            continue;
+        };
+        let (key, value) = (norm_key(k), clean_value(v));
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            continue;
+        }
+        match key.as_str() {
+            "task" | "task_id" | "id" => cur.task = Some(value),
+            "previous_status" | "previous" | "prev_status" | "from" | "old_status" => {
+                cur.from = Some(value)
+            }
+            "new_status" | "new" | "to" | "status" => cur.to = Some(value),
+            _ => cur
+                .details
+                .push((k.trim().trim_matches('*').trim().to_string(), value)),
+        }
+    }
+    out
+}
+
+/// A number in a detail value (`42`, `42.5`, `42 min`).
+pub fn number(v: &str) -> Option<f64> {
+    v.split_whitespace()
+        .next()?
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.0)
+}
+
+/// One completed leaf task, as velocity counts it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub task: String,
+    pub estimate: Option<f64>,
+    pub actual: Option<f64>,
+    pub at: String,
+}
+
+/// The completions the log records (TASK_COMPLETE entries), leaving out parent tasks (their
+/// time is their subtasks'). The estimate is the entry's, else the task's in `doc`.
+pub fn completions(entries: &[Entry], doc: &Value) -> Vec<Completion> {
+    entries
+        .iter()
+        .filter(|e| e.event == TASK_COMPLETE)
+        .filter_map(|e| {
+            let id = e.task.clone()?;
+            let task = model::find(doc, &id);
+            if task.is_some_and(model::is_parent) {
+                return None;
+            }
+            let estimate = e
+                .get("estimate_minutes")
+                .and_then(number)
+                .or_else(|| task.and_then(|t| t["estimate_minutes"].as_f64()));
+            Some(Completion {
+                task: id,
+                estimate,
+                actual: e.get("actual_minutes").and_then(number),
+                at: e.at.clone(),
+            })
+        })
+        .collect()
+}
+
+fn ratio(actual: f64, estimate: f64) -> Value {
+    if estimate > 0.0 {
+        json!((actual / estimate * 1000.0).round() / 1000.0)
+    } else {
+        Value::Null
+    }
+}
+
+/// velocity.json, recomputed from the completions: all of them counted; totals, ratio and the
+/// rolling window over those with both an estimate and an actual time.
+pub fn velocity(all: &[Completion], now: &str) -> Value {
+    let timed: Vec<(&Completion, f64, f64)> = all
+        .iter()
+        .filter_map(|c| Some((c, c.estimate?, c.actual?)))
+        .collect();
+    let sum = |xs: &[(&Completion, f64, f64)]| -> (f64, f64) {
+        xs.iter().fold((0.0, 0.0), |(e, a), x| (e + x.1, a + x.2))
+    };
+    let (est, act) = sum(&timed);
+    let window = &timed[timed.len().saturating_sub(VELOCITY_WINDOW)..];
+    let (west, wact) = sum(window);
+    let items: Vec<Value> = window
+        .iter()
+        .map(|(c, e, a)| {
+            let mut item = json!({"task_id": c.task, "estimate_minutes": model::num(*e), "actual_minutes": model::num(*a)});
+            if crate::store::clock::parse_time(&c.at).is_some() && c.at.ends_with('Z') {
+                item["completed_at"] = json!(c.at);
+            }
+            item
+        })
+        .collect();
+    json!({
+        "tasks_completed": all.len(),
+        "total_estimate_minutes": model::num(est),
+        "total_actual_minutes": model::num(act),
+        "ratio": ratio(act, est),
+        "window_size": VELOCITY_WINDOW,
+        "window_ratio": ratio(wact, west),
+        "window": items,
+        "updated_at": now,
+    })
+}
+
+/// Velocity in one line, for people and the model.
+pub fn velocity_line(v: &Value) -> Option<String> {
+    let n = v["tasks_completed"].as_u64().filter(|n| *n > 0)?;
+    let mut s = format!("{n} task(s) completed");
+    if let (Some(e), Some(a)) = (
+        v["total_estimate_minutes"].as_f64(),
+        v["total_actual_minutes"].as_f64(),
+    ) {
+        if e > 0.0 {
+            s.push_str(&format!("; {a} min actual vs {e} min estimated"));
+        }
+    }
+    if let Some(r) = v["ratio"].as_f64() {
+        s.push_str(&format!(" (×{r:.2})"));
+    }
+    if let (Some(r), Some(w)) = (v["window_ratio"].as_f64(), v["window"].as_array()) {
+        if w.len() < n as usize {
+            s.push_str(&format!("; last {}: ×{r:.2}", w.len()));
+        }
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip() {
+        let e = Entry::task(
+            "2026-03-01T12:00:00Z",
+            TASK_COMPLETE,
+            "T1",
+            "IN_PROGRESS",
+            "COMPLETE",
+        )
+        .detail("actual_minutes", "42")
+        .detail("estimate_minutes", "30");
+        let text = format!("# Progress log\n\n{}", e.render());
+        assert!(text.contains("## 2026-03-01T12:00:00Z — TASK_COMPLETE\n- Task: T1\n"));
+        assert_eq!(parse(&text), vec![e]);
+    }
+
+    #[test]
+    fn hand_written_entries_parse() {
+        let text = "## 2025-01-11T10:25:00Z - TASK_COMPLETE\n**Task ID:** S1\n* from: IN_PROGRESS\n* to: `COMPLETE`\nactual_minutes: 75 min\n\nnotes\n## 2025-01-11T11:00:00Z — SYNC_TO_JIRA\n- Task: S1\n- External ID: PROJ-9\n";
+        let es = parse(text);
+        assert_eq!(es.len(), 2);
+        assert_eq!(es[0].task.as_deref(), Some("S1"));
+        assert_eq!(es[0].to.as_deref(), Some("COMPLETE"));
+        assert_eq!(es[0].get("actual_minutes").and_then(number), Some(75.0));
+        assert!(is_sync(&es[1].event));
+        assert_eq!(es[1].get("external id"), Some("PROJ-9"));
+        assert!(!is_sync("SYNC_TO_") && !is_sync("SYNC_TO_jira"));
+    }
+
+    #[test]
+    fn velocity_counts_and_windows() {
+        let mk = |i: usize, e: Option<f64>, a: Option<f64>| Completion {
+            task: format!("T{i}"),
+            estimate: e,
+            actual: a,
+            at: "2026-03-01T12:00:00Z".into(),
+        };
+        let mut all: Vec<Completion> = (0..12).map(|i| mk(i, Some(10.0), Some(20.0))).collect();
+        all.push(mk(99, None, Some(5.0)));
+        let v = velocity(&all, "2026-03-01T12:00:00Z");
+        assert_eq!(v["tasks_completed"], 13);
+        assert_eq!(v["total_estimate_minutes"], 120.0);
+        assert_eq!(v["ratio"], 2.0);
+        assert_eq!(v["window"].as_array().unwrap().len(), VELOCITY_WINDOW);
+        assert_eq!(v["window"][0]["task_id"], "T2");
+        let line = velocity_line(&v).unwrap();
+        assert!(
+            line.starts_with("13 task(s) completed; 240 min actual"),
+            "{line}"
+        );
+    }
+}

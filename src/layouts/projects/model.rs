@@ -1,0 +1,353 @@
+//! The task master list as taskhook reads it: a JSON document `{"tasks": [...]}` kept as a
+//! [`Value`] so unknown fields (of the file and of every task) survive a rewrite. Pure helpers:
+//! statuses, the hierarchy (`subtasks` on parents, `parent_id` as a fallback), dependencies,
+//! priority, which tasks are ready, stale, and what a phase holds.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::graph::{self, Node};
+use crate::layouts::json::string_list;
+use crate::store::clock::parse_time;
+
+pub const PENDING: &str = "PENDING";
+pub const IN_RESEARCH: &str = "IN_RESEARCH";
+pub const RESEARCHED: &str = "RESEARCHED";
+pub const IN_PROGRESS: &str = "IN_PROGRESS";
+pub const VALIDATING: &str = "VALIDATING";
+pub const COMPLETE: &str = "COMPLETE";
+pub const BLOCKED: &str = "BLOCKED";
+pub const CANCELLED: &str = "CANCELLED";
+
+/// Every status seed 000 names.
+pub const STATUSES: [&str; 8] = [
+    PENDING,
+    IN_RESEARCH,
+    RESEARCHED,
+    IN_PROGRESS,
+    VALIDATING,
+    COMPLETE,
+    BLOCKED,
+    CANCELLED,
+];
+
+/// The seed's stale threshold: IN_PROGRESS for longer than this many times the estimate.
+pub const STALE_FACTOR: i64 = 4;
+/// The blocked reason of a task stale a second time (the seed's words).
+pub const STALE_TWICE: &str = "Stale twice — requires human review";
+
+/// The tasks of a document (empty when it has none).
+pub fn tasks(doc: &Value) -> &[Value] {
+    doc["tasks"].as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// The task with id `id`.
+pub fn find<'a>(doc: &'a Value, id: &str) -> Option<&'a Value> {
+    tasks(doc).iter().find(|t| t["id"] == id)
+}
+
+/// The index of the task with id `id`.
+pub fn index(doc: &Value, id: &str) -> Option<usize> {
+    tasks(doc).iter().position(|t| t["id"] == id)
+}
+
+pub fn id(t: &Value) -> &str {
+    t["id"].as_str().unwrap_or("")
+}
+
+pub fn status(t: &Value) -> &str {
+    t["status"].as_str().unwrap_or(PENDING)
+}
+
+/// The status of task `id` (`""` when there is none).
+pub fn status_of<'a>(doc: &'a Value, id: &str) -> &'a str {
+    find(doc, id).map_or("", status)
+}
+
+pub fn subtasks(t: &Value) -> Vec<String> {
+    string_list(t, "subtasks")
+}
+
+pub fn deps(t: &Value) -> Vec<String> {
+    string_list(t, "dependencies")
+}
+
+/// A parent task: one with subtasks. It is never executed directly.
+pub fn is_parent(t: &Value) -> bool {
+    !subtasks(t).is_empty()
+}
+
+/// Finished for good: COMPLETE or CANCELLED.
+pub fn is_finished(status: &str) -> bool {
+    status == COMPLETE || status == CANCELLED
+}
+
+/// Mid-work states the seed's reconciliation resets.
+pub fn is_transitional(status: &str) -> bool {
+    matches!(status, IN_RESEARCH | IN_PROGRESS | VALIDATING)
+}
+
+/// The title, else the description, shortened for one line.
+pub fn title(t: &Value) -> Option<String> {
+    let s = t["title"].as_str().or_else(|| t["description"].as_str())?;
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let short: String = s.chars().take(80).collect();
+    Some(if s.chars().count() > 80 {
+        format!("{short}…")
+    } else {
+        short
+    })
+}
+
+/// The parent of `id`: the task listing it in `subtasks`, else its `parent_id`.
+pub fn parent_of(doc: &Value, id: &str) -> Option<String> {
+    tasks(doc)
+        .iter()
+        .find(|t| subtasks(t).iter().any(|s| s == id))
+        .map(|t| self::id(t).to_string())
+        .or_else(|| {
+            find(doc, id)?["parent_id"]
+                .as_str()
+                .filter(|p| !p.is_empty() && *p != id && find(doc, p).is_some())
+                .map(str::to_string)
+        })
+}
+
+/// The ancestors of `id`, nearest first (a cycle in the hierarchy ends the walk).
+pub fn ancestors(doc: &Value, id: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = id.to_string();
+    while let Some(p) = parent_of(doc, &cur) {
+        if p == id || out.contains(&p) {
+            break;
+        }
+        out.push(p.clone());
+        cur = p;
+    }
+    out
+}
+
+/// The dependencies a task waits for: its own and its ancestors' (an epic that waits for
+/// another epic holds back its stories too).
+pub fn all_deps(doc: &Value, id: &str) -> Vec<String> {
+    let mut out = find(doc, id).map(deps).unwrap_or_default();
+    for a in ancestors(doc, id) {
+        for d in find(doc, &a).map(deps).unwrap_or_default() {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// The dependencies of `id` not COMPLETE yet, with their status (`unknown` when missing).
+pub fn unmet_deps(doc: &Value, id: &str) -> Vec<(String, String)> {
+    all_deps(doc, id)
+        .into_iter()
+        .filter_map(|d| match find(doc, &d) {
+            Some(t) if status(t) == COMPLETE => None,
+            Some(t) => Some((d, status(t).to_string())),
+            None => Some((d, "unknown".to_string())),
+        })
+        .collect()
+}
+
+/// Scheduling rank of a priority, smaller first: `critical`/`urgent` 0, `high` 1, `medium`
+/// (and no priority, or a label taskhook does not know) 2, `low` 3; a number (or `P0`, `p2`)
+/// ranks as itself.
+pub fn priority_rank(t: &Value) -> f64 {
+    match &t["priority"] {
+        Value::Number(n) => n.as_f64().unwrap_or(2.0),
+        Value::String(s) => {
+            let s = s.trim().to_ascii_lowercase();
+            match s.as_str() {
+                "critical" | "urgent" | "highest" | "blocker" => 0.0,
+                "high" => 1.0,
+                "low" | "lowest" | "minor" => 3.0,
+                _ => s
+                    .strip_prefix('p')
+                    .unwrap_or(&s)
+                    .parse::<f64>()
+                    .unwrap_or(2.0),
+            }
+        }
+        _ => 2.0,
+    }
+}
+
+/// The ready tasks: leaf tasks PENDING or RESEARCHED whose dependencies (and their ancestors')
+/// are all COMPLETE, by priority, then creation order. BLOCKED tasks are never ready.
+pub fn ready(doc: &Value) -> Vec<String> {
+    let mut out: Vec<(f64, usize, String)> = tasks(doc)
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !is_parent(t) && matches!(status(t), PENDING | RESEARCHED))
+        .filter(|(_, t)| unmet_deps(doc, id(t)).is_empty())
+        .map(|(i, t)| (priority_rank(t), i, id(t).to_string()))
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut seen = HashSet::new();
+    out.into_iter()
+        .map(|(_, _, id)| id)
+        .filter(|id| seen.insert(id.clone()))
+        .collect()
+}
+
+/// A number as JSON: an integer when it is whole (`30`, not `30.0`).
+pub fn num(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9e15 {
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}
+
+/// Minutes between two times, rounded to the nearest whole minute (never negative).
+pub fn minutes_between(from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
+    ((to - from).num_seconds().max(0) + 30) / 60
+}
+
+/// When a leaf IN_PROGRESS task with an estimate has run longer than 4 × its estimate:
+/// `(minutes running, estimate)`.
+pub fn overdue(t: &Value, now: DateTime<Utc>) -> Option<(i64, f64)> {
+    if status(t) != IN_PROGRESS || is_parent(t) {
+        return None;
+    }
+    let estimate = t["estimate_minutes"].as_f64().filter(|e| *e > 0.0)?;
+    let started = parse_time(t["started_at"].as_str()?)?;
+    let running = (now - started).num_seconds();
+    (running as f64 > STALE_FACTOR as f64 * estimate * 60.0)
+        .then(|| (minutes_between(started, now), estimate))
+}
+
+/// The phase a task belongs to.
+pub fn phase(t: &Value) -> Option<&str> {
+    t["phase"].as_str().filter(|p| !p.is_empty())
+}
+
+/// Whether every task of `phase` is finished with at least one COMPLETE (a CANCELLED task does
+/// not hold a phase, or a parent, back).
+pub fn phase_complete(doc: &Value, phase: &str) -> bool {
+    let of: Vec<&Value> = tasks(doc)
+        .iter()
+        .filter(|t| self::phase(t) == Some(phase))
+        .collect();
+    all_done(of.iter().map(|t| status(t)))
+}
+
+/// Whether the statuses are all finished and at least one is COMPLETE.
+pub fn all_done<'a>(mut statuses: impl Iterator<Item = &'a str> + Clone) -> bool {
+    statuses.clone().all(is_finished) && statuses.any(|s| s == COMPLETE)
+}
+
+/// The first phase, in creation order, that still has work (None when all are done).
+pub fn next_phase(doc: &Value) -> Option<String> {
+    tasks(doc)
+        .iter()
+        .filter(|t| !is_finished(status(t)))
+        .find_map(phase)
+        .map(str::to_string)
+}
+
+/// Problems of the list a person should fix: duplicate ids, unknown dependencies, cycles.
+pub fn problems(doc: &Value) -> Vec<String> {
+    let list = tasks(doc);
+    let dep_lists: Vec<Vec<String>> = list.iter().map(deps).collect();
+    let nodes: Vec<Node<'_>> = list
+        .iter()
+        .zip(&dep_lists)
+        .map(|(t, d)| Node::new(id(t), d.iter().map(String::as_str)))
+        .collect();
+    let mut out = Vec::new();
+    for d in graph::duplicate_ids(&nodes) {
+        out.push(format!("task id {d} is used more than once"));
+    }
+    for (t, d) in graph::unknown_deps(&nodes) {
+        out.push(format!(
+            "{t} depends on {d}, which is not a task of the list"
+        ));
+    }
+    if let Some(c) = graph::find_cycle(&nodes) {
+        out.push(format!("dependency cycle {}", graph::describe_cycle(&c)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc() -> Value {
+        json!({"tasks": [
+            {"id": "E1", "status": "IN_PROGRESS", "subtasks": ["S1", "S2"], "dependencies": ["E0"]},
+            {"id": "E0", "status": "PENDING"},
+            {"id": "S1", "status": "PENDING", "parent_id": "E1"},
+            {"id": "S2", "status": "PENDING", "priority": "high"},
+            {"id": "M1", "status": "RESEARCHED", "priority": 3},
+            {"id": "M2", "status": "PENDING", "priority": "critical", "dependencies": ["M1"]},
+            {"id": "B1", "status": "BLOCKED"},
+        ]})
+    }
+
+    #[test]
+    fn ready_is_leaves_with_met_deps_by_priority() {
+        let d = doc();
+        // S1, S2 wait for E1's dependency E0; M2 for M1.
+        assert_eq!(ready(&d), ["E0", "M1"]);
+        let mut d = d;
+        d["tasks"][1]["status"] = json!("COMPLETE");
+        assert_eq!(ready(&d), ["S2", "S1", "M1"]);
+        assert_eq!(parent_of(&d, "S2").as_deref(), Some("E1"));
+        assert_eq!(
+            unmet_deps(&d, "M2"),
+            [("M1".to_string(), "RESEARCHED".to_string())]
+        );
+    }
+
+    #[test]
+    fn priorities_rank() {
+        let r = |p: Value| priority_rank(&json!({"priority": p}));
+        assert!(r(json!("critical")) < r(json!("high")));
+        assert!(r(json!("high")) < r(json!("medium")));
+        assert_eq!(r(json!("P1")), 1.0);
+        assert_eq!(r(json!(5)), 5.0);
+        assert_eq!(priority_rank(&json!({})), 2.0);
+    }
+
+    #[test]
+    fn overdue_after_four_estimates() {
+        let now = parse_time("2026-03-01T12:00:00Z").unwrap();
+        let t = |started: &str| json!({"status": "IN_PROGRESS", "estimate_minutes": 30, "started_at": started});
+        assert_eq!(overdue(&t("2026-03-01T09:59:00Z"), now), Some((121, 30.0)));
+        assert_eq!(overdue(&t("2026-03-01T10:00:00Z"), now), None);
+        assert_eq!(
+            overdue(
+                &json!({"status": "IN_PROGRESS", "started_at": "2020-01-01T00:00:00Z"}),
+                now
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn phases_and_problems() {
+        let d = json!({"tasks": [
+            {"id": "A", "status": "COMPLETE", "phase": "p1"},
+            {"id": "B", "status": "CANCELLED", "phase": "p1"},
+            {"id": "C", "status": "PENDING", "phase": "p2", "dependencies": ["Z", "C"]},
+        ]});
+        assert!(phase_complete(&d, "p1"));
+        assert!(!phase_complete(&d, "p2"));
+        assert_eq!(next_phase(&d).as_deref(), Some("p2"));
+        let p = problems(&d);
+        assert!(p.iter().any(|l| l.contains("C depends on Z")), "{p:?}");
+        assert!(p.iter().any(|l| l.contains("cycle C → C")), "{p:?}");
+    }
+}

@@ -1,0 +1,59 @@
+//! One invocation's use of the environment: the clock (`TASKHOOK_NOW`) and the lock wait
+//! (`TASKHOOK_LOCK_TIMEOUT`). A bad value fails only what uses it: the clock's a handler that
+//! read the clock (checked when the payload is done), the lock wait's the first lock, and
+//! either any write (checked before it). An event that touches nothing never sees them.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::store::{lock, Clock, Store};
+
+impl Store {
+    /// A store configured from the environment; a bad value is kept as an error for the paths
+    /// that use it (see the module docs).
+    pub fn configured(clock: Result<Clock>, lock_timeout: Result<Duration>, dry_run: bool) -> Self {
+        let mut s = Store::new(
+            clock.as_ref().copied().unwrap_or_default(),
+            *lock_timeout.as_ref().unwrap_or(&lock::DEFAULT_TIMEOUT),
+        );
+        s.clock_problem = clock.err().map(|e| e.one_line());
+        s.timeout_problem = lock_timeout.err().map(|e| e.one_line());
+        s.dry_run = dry_run;
+        s
+    }
+
+    /// The clock every timestamp comes from.
+    pub fn clock(&self) -> &Clock {
+        if self.clock_problem.is_some() {
+            self.clock_used.set(true);
+        }
+        &self.clock
+    }
+
+    /// Starts one invocation (one payload of a replay): a fresh lock deadline. A store kept
+    /// for many operations calls it between them; otherwise their locks share one deadline.
+    pub fn begin_invocation(&self) {
+        self.lock_window.set(None);
+        self.clock_used.set(false);
+    }
+
+    /// The bad `TASKHOOK_NOW`, when this invocation read the clock.
+    pub fn clock_error(&self) -> Option<Error> {
+        self.clock_problem
+            .as_ref()
+            .filter(|_| self.clock_used.get())
+            .map(|p| Error::BadInput(p.clone()))
+    }
+
+    /// Fails when the environment gave a bad clock or lock wait.
+    pub fn check_env(&self) -> Result<()> {
+        match self
+            .clock_problem
+            .as_ref()
+            .or(self.timeout_problem.as_ref())
+        {
+            Some(p) => Err(Error::BadInput(p.clone())),
+            None => Ok(()),
+        }
+    }
+}

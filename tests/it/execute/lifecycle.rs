@@ -1,0 +1,527 @@
+//! The lifecycle driven by hooks: launches, DONE twice, FAILED with feedback and retries,
+//! abandonment at the 5th failure, the 8-block limit, commits, merges, parallel stops; the
+//! seed's own example advanced; metrics equal to a recount after every step.
+
+use serde_json::{json, Value};
+
+use super::{assert_recount, reason, silent, Exec};
+use crate::common::NOW;
+
+fn main_tool_use(e: &Exec) -> crate::common::Run {
+    e.p.hook(&e.p.payload("PostToolUse.Read.json"))
+}
+
+#[test]
+fn full_path_from_pending_to_completed_with_the_queue_in_completion_order() {
+    let e = Exec::init("app", &["1-core=L1-001,L1-002,L1-003", "2-api=L2-001"]);
+    let s = e.state();
+    assert_eq!(s["status"], "pending");
+    assert_eq!(s["current_layer"], "1-core");
+    assert_recount(&s);
+
+    for id in ["L1-001", "L1-002", "L1-003"] {
+        silent(&e.launch(id));
+        let t = e.task(id);
+        assert_eq!(
+            (
+                t["status"].as_str(),
+                t["attempts"].as_u64(),
+                t["batch"].as_u64()
+            ),
+            (Some("in_progress"), Some(1), Some(1)),
+            "{id}"
+        );
+        assert_recount(&e.state());
+    }
+    let s = e.state();
+    assert_eq!(
+        (s["status"].as_str(), s["started_at"].as_str()),
+        (Some("in_progress"), Some(NOW))
+    );
+    assert_eq!(s["layers"]["1-core"]["status"], "in_progress");
+    assert_eq!(s["layers"]["1-core"]["started_at"], NOW);
+    assert_eq!(s["current_batch"], 1);
+
+    // Completion order L1-002, L1-001, L1-003 gives the merge priorities.
+    for (n, id) in ["L1-002", "L1-001", "L1-003"].iter().enumerate() {
+        let r = reason(&e.bound(
+            id,
+            &format!("Implemented {id}.\n<signal>{id}_DONE</signal>"),
+        ));
+        assert!(
+            r.starts_with(&format!("{id}: verification (attempt 1 of 5)")),
+            "{r}"
+        );
+        assert!(
+            r.contains(&format!("<signal>{id}_DONE</signal> again")),
+            "{r}"
+        );
+        assert_eq!(e.status(id), "verifying");
+        assert_recount(&e.state());
+        silent(&e.bound(id, &format!("Tests pass.\n<signal>{id}_DONE</signal>")));
+        assert_eq!(e.status(id), "verified");
+        let q = e.state()["merge_queue"].clone();
+        assert_eq!(
+            q[n],
+            json!({"task_id": id, "priority": n + 1, "status": "ready"}),
+            "{q:#}"
+        );
+        assert_recount(&e.state());
+    }
+    // The main agent hears of each verification at its next tool call.
+    let ctx = main_tool_use(&e).context();
+    assert!(
+        ctx.contains("L1-002 is verified and queued for merge (priority 1)"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains("next is L1-002 (priority 1)") || ctx.contains("it is next"),
+        "{ctx}"
+    );
+
+    let ctx = e.merge("worktree-L1-002").context();
+    assert!(ctx.contains("L1-002 is merged and completed."), "{ctx}");
+    let t = e.task("L1-002");
+    assert_eq!(
+        (t["status"].as_str(), t["merged_at"].as_str()),
+        (Some("completed"), Some(NOW))
+    );
+    assert_eq!(
+        (t["worktree_path"].clone(), t["branch"].clone()),
+        (Value::Null, Value::Null)
+    );
+    assert_eq!(e.state()["merge_queue"][0]["status"], "merged");
+    assert_recount(&e.state());
+
+    let ctx = e.merge("worktree-L1-003").context();
+    assert!(
+        ctx.contains("out of priority order (L1-001 was ready before it)"),
+        "{ctx}"
+    );
+    let ctx = e.merge("worktree-L1-001").context();
+    assert!(
+        ctx.contains("layer 1-core is completed; layer 2-api is current. Ready: L2-001."),
+        "{ctx}"
+    );
+    let s = e.state();
+    assert_eq!(s["layers"]["1-core"]["status"], "completed");
+    assert_eq!(s["layers"]["1-core"]["completed_at"], NOW);
+    assert_eq!(s["current_layer"], "2-api");
+    assert_eq!(s["current_batch"], Value::Null);
+    assert_recount(&s);
+
+    silent(&e.launch("L2-001"));
+    assert_eq!(e.state()["current_batch"], 1);
+    reason(&e.bound("L2-001", "<signal>L2-001_DONE</signal>"));
+    silent(&e.bound("L2-001", "<signal>L2-001_DONE</signal>"));
+    let ctx = e.merge("worktree-L2-001").context();
+    assert!(
+        ctx.contains("every layer is completed: the run is completed"),
+        "{ctx}"
+    );
+    let s = e.state();
+    assert_eq!(
+        (s["status"].as_str(), s["completed_at"].as_str()),
+        (Some("completed"), Some(NOW))
+    );
+    assert_eq!(s["current_layer"], Value::Null);
+    assert_recount(&s);
+    assert_eq!(e.p.run(&["validate"], "").code, 0);
+}
+
+#[test]
+fn failure_feedback_and_earlier_errors_reach_the_next_attempt() {
+    let e = Exec::init("app", &["1-core=L1-001"]);
+    silent(&e.launch("L1-001"));
+    let msg = "Ran the tests.\n<signal>L1-001_FAILED: test_create_task failed</signal>\n<details>expected 201 got 422</details>\n<feedback>Add min_length=1 to TaskCreateRequest.title</feedback>";
+    let r = reason(&e.bound("L1-001", msg));
+    assert!(
+        r.starts_with(
+            "L1-001 failed on attempt 1 of 5: test_create_task failed. Attempt 2 of 5 starts now"
+        ),
+        "{r}"
+    );
+    assert!(
+        r.contains("Feedback for attempt 2: Add min_length=1 to TaskCreateRequest.title"),
+        "{r}"
+    );
+    assert!(
+        r.contains("- attempt 1: test_create_task failed (expected 201 got 422)"),
+        "{r}"
+    );
+    let t = e.task("L1-001");
+    assert_eq!(t["status"], "in_progress");
+    assert_eq!(t["attempts"], 2);
+    assert_eq!(
+        t["errors"],
+        json!([{"attempt": 1, "message": "test_create_task failed", "details": "expected 201 got 422", "timestamp": NOW}])
+    );
+    assert_eq!(
+        t["retry_feedback"],
+        json!([{"attempt": 2, "feedback": "Add min_length=1 to TaskCreateRequest.title"}])
+    );
+    assert_recount(&e.state());
+
+    // The second failure (no <feedback>): the feedback is made from the message; both errors shown.
+    let r = reason(&e.bound("L1-001", "<signal>L1-001_FAILED: lint red</signal>"));
+    assert!(
+        r.contains("Feedback for attempt 3: Fix what failed: lint red"),
+        "{r}"
+    );
+    assert!(
+        r.contains("- attempt 1: test_create_task failed") && r.contains("- attempt 2: lint red"),
+        "{r}"
+    );
+    reason(&e.bound("L1-001", "<signal>L1-001_DONE</signal>"));
+    silent(&e.bound("L1-001", "<signal>L1-001_DONE</signal>"));
+    let t = e.task("L1-001");
+    assert_eq!(
+        (t["status"].as_str(), t["attempts"].as_u64()),
+        (Some("verified"), Some(3))
+    );
+    assert_recount(&e.state());
+}
+
+#[test]
+fn abandonment_at_exactly_the_fifth_failure_stops_the_layer() {
+    let e = Exec::init("app", &["1-core=L1-001,L1-002", "2-api=L2-001"]);
+    silent(&e.launch("L1-001"));
+    for n in 1..5u64 {
+        let r = reason(&e.bound(
+            "L1-001",
+            &format!("<signal>L1-001_FAILED: red {n}</signal>"),
+        ));
+        assert!(
+            r.contains(&format!("Attempt {} of 5 starts now", n + 1)),
+            "{r}"
+        );
+        assert_eq!(e.task("L1-001")["attempts"], n + 1);
+        assert_recount(&e.state());
+    }
+    let run = e.bound("L1-001", "<signal>L1-001_FAILED: red 5</signal>");
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = run.json();
+    assert!(v.get("decision").is_none(), "no 6th attempt: {v}");
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("L1-001 is abandoned after 5 failed attempts (last: red 5)"),
+        "{v}"
+    );
+    let s = e.state();
+    assert_eq!(s["tasks"]["L1-001"]["status"], "abandoned");
+    assert_eq!(s["tasks"]["L1-001"]["errors"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        s["tasks"]["L1-001"]["retry_feedback"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    assert_eq!(s["status"], "abandoned");
+    assert_eq!(s["current_layer"], "1-core");
+    assert_eq!(s["layers"]["1-core"]["tasks_failed"], 1);
+    assert_recount(&s);
+
+    // The main agent is told, and no task of the stopped run starts.
+    let ctx = main_tool_use(&e).context();
+    assert!(
+        ctx.contains("Layer 1-core is stopped and the run is abandoned: do not start more tasks"),
+        "{ctx}"
+    );
+    let denied = e.launch("L1-002").json();
+    assert_eq!(
+        denied["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{denied}"
+    );
+    let why = denied["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        why.contains("not starting L1-002: the run is abandoned")
+            && why.contains("reset-task L1-001"),
+        "{why}"
+    );
+    assert_eq!(e.status("L1-002"), "pending");
+
+    let ctx =
+        e.p.hook(&e.p.payload("SessionStart.startup.json"))
+            .context();
+    assert!(
+        ctx.contains("Resume: Skip L1-001, stop layer 1-core"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains("Blocked: L1-001 (abandoned after 5 attempts"),
+        "{ctx}"
+    );
+
+    // reset-task gives fresh attempts and lifts the abandonment.
+    assert_eq!(e.cmd(&["reset-task", "L1-001"]).code, 0);
+    assert_eq!(e.state()["status"], "in_progress");
+    silent(&e.launch("L1-002"));
+    assert_eq!(e.status("L1-002"), "in_progress");
+}
+
+#[test]
+fn the_ninth_block_is_never_sent_and_a_new_subagent_continues_the_count() {
+    let e = Exec::init("app", &["1-core=L1-001"]);
+    silent(&e.launch("L1-001"));
+    for _ in 0..8 {
+        let r = reason(&e.bound("L1-001", "Still working."));
+        assert!(
+            r.starts_with(
+                "L1-001 is in_progress (attempt 1 of 5) and your final message has no signal"
+            ),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        e.task("L1-001")["subagent"],
+        json!({"agent_id": "a-L1-001", "blocks": 8})
+    );
+    let run = e.bound("L1-001", "<signal>L1-001_FAILED: flaky</signal>");
+    let v = run.json();
+    assert!(
+        v.get("decision").is_none(),
+        "a 9th block is ignored by Claude Code: {v}"
+    );
+    let t = e.task("L1-001");
+    assert_eq!(
+        (t["status"].as_str(), t["attempts"].as_u64()),
+        (Some("failed"), Some(1))
+    );
+    assert_eq!(t["retry_feedback"][0]["attempt"], 2);
+    let ctx = main_tool_use(&e).context();
+    assert!(
+        ctx.contains("lets a subagent go after 8 hook blocks in a row"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains("Relaunch it with <task>L1-001</task> for attempt 2"),
+        "{ctx}"
+    );
+    // The relaunched subagent runs attempt 2 and may be sent back again.
+    silent(&e.launch("L1-001"));
+    assert_eq!(e.task("L1-001")["attempts"], 2);
+    let r = reason(&e.stop(
+        "a-second",
+        "Retry <task>L1-001</task>.",
+        "<signal>L1-001_DONE</signal>",
+    ));
+    assert!(r.contains("verification (attempt 2 of 5)"), "{r}");
+    assert_recount(&e.state());
+}
+
+#[test]
+fn unbound_and_blocked_signals_tell_the_main_agent_and_never_block() {
+    let e = Exec::init("app", &["1-core=L1-001"]);
+    silent(&e.launch("L1-001"));
+    silent(&e.stop(
+        "other",
+        "Do something else.",
+        "<signal>L1-001_DONE</signal>",
+    ));
+    assert_eq!(e.status("L1-001"), "verifying");
+    let ctx = main_tool_use(&e).context();
+    assert!(
+        ctx.contains("L1-001 is verifying (a subagent not bound to it signalled DONE)"),
+        "{ctx}"
+    );
+    let run = e.bound(
+        "L1-001",
+        "<signal>L1-001_BLOCKED: needs the API key</signal>",
+    );
+    assert!(run.json()["systemMessage"]
+        .as_str()
+        .unwrap()
+        .contains("reports it is blocked: needs the API key"));
+    assert_eq!(e.status("L1-001"), "verifying");
+    // An unbound failure waits for a relaunch: failed, attempts unchanged.
+    silent(&e.stop("other", "x", "<signal>L1-001_FAILED: broke</signal>"));
+    let t = e.task("L1-001");
+    assert_eq!(
+        (t["status"].as_str(), t["attempts"].as_u64()),
+        (Some("failed"), Some(1))
+    );
+}
+
+#[test]
+fn commits_are_attributed_by_branch_binding_or_message() {
+    let e = Exec::init("app", &["1-core=L1-001,L1-002,L1-003"]);
+    for id in ["L1-001", "L1-002", "L1-003"] {
+        silent(&e.launch(id));
+    }
+    silent(&e.commit(Some("a9"), "worktree-L1-001", "1a2b3c4", "feat: parser"));
+    // The subagent's binding (remembered at its Agent call) names L1-002.
+    let mut returned = e.p.payload("PostToolUse.Agent.json");
+    returned["tool_input"]["prompt"] = json!("Implement <task>L1-002</task>.");
+    returned["tool_response"]["agentId"] = json!("bg-2");
+    e.p.hook(&returned);
+    silent(&e.commit(Some("bg-2"), "main", "2b3c4d5", "feat: routes"));
+    silent(&e.commit(None, "main", "3c4d5e6", "fix(L1-003): typo"));
+    silent(&e.commit(None, "main", "4d5e6f7", "chore: unrelated"));
+    silent(&e.commit(None, "worktree-L1-001", "1a2b3c4", "feat: parser"));
+    let s = e.state();
+    assert_eq!(
+        s["tasks"]["L1-001"]["commits"],
+        json!([{"hash": "1a2b3c4", "type": "implementation", "attempt": 1, "created_at": NOW}])
+    );
+    assert_eq!(s["tasks"]["L1-001"]["branch"], "worktree-L1-001");
+    assert_eq!(s["tasks"]["L1-002"]["commits"][0]["hash"], "2b3c4d5");
+    assert_eq!(s["tasks"]["L1-003"]["commits"][0]["hash"], "3c4d5e6");
+    assert_eq!(s["metrics"]["total_commits"], 3);
+    // A commit in a later attempt is a fix.
+    reason(&e.bound("L1-001", "<signal>L1-001_FAILED: red</signal>"));
+    silent(&e.commit(None, "worktree-L1-001", "5e6f7a8", "fix: red"));
+    assert_eq!(
+        e.task("L1-001")["commits"][1],
+        json!({"hash": "5e6f7a8", "type": "fix", "attempt": 2, "created_at": NOW})
+    );
+    assert_recount(&e.state());
+}
+
+#[test]
+fn parallel_stops_of_one_batch_lose_nothing() {
+    let e = Exec::init("app", &["1-core=L1-001,L1-002,L1-003"]);
+    let ids = ["L1-001", "L1-002", "L1-003"];
+    for id in ids {
+        silent(&e.launch(id));
+    }
+    let round = |message: &dyn Fn(&str) -> String| {
+        let children: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let prompt = format!("Implement <task>{id}</task>.");
+                e.p.spawn_hook(&e.stop_payload(&format!("a-{id}"), &prompt, &message(id)))
+            })
+            .collect();
+        children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect::<Vec<_>>()
+    };
+    for out in round(&|id| format!("<signal>{id}_DONE</signal>")) {
+        assert!(out.status.success(), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["decision"], "block", "{v}");
+    }
+    for id in ids {
+        assert_eq!(e.status(id), "verifying");
+    }
+    for out in round(&|id| format!("<signal>{id}_DONE</signal>")) {
+        assert!(out.status.success(), "{out:?}");
+    }
+    let s = e.state();
+    let mut queued: Vec<(String, i64)> = s["merge_queue"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            (
+                q["task_id"].as_str().unwrap().to_string(),
+                q["priority"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    queued.sort_by_key(|q| q.1);
+    assert_eq!(
+        queued.iter().map(|q| q.1).collect::<Vec<_>>(),
+        [1, 2, 3],
+        "{s:#}"
+    );
+    let mut names: Vec<String> = queued.into_iter().map(|q| q.0).collect();
+    names.sort();
+    assert_eq!(names, ids);
+    for id in ids {
+        assert_eq!(e.status(id), "verified");
+    }
+    assert_recount(&s);
+}
+
+fn seed_example() -> Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/schemas/execute-state/valid/seed-full-example.json"
+    ))
+    .unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["x_skill_notes"] = json!({"kept": true});
+    v["tasks"]["L2-003"]["x_owner"] = json!("skill");
+    v
+}
+
+#[test]
+fn the_seeds_own_example_is_advanced_as_it_is() {
+    let e = Exec::with_state("slack-task-manager", &seed_example());
+    // SessionStart changes nothing in a consistent state.
+    let before = std::fs::read(e.file()).unwrap();
+    let ctx =
+        e.p.hook(&e.p.payload("SessionStart.startup.json"))
+            .context();
+    assert!(ctx.contains("execute \"slack-task-manager\""), "{ctx}");
+    assert!(
+        ctx.contains("layer 2-backend 4/6 completed, batch 2"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains("Resume: Continue with remaining 2 tasks."),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains("In progress: L2-003 (in_progress, attempt 1 of 5)"),
+        "{ctx}"
+    );
+    assert_eq!(
+        std::fs::read(e.file()).unwrap(),
+        before,
+        "nothing to fix, nothing written"
+    );
+
+    reason(&e.bound("L2-003", "Done.\n<signal>L2-003_DONE</signal>"));
+    silent(&e.commit(
+        Some("a-L2-003"),
+        "worktree-L2-003",
+        "a1b2c3d",
+        "feat: L2-003 endpoints",
+    ));
+    silent(&e.bound("L2-003", "Verified.\n<signal>L2-003_DONE</signal>"));
+    let s = e.state();
+    // Its queue entry was already there (pending, priority 1): now ready, same priority.
+    assert_eq!(
+        s["merge_queue"][0],
+        json!({"task_id": "L2-003", "priority": 1, "status": "ready"})
+    );
+    assert_eq!(
+        s["merge_queue"][1],
+        json!({"task_id": "L2-004", "priority": 2, "status": "pending"})
+    );
+    assert_eq!(s["tasks"]["L2-003"]["commits"][0]["type"], "implementation");
+    e.merge("worktree-L2-003");
+    let s = e.state();
+    assert_eq!(s["tasks"]["L2-003"]["status"], "completed");
+    assert_eq!(s["layers"]["2-backend"]["tasks_completed"], 5);
+    assert_eq!(
+        s["layers"]["2-backend"]["status"], "in_progress",
+        "the file counts 6 tasks"
+    );
+    assert_eq!(s["layers"]["0-setup"], seed_example()["layers"]["0-setup"]);
+    assert_eq!(s["status"], "in_progress");
+    let m = &s["metrics"];
+    assert_eq!(
+        (
+            m["total_tasks"].as_u64(),
+            m["completed_tasks"].as_u64(),
+            m["total_attempts"].as_u64(),
+            m["total_commits"].as_u64()
+        ),
+        (Some(15), Some(12), Some(13), Some(15))
+    );
+    // From started_at 2025-01-11T10:00:00Z to now.
+    assert_eq!(m["elapsed_time_seconds"], 35_776_800);
+    assert_eq!(s["x_skill_notes"], json!({"kept": true}));
+    assert_eq!(s["tasks"]["L2-003"]["x_owner"], "skill");
+    assert_eq!(s["prd_slug"], "slack-task-manager");
+    assert_eq!(e.p.run(&["validate"], "").code, 0);
+}

@@ -356,6 +356,58 @@ proptest! {
     }
 }
 
+/// List-shaped documents, often slightly wrong at the root, with task-like items.
+fn arb_doc_like() -> impl Strategy<Value = Value> {
+    let version = prop_oneof![
+        6 => Just(Some(json!(2))),
+        2 => Just(None),
+        1 => Just(Some(json!(0))),
+        1 => Just(Some(json!(-1))),
+        1 => Just(Some(json!(2.0))),
+        1 => Just(Some(json!("2"))),
+        1 => Just(Some(Value::Null)),
+    ];
+    let stamp = prop_oneof![
+        6 => Just(Some(json!("2026-01-01T00:00:00Z"))),
+        2 => Just(Some(json!("2026-01-01T00:00:00-03:30"))),
+        1 => Just(None),
+        1 => Just(Some(json!("yesterday"))),
+        1 => Just(Some(json!(5))),
+    ];
+    let tasks = prop_oneof![
+        8 => prop::collection::vec(arb_task_like(), 0..4).prop_map(Value::Array),
+        1 => Just(json!({})),
+        1 => Just(Value::Null),
+    ];
+    (tasks, version, stamp, any::<bool>()).prop_map(|(tasks, version, stamp, extra)| {
+        let mut m = Map::new();
+        m.insert("tasks".into(), tasks);
+        if let Some(v) = version {
+            m.insert("version".into(), v);
+        }
+        if let Some(t) = stamp {
+            m.insert("last_updated".into(), t);
+        }
+        if extra {
+            m.insert("x_root".into(), json!([1, {"a": null}]));
+        }
+        Value::Object(m)
+    })
+}
+
+proptest! {
+    /// Whatever the fast parse of a whole file accepts, the schema accepts (`validate` trusts
+    /// it, and so does the write path).
+    #[test]
+    fn the_fast_parse_of_a_file_is_never_looser_than_the_schema(doc in arb_doc_like()) {
+        for text in [serde_json::to_string(&doc).unwrap(), String::from_utf8(to_pretty(&doc)).unwrap()] {
+            if List::parse(&text).is_some() {
+                prop_assert!(schema::check("claude-tasks", &doc).unwrap().is_ok(), "{}", text);
+            }
+        }
+    }
+}
+
 /// Task-shaped values, often slightly wrong: every field of the item schema with a valid
 /// value, a wrong type, `null`, or missing.
 fn arb_task_like() -> impl Strategy<Value = Value> {

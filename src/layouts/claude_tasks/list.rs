@@ -4,8 +4,8 @@
 //! [`List::parse`] borrows the file's text: each task keeps its original bytes and a typed
 //! [`View`] of the fields decisions are made on (no JSON tree of the whole file). An edit
 //! materialises only the task it touches ([`List::edit`]); an id index answers lookups.
-//! [`List::to_bytes`] copies every task whose bytes are already in the canonical 2-space form
-//! ([`super::canon`]) and re-serialises the rest, so the output is byte for byte what
+//! [`List::to_bytes`] ([`super::canon`]) copies every task whose bytes are already in the
+//! canonical 2-space form and re-serialises the rest, so the output is byte for byte what
 //! serialising the whole document would give. When the fast parse cannot vouch for a file (odd
 //! but possibly valid JSON), the caller loads it as a JSON tree and uses [`List::from_value`].
 //!
@@ -16,14 +16,13 @@ use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::io::{self, Write};
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::canon::{is_canonical, write_pretty_at};
+use super::canon::is_canonical;
 use super::view::{stamp_kind, to_zulu, Status, View};
 
 /// What a task is compared with to decide whether it changed.
@@ -76,7 +75,7 @@ impl<'a> Slot<'a> {
 
 /// A root value other than `tasks`.
 #[derive(Debug, Clone)]
-enum RootVal<'a> {
+pub(crate) enum RootVal<'a> {
     Raw(&'a RawValue),
     Owned(Value),
     /// The place of `tasks` among the root keys.
@@ -86,7 +85,7 @@ enum RootVal<'a> {
 /// A parsed task list.
 #[derive(Debug, Clone)]
 pub struct List<'a> {
-    root: Vec<(String, RootVal<'a>)>,
+    pub(crate) root: Vec<(String, RootVal<'a>)>,
     pub(crate) slots: Vec<Slot<'a>>,
     /// First live slot of each id.
     index: HashMap<Cow<'a, str>, usize>,
@@ -421,122 +420,6 @@ impl<'a> List<'a> {
             Some((_, v)) => *v = RootVal::Owned(value),
             None => self.root.push((key.to_string(), RootVal::Owned(value))),
         }
-    }
-
-    // ---- writing ---------------------------------------------------------------------
-
-    /// The whole document as taskhook writes it: 2-space pretty JSON and a final newline.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let size: usize = self
-            .slots
-            .iter()
-            .map(|s| s.raw.map_or(256, str::len) + 6)
-            .sum();
-        let mut out = Vec::with_capacity(size + 256);
-        // Writing to memory cannot fail.
-        let _ = self.write_to(&mut out);
-        out
-    }
-
-    /// Writes the whole document (see [`List::to_bytes`]) to `w`, task by task: tasks whose
-    /// bytes are canonical are copied, the rest re-serialised.
-    pub fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
-        let mut buf = Vec::with_capacity(4096);
-        w.write_all(b"{")?;
-        for (n, (k, v)) in self.root.iter().enumerate() {
-            buf.clear();
-            buf.extend_from_slice(if n == 0 { b"\n  " } else { b",\n  " });
-            write_pretty_at(&mut buf, k, 1);
-            buf.extend_from_slice(b": ");
-            match v {
-                RootVal::Tasks => {
-                    w.write_all(&buf)?;
-                    self.write_tasks(w)?;
-                    continue;
-                }
-                RootVal::Raw(r) => {
-                    let parsed: Value = serde_json::from_str(r.get()).unwrap_or(Value::Null);
-                    write_pretty_at(&mut buf, &parsed, 1);
-                }
-                RootVal::Owned(v) => write_pretty_at(&mut buf, v, 1),
-            }
-            w.write_all(&buf)?;
-        }
-        w.write_all(if self.root.is_empty() {
-            b"}\n"
-        } else {
-            b"\n}\n"
-        })
-    }
-
-    fn write_tasks(&self, w: &mut dyn Write) -> io::Result<()> {
-        let mut first = true;
-        let mut buf = Vec::with_capacity(4096);
-        for s in self.slots.iter().filter(|s| !s.removed) {
-            w.write_all(if first { b"[\n    " } else { b",\n    " })?;
-            first = false;
-            match (&s.value, s.raw) {
-                (None, Some(raw)) if s.canonical => w.write_all(raw.as_bytes())?,
-                (Some(v), _) => {
-                    buf.clear();
-                    write_pretty_at(&mut buf, v, 2);
-                    w.write_all(&buf)?;
-                }
-                (None, Some(raw)) => {
-                    let v: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
-                    buf.clear();
-                    write_pretty_at(&mut buf, &v, 2);
-                    w.write_all(&buf)?;
-                }
-                (None, None) => w.write_all(b"{}")?,
-            }
-        }
-        w.write_all(if first { b"[]" } else { b"\n  ]" })
-    }
-
-    /// Whether every task the write re-serialises from JSON (edited, new, normalised) passes
-    /// the typed check ([`View::parse`], never looser than the item schema), and the root
-    /// values taskhook set are valid. Tasks copied or re-indented from the file were checked
-    /// when it was read.
-    pub fn vouched(&self) -> bool {
-        let tasks = self
-            .slots
-            .iter()
-            .filter(|s| !s.removed)
-            .all(|s| match &s.value {
-                None => true,
-                Some(m) => serde_json::to_string(m)
-                    .ok()
-                    .is_some_and(|t| View::parse(&t).is_some()),
-            });
-        let root = self.root.iter().all(|(k, v)| match (k.as_str(), v) {
-            ("version", RootVal::Owned(v)) => v.as_u64().is_some_and(|n| n >= 1),
-            ("last_updated", RootVal::Owned(v)) => v.as_str().and_then(stamp_kind).is_some(),
-            _ => true,
-        });
-        tasks && root
-    }
-
-    /// The document the schema is asked about before a write: the root, and of the tasks only
-    /// those held as JSON (edited, new, normalised, or from the fallback). Every other task was
-    /// vouched for by [`View::parse`] when the file was read, and is written back unchanged.
-    pub fn for_schema(&self) -> Value {
-        let mut root = Map::new();
-        for (k, v) in &self.root {
-            let v = match v {
-                RootVal::Tasks => Value::Array(
-                    self.slots
-                        .iter()
-                        .filter(|s| !s.removed)
-                        .filter_map(|s| s.value.as_ref().map(|m| Value::Object((**m).clone())))
-                        .collect(),
-                ),
-                RootVal::Raw(r) => serde_json::from_str(r.get()).unwrap_or(Value::Null),
-                RootVal::Owned(v) => v.clone(),
-            };
-            root.insert(k.clone(), v);
-        }
-        Value::Object(root)
     }
 }
 

@@ -22,10 +22,11 @@
 //!
 //! The rooms: [`doc`] (where the list lives, reading it), [`view`], [`list`], [`canon`] and
 //! [`pipeline`] (the parsed list and what every change goes through), [`write`] (the
-//! transaction, `tasks write|read`, completions), [`mirror`], [`task_tools`] and [`scope`]
+//! transaction, `tasks write|read`), [`complete`], [`mirror`], [`task_tools`] and [`scope`]
 //! (Claude Code's task tools), [`summary`], [`recover`].
 
 pub mod canon;
+pub mod complete;
 pub mod doc;
 pub mod list;
 pub mod mirror;
@@ -53,11 +54,10 @@ use crate::project::Project;
 use crate::signals::SignalKind;
 use scope::Keys;
 
+pub use complete::{complete, Completed};
 pub use doc::{list_id, store_for, tasks_path, with_list};
 pub use mirror::{join_subject, todo_id};
-pub use write::{
-    complete, read_tasks, update, write_task, Applied, Completed, ReadParams, WriteParams,
-};
+pub use write::{read_tasks, update, write_task, Applied, ReadParams, WriteParams};
 
 /// The layout's name, and its schema's.
 pub const NAME: &str = "claude-tasks";

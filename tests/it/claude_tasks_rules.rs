@@ -237,12 +237,16 @@ fn enable_tasks_false_turns_the_task_tools_off_but_keeps_todowrite() {
 #[test]
 fn agent_teams_share_one_numbering() {
     let p = Project::new();
+    // By default Claude Code's numbers are per session …
+    hook_ok(&p, &create(&p, "1", "Write parser"));
+    assert_eq!(ids(&doc(&p)), ["1@s-1"]);
+    // … with agent teams, teammates number in one sequence: the bare number is the id.
     let mut c = p.cmd();
     c.env("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", "1");
-    let payload = create(&p, "1", "Write parser");
+    let payload = create(&p, "2", "Test parser");
     let r = p.run_with(c, &["hook"], serde_json::to_vec(&payload).unwrap());
     assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(ids(&doc(&p)), ["1"]);
+    assert_eq!(ids(&doc(&p)), ["1@s-1", "2"]);
 }
 
 fn three_tasks_one_bad() -> Vec<u8> {

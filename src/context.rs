@@ -2,6 +2,7 @@
 //! folder, how to resolve a project ([`Ctx::project`], per payload, only when something needs
 //! it) and the [`Store`].
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use crate::env::{self, Env};
@@ -20,6 +21,15 @@ pub struct Ctx {
     /// The process's working folder.
     process_cwd: PathBuf,
     pub store: Store,
+    /// The hook payload being handled, set per payload by the engine; empty for commands.
+    payload: RefCell<PayloadInfo>,
+}
+
+/// What identifies the hook payload being handled: its session (a layout that keys state by
+/// session, such as claude-tasks' mirror and its signals, reads it here).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PayloadInfo {
+    pub session_id: Option<String>,
 }
 
 impl Ctx {
@@ -46,6 +56,7 @@ impl Ctx {
             project_override,
             process_cwd,
             store,
+            payload: RefCell::default(),
         };
         // Claude Code's folder is the user's own: a linked folder there is a dotfiles setup.
         cx.store.trust(&cx.claude_config_dir(), true);
@@ -59,6 +70,16 @@ impl Ctx {
             }
         }
         Ok(cx)
+    }
+
+    /// Records the payload being handled (the engine does, for each payload).
+    pub fn set_payload(&self, info: PayloadInfo) {
+        *self.payload.borrow_mut() = info;
+    }
+
+    /// The payload being handled (empty for commands).
+    pub fn payload(&self) -> PayloadInfo {
+        self.payload.borrow().clone()
     }
 
     /// The project a payload (or, without a `cwd`, a command) is about (CONTRACT §1):

@@ -18,6 +18,10 @@ pub const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
 pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
 /// Seed 002's named task list.
 pub const CLAUDE_CODE_TASK_LIST_ID: &str = "CLAUDE_CODE_TASK_LIST_ID";
+/// Seed 002's switch: `false` turns Claude Code's task system off (legacy TodoWrite instead).
+pub const CLAUDE_CODE_ENABLE_TASKS: &str = "CLAUDE_CODE_ENABLE_TASKS";
+/// Seed 002's agent teams, whose teammates share one task list (one numbering).
+pub const CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: &str = "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS";
 /// Seed 004's workspace.
 pub const CDD_DIR: &str = "CDD_DIR";
 /// The user's home folder (after `--home`).
@@ -37,6 +41,8 @@ pub const READ: &[&str] = &[
     CLAUDE_PROJECT_DIR,
     CLAUDE_CONFIG_DIR,
     CLAUDE_CODE_TASK_LIST_ID,
+    CLAUDE_CODE_ENABLE_TASKS,
+    CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS,
     CDD_DIR,
     HOME,
     TASKHOOK_CAPTURE,

@@ -46,7 +46,8 @@ pub enum Error {
     /// A state file on disk does not parse or fails its schema, and the layout cannot rebuild it.
     #[error(
         "`{path}` is corrupt ({details}); taskhook will not write to it: \
-         run `taskhook validate` to see why, or `taskhook recover {store}`"
+         run `taskhook validate` to see why, or `taskhook recover {store}` (with `--dry-run` \
+         first: it shows what recovery would keep and drop)"
     )]
     Corrupt {
         path: PathBuf,

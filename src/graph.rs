@@ -28,10 +28,11 @@ impl<'a> Node<'a> {
 /// Returns every `(task, dependency)` pair whose dependency is not a task of the graph, in order.
 pub fn unknown_deps<'a>(nodes: &[Node<'a>]) -> Vec<(&'a str, &'a str)> {
     let ids: HashSet<&str> = nodes.iter().map(|n| n.id).collect();
+    let mut seen = HashSet::new();
     let mut out = Vec::new();
     for n in nodes {
         for &d in &n.deps {
-            if !ids.contains(d) && !out.contains(&(n.id, d)) {
+            if !ids.contains(d) && seen.insert((n.id, d)) {
                 out.push((n.id, d));
             }
         }
@@ -42,9 +43,10 @@ pub fn unknown_deps<'a>(nodes: &[Node<'a>]) -> Vec<(&'a str, &'a str)> {
 /// Returns the ids that occur more than once, in order of their second occurrence.
 pub fn duplicate_ids<'a>(nodes: &[Node<'a>]) -> Vec<&'a str> {
     let mut seen = HashSet::new();
+    let mut reported = HashSet::new();
     let mut out = Vec::new();
     for n in nodes {
-        if !seen.insert(n.id) && !out.contains(&n.id) {
+        if !seen.insert(n.id) && reported.insert(n.id) {
             out.push(n.id);
         }
     }
@@ -54,21 +56,36 @@ pub fn duplicate_ids<'a>(nodes: &[Node<'a>]) -> Vec<&'a str> {
 /// Finds a dependency cycle, returned as the path that closes it (`[a, b, a]`: `a` depends on
 /// `b`, which depends on `a`). `None` when the graph is acyclic. Unknown ids are ignored.
 pub fn find_cycle(nodes: &[Node<'_>]) -> Option<Vec<String>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        New,
-        Open,
-        Done,
-    }
     let index: HashMap<&str, usize> = nodes
         .iter()
         .enumerate()
         .rev()
         .map(|(i, n)| (n.id, i))
         .collect();
-    let mut mark = vec![Mark::New; nodes.len()];
-    for start in 0..nodes.len() {
-        if mark[start] != Mark::New || index.get(nodes[start].id) != Some(&start) {
+    let starts = (0..nodes.len()).filter(|&i| index.get(nodes[i].id) == Some(&i));
+    let edge = |node: usize, k: usize| nodes[node].deps.get(k).map(|d| index.get(d).copied());
+    let cycle = cycle_from(nodes.len(), starts, edge)?;
+    Some(cycle.iter().map(|&i| nodes[i].id.to_string()).collect())
+}
+
+/// Depth-first search for a cycle over nodes `0..len`, from each of `starts` in turn (nodes
+/// seen from an earlier start are not searched again). `edge(node, k)` is the `k`-th
+/// dependency of `node`: `None` past the last one, `Some(None)` for one that is not a node.
+/// Returns the first cycle met, as node indices with the first repeated at the end.
+pub fn cycle_from(
+    len: usize,
+    starts: impl IntoIterator<Item = usize>,
+    edge: impl Fn(usize, usize) -> Option<Option<usize>>,
+) -> Option<Vec<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut mark = vec![Mark::New; len];
+    for start in starts {
+        if mark[start] != Mark::New {
             continue;
         }
         // Iterative depth-first search; `path` holds the open nodes, `next` the next edge of each.
@@ -76,25 +93,22 @@ pub fn find_cycle(nodes: &[Node<'_>]) -> Option<Vec<String>> {
         let mut next = vec![0usize];
         mark[start] = Mark::Open;
         while let Some(&node) = path.last() {
-            let Some(edge) = next.last_mut() else { break };
-            let Some(dep) = nodes[node].deps.get(*edge) else {
+            let Some(k) = next.last_mut() else { break };
+            let Some(dep) = edge(node, *k) else {
                 mark[node] = Mark::Done;
                 path.pop();
                 next.pop();
                 continue;
             };
-            *edge += 1;
-            let Some(&d) = index.get(dep) else { continue };
+            *k += 1;
+            let Some(d) = dep else { continue };
             match mark[d] {
                 Mark::Done => {}
                 Mark::Open => {
                     // An open node is always on the path.
                     let from = path.iter().position(|&p| p == d).unwrap_or(0);
-                    let mut cycle: Vec<String> = path[from..]
-                        .iter()
-                        .map(|&p| nodes[p].id.to_string())
-                        .collect();
-                    cycle.push(nodes[d].id.to_string());
+                    let mut cycle = path[from..].to_vec();
+                    cycle.push(d);
                     return Some(cycle);
                 }
                 Mark::New => {

@@ -69,7 +69,8 @@ pub enum Command {
     Reconcile(reconcile::Args),
     /// Check every state file against its schema; exit 1 if any is invalid.
     Validate(validate::Args),
-    /// Restore a store from its newest valid checkpoint.
+    /// Restore a store from what its layout keeps (checkpoints; a task list keeps every task
+    /// that validates); --dry-run shows what would be kept and dropped.
     Recover(recover::Args),
     /// Register taskhook's hooks in Claude Code's settings, or remove them.
     ///

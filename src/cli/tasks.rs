@@ -77,6 +77,13 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             let store = claude_tasks::store_for(cx, &project)?;
             let applied = claude_tasks::write_task(cx, &store, &params)?;
             super::out_json(io, &applied.value)?;
+            if !applied.reblocked.is_empty() {
+                let _ = writeln!(
+                    io.stderr,
+                    "taskhook: blocked again (a dependency is no longer completed): {}",
+                    applied.reblocked.join(", ")
+                );
+            }
             if !applied.unblocked.is_empty() {
                 let _ = writeln!(
                     io.stderr,

@@ -64,6 +64,9 @@ pub fn run(cx: &Ctx, bytes: &[u8]) -> (Option<String>, Result<Outcome>) {
 /// Handles an already parsed payload, then records it in the project's journal when it changed
 /// a file, replied or failed (never for a no-op, never in a dry run).
 pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcome>) {
+    cx.set_payload(crate::context::PayloadInfo {
+        session_id: payload.common.session_id.clone().filter(|s| !s.is_empty()),
+    });
     cx.store.begin_invocation();
     let capture_error = journal::capture(cx, &payload.raw).err();
     // The capture file is the user's, not a change the event made.
@@ -172,7 +175,10 @@ fn layouts_on<'a>(cx: &Ctx, project: impl Fn() -> &'a Project, fact: &Fact<'_>, 
             Ok(stores) => {
                 for store in stores {
                     match layout.on_fact(cx, &store, fact) {
-                        Ok(r) => work.reply.merge(r),
+                        Ok(mut r) => {
+                            work.notices.append(&mut r.tell_main);
+                            work.reply.merge(r)
+                        }
                         Err(e) => work.fail(&format!("{} {}", store.layout, store.id), e),
                     }
                 }

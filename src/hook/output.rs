@@ -78,6 +78,9 @@ pub struct Reply {
     pub deny: Option<String>,
     /// Extra `hookSpecificOutput` fields (seed 002's `tasks_to_update`).
     pub extra: Map<String, Value>,
+    /// For the main agent at its next PostToolUse (the engine keeps these as notices; they are
+    /// never rendered on the event itself).
+    pub tell_main: Vec<String>,
 }
 
 impl Reply {
@@ -102,6 +105,7 @@ impl Reply {
         self.halt = self.halt.take().or(other.halt);
         self.refuse = self.refuse.take().or(other.refuse);
         self.deny = self.deny.take().or(other.deny);
+        self.tell_main.extend(other.tell_main);
         for (k, v) in other.extra {
             match (self.extra.get_mut(&k), v) {
                 (Some(Value::Array(a)), Value::Array(b)) => a.extend(b),

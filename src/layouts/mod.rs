@@ -95,6 +95,14 @@ pub trait Layout: Sync {
     /// The state files of a store, with their schemas.
     fn state_files(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>>;
 
+    /// Whether the layout can vouch, by a check of its own that is never looser than the
+    /// schema, that `file` is valid (`validate` then skips the schema). `false` (the default)
+    /// leaves the verdict, and the error paths, to the schema.
+    fn vouches(&self, cx: &Ctx, file: &StateFile) -> Result<bool> {
+        let _ = (cx, file);
+        Ok(false)
+    }
+
     /// The store's summary, read-only (`status`, and the SessionStart context).
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary>;
 

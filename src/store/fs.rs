@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 
 mod read;
 pub use read::{
-    human, read_capped, read_head_tail, read_named, read_range, read_regular, too_large,
+    human, read_capped, read_head_tail, read_named, read_range, read_regular, same_content,
+    too_large,
 };
 
 /// One directory entry: its name and whether it is a folder (a link to a folder is not one).
@@ -233,6 +234,20 @@ pub fn open_lock_file(path: &Path) -> Result<File> {
 /// `target`, never a mix; at worst a stray temp file remains, which clean-up removes later.
 /// The temp folder must be on the same filesystem as the target.
 pub fn write_atomic(target: &Path, bytes: &[u8], temp_dir: &Path, temp_name: &str) -> Result<()> {
+    write_atomic_with(target, temp_dir, temp_name, &mut |f: &mut File| {
+        f.write_all(bytes)
+    })
+}
+
+/// [`write_atomic`] with the content written by `fill` into the temp file (so a large file
+/// need not be held in memory whole). An error from `fill` removes the temp file; the target
+/// is untouched.
+pub fn write_atomic_with(
+    target: &Path,
+    temp_dir: &Path,
+    temp_name: &str,
+    fill: &mut dyn FnMut(&mut File) -> io::Result<()>,
+) -> Result<()> {
     let dir = parent_of(target);
     if !dir.exists() {
         create_dir_all(dir)?;
@@ -245,8 +260,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8], temp_dir: &Path, temp_name: &st
         let mut f = flags(OpenOptions::new().write(true).create_new(true), false)
             .open(&tmp)
             .map_err(|e| open_error("create temp file", &tmp, e))?;
-        f.write_all(bytes)
-            .map_err(|e| Error::io("write temp file", &tmp, e))?;
+        fill(&mut f).map_err(|e| Error::io("write temp file", &tmp, e))?;
         f.sync_all()
             .map_err(|e| Error::io("fsync temp file", &tmp, e))?;
         if let Ok(meta) = fs::symlink_metadata(target) {

@@ -188,6 +188,33 @@ impl Store {
         Ok(true)
     }
 
+    /// Replaces `path` atomically with what `fill` writes, for a caller that already knows the
+    /// content differs from the file (it compared the parsed content) and makes this the last
+    /// write of its locked operation: the old file is not read again and the new one is never
+    /// held in memory whole, so rewriting a large file costs two copies of it less. Nothing is
+    /// recorded for undo (nothing after it can fail); inside a nested lock, or in a dry run, it
+    /// is a plain [`Store::replace`]. An error from `fill` leaves the file as it was.
+    pub fn replace_streamed(
+        &self,
+        path: &Path,
+        fill: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        if self.dry_run || self.depth.get() > 1 {
+            let mut bytes = Vec::new();
+            fill(&mut bytes).map_err(|e| Error::io("write", path, e))?;
+            return self.replace(path, &bytes).map(|_| ());
+        }
+        self.check_write("write", path, true)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let prefix = temp_prefix(path);
+        let temp_name = format!("{prefix}{}", uuid::Uuid::new_v4());
+        fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f))?;
+        // Temp files of writes killed earlier go at the next write to the same file.
+        let _ = self.clean_stale_temps(dir, &prefix, STALE_TEMP_AGE);
+        self.mark(path);
+        Ok(())
+    }
+
     /// Validates `value` against `schema`, then replaces `path` with its 2-space pretty form.
     /// An invalid value writes nothing and returns [`Error::SchemaInvalid`].
     pub fn replace_json(&self, path: &Path, schema: &'static str, value: &Value) -> Result<bool> {

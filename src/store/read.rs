@@ -78,6 +78,19 @@ impl Store {
         got
     }
 
+    /// Whether `path` holds exactly `expected` (`None`: no file), compared as it is read (a
+    /// transaction that re-reads under its lock, without a second copy of a large file).
+    pub fn has_content(&self, path: &Path, expected: Option<&[u8]>) -> Result<bool> {
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return Ok(v.as_deref() == expected);
+        }
+        let same = fs::same_content(path, expected, self.bases.follows(path))?;
+        if expected.is_some() {
+            self.bases.check_read(path)?;
+        }
+        Ok(same)
+    }
+
     /// Reads a file as UTF-8 text (invalid sequences replaced); `None` when absent.
     pub fn read_text(&self, path: &Path) -> Result<Option<String>> {
         Ok(self

@@ -9,26 +9,32 @@ use serde_json::{json, Value};
 use crate::common::{reference_dir, Project, Run, NOW};
 
 /// A later instant than [`NOW`], to see which timestamps move.
-const LATER: &str = "2026-03-01T13:00:00Z";
+pub(crate) const LATER: &str = "2026-03-01T13:00:00Z";
 
 /// The session of the captured Task* payloads.
-const SESSION: &str = "defa37fe-7e5f-4f4a-b850-37ec02631c2b";
+pub(crate) const SESSION: &str = "defa37fe-7e5f-4f4a-b850-37ec02631c2b";
 
-fn list_path(p: &Project, list: &str) -> PathBuf {
+/// The mirror's id for Claude Code's task `n` of `session` (issue 9: tasks are numbered per
+/// session, so the mirror keys them `n@<first 8 characters of the session id>`).
+pub(crate) fn cc(n: &str, session: &str) -> String {
+    format!("{n}@{}", session.chars().take(8).collect::<String>())
+}
+
+pub(crate) fn list_path(p: &Project, list: &str) -> PathBuf {
     p.home.join(".claude/tasks").join(list).join("tasks.json")
 }
 
 /// The default list of the test project (named after its folder, `proj`).
-fn tasks_json(p: &Project) -> PathBuf {
+pub(crate) fn tasks_json(p: &Project) -> PathBuf {
     list_path(p, "proj")
 }
 
-fn doc(p: &Project) -> Value {
+pub(crate) fn doc(p: &Project) -> Value {
     let bytes = std::fs::read(tasks_json(p)).unwrap();
     serde_json::from_slice(&bytes).unwrap()
 }
 
-fn task<'a>(d: &'a Value, id: &str) -> &'a Value {
+pub(crate) fn task<'a>(d: &'a Value, id: &str) -> &'a Value {
     d["tasks"]
         .as_array()
         .unwrap()
@@ -37,7 +43,7 @@ fn task<'a>(d: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no task {id} in {d:#}"))
 }
 
-fn ids(d: &Value) -> Vec<String> {
+pub(crate) fn ids(d: &Value) -> Vec<String> {
     d["tasks"]
         .as_array()
         .unwrap()
@@ -46,13 +52,13 @@ fn ids(d: &Value) -> Vec<String> {
         .collect()
 }
 
-fn write(p: &Project, args: &[&str]) -> Run {
+pub(crate) fn write(p: &Project, args: &[&str]) -> Run {
     let mut all = vec!["tasks", "write"];
     all.extend_from_slice(args);
     p.run(&all, "")
 }
 
-fn write_at(p: &Project, now: &str, args: &[&str]) -> Run {
+pub(crate) fn write_at(p: &Project, now: &str, args: &[&str]) -> Run {
     let mut c = p.cmd();
     c.env("TASKHOOK_NOW", now);
     let mut all = vec!["tasks", "write"];
@@ -60,12 +66,12 @@ fn write_at(p: &Project, now: &str, args: &[&str]) -> Run {
     p.run_with(c, &all, "")
 }
 
-fn ok(r: &Run) -> Value {
+pub(crate) fn ok(r: &Run) -> Value {
     assert_eq!(r.code, 0, "{r:?}");
     r.json()
 }
 
-fn seed_example() -> Vec<u8> {
+pub(crate) fn seed_example() -> Vec<u8> {
     std::fs::read(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/schemas/claude-tasks/valid/seed-complete-example.json"),
@@ -73,13 +79,13 @@ fn seed_example() -> Vec<u8> {
     .unwrap()
 }
 
-fn put(path: &Path, bytes: &[u8]) {
+pub(crate) fn put(path: &Path, bytes: &[u8]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, bytes).unwrap();
 }
 
 /// A PostToolUse payload for one of Claude Code's task tools, aimed at the project.
-fn tool(p: &Project, name: &str, input: Value, response: Value) -> Value {
+pub(crate) fn tool(p: &Project, name: &str, input: Value, response: Value) -> Value {
     json!({
         "session_id": "s-1",
         "cwd": p.root.display().to_string(),
@@ -90,7 +96,7 @@ fn tool(p: &Project, name: &str, input: Value, response: Value) -> Value {
     })
 }
 
-fn create(p: &Project, id: &str, subject: &str) -> Value {
+pub(crate) fn create(p: &Project, id: &str, subject: &str) -> Value {
     tool(
         p,
         "TaskCreate",
@@ -99,7 +105,7 @@ fn create(p: &Project, id: &str, subject: &str) -> Value {
     )
 }
 
-fn update(p: &Project, input: Value) -> Value {
+pub(crate) fn update(p: &Project, input: Value) -> Value {
     let id = input["taskId"].clone();
     tool(
         p,
@@ -109,7 +115,7 @@ fn update(p: &Project, input: Value) -> Value {
     )
 }
 
-fn completed_event(p: &Project, id: &str) -> Value {
+pub(crate) fn completed_event(p: &Project, id: &str) -> Value {
     json!({
         "session_id": "s-1",
         "cwd": p.root.display().to_string(),
@@ -120,7 +126,7 @@ fn completed_event(p: &Project, id: &str) -> Value {
 }
 
 /// A project whose list holds task `a` and task `b`, which depends on `a`.
-fn list_a_then_b() -> Project {
+pub(crate) fn list_a_then_b() -> Project {
     let p = Project::new();
     ok(&write(&p, &["--id", "a", "--description", "A"]));
     ok(&write(
@@ -130,7 +136,7 @@ fn list_a_then_b() -> Project {
     p
 }
 
-fn hook_ok(p: &Project, payload: &Value) -> Run {
+pub(crate) fn hook_ok(p: &Project, payload: &Value) -> Run {
     let r = p.hook(payload);
     assert_eq!(r.code, 0, "{r:?}");
     r
@@ -459,7 +465,7 @@ fn reference_payloads_replay_into_the_expected_list() {
         .as_str()
         .unwrap();
     assert!(
-        ready.contains("now ready") && ready.contains("2 ("),
+        ready.contains("now ready") && ready.contains(&format!("{} (", cc("2", SESSION))),
         "{ready}"
     );
     let meta = |origin: &str, extra: Value| {
@@ -469,21 +475,25 @@ fn reference_payloads_replay_into_the_expected_list() {
             .extend(extra.as_object().unwrap().clone());
         json!({"source": "agent", "custom_fields": cf})
     };
+    // Todos record the session and project that wrote them (issue 9).
+    let todo_session = p.payload("PostToolUse.TodoWrite.json")["session_id"].clone();
+    let project = p.root.display().to_string();
+    let todo_scope = |active: &str| json!({"activeForm": active, "session_id": todo_session, "project": project});
     let t = |id: &str, desc: &str, status: &str, deps: Value, metadata: Value| {
         json!({"id": id, "description": desc, "status": status, "created_at": NOW,
                "updated_at": NOW, "assignee": null, "dependencies": deps, "metadata": metadata})
     };
     let expected = json!({
         "tasks": [
-            t("1", "Write parser\n\nImplement the parser module", "completed", json!([]),
+            t(&cc("1", SESSION), "Write parser\n\nImplement the parser module", "completed", json!([]),
               meta("TaskCreate", json!({"subject": "Write parser", "session_id": SESSION, "activeForm": "Writing parser"}))),
-            t("2", "Claude Code task #2", "pending", json!(["1"]), meta("TaskCreate", json!({"session_id": SESSION}))),
+            t(&cc("2", SESSION), "Claude Code task #2", "pending", json!([cc("1", SESSION)]), meta("TaskCreate", json!({"session_id": SESSION}))),
             t("todo-091774a950e1e8b3", "Write parser", "completed", json!([]),
-              meta("TodoWrite", json!({"activeForm": "Writing parser"}))),
+              meta("TodoWrite", todo_scope("Writing parser"))),
             t("todo-28e6e79e7c5971b0", "Test parser", "pending", json!([]),
-              meta("TodoWrite", json!({"activeForm": "Testing parser"}))),
+              meta("TodoWrite", todo_scope("Testing parser"))),
             t("todo-d753d5d39c00b968", "Ship it", "pending", json!([]),
-              meta("TodoWrite", json!({"activeForm": "Shipping it"}))),
+              meta("TodoWrite", todo_scope("Shipping it"))),
         ],
         "version": 2,
         "last_updated": NOW,
@@ -560,17 +570,21 @@ fn captured_task_session_mirrors_step_by_step() {
         );
     }
     let d = doc(&p);
-    assert_eq!(ids(&d), ["1", "2"], "task 3 was deleted");
-    let t1 = task(&d, "1");
+    assert_eq!(
+        ids(&d),
+        [cc("1", session), cc("2", session)],
+        "task 3 was deleted"
+    );
+    let t1 = task(&d, &cc("1", session));
     assert_eq!(
         t1["description"],
         "Write parser\n\nImplement the parser module"
     );
     assert_eq!(t1["status"], "completed");
     assert_eq!(t1["assignee"], "main-agent");
-    let t2 = task(&d, "2");
+    let t2 = task(&d, &cc("2", session));
     assert_eq!(t2["status"], "completed");
-    assert_eq!(t2["dependencies"], json!(["1"]));
+    assert_eq!(t2["dependencies"], json!([cc("1", session)]));
     assert_eq!(
         t2["metadata"],
         json!({"source": "agent", "custom_fields": {"origin": "TaskCreate",
@@ -615,18 +629,19 @@ fn late_start_imports_tasks_from_claude_codes_own_files() {
         &timeline_payload(&p, session, &steps[start], &mut created),
     );
     let d = doc(&p);
-    assert_eq!(ids(&d), ["2", "1"]);
+    let (t1, t2) = (cc("1", session), cc("2", session));
+    assert_eq!(ids(&d), [t2.clone(), t1.clone()]);
     assert_eq!(
-        task(&d, "2")["description"],
+        task(&d, &t2)["description"],
         "Test parser\n\nWrite tests for the parser"
     );
-    assert_eq!(task(&d, "2")["status"], "blocked");
-    assert_eq!(task(&d, "2")["dependencies"], json!(["1"]));
+    assert_eq!(task(&d, &t2)["status"], "blocked");
+    assert_eq!(task(&d, &t2)["dependencies"], json!([t1]));
     assert_eq!(
-        task(&d, "2")["metadata"]["custom_fields"]["metadata"],
+        task(&d, &t2)["metadata"]["custom_fields"]["metadata"],
         json!({"phase": "T2", "prio": 1})
     );
-    assert_eq!(task(&d, "1")["status"], "pending");
+    assert_eq!(task(&d, &t1)["status"], "pending");
 }
 
 #[test]
@@ -638,14 +653,14 @@ fn task_completed_is_refused_until_dependencies_complete() {
         &p,
         &update(&p, json!({"taskId": "2", "addBlockedBy": ["1"]})),
     );
-    assert_eq!(task(&doc(&p), "2")["status"], "blocked");
+    assert_eq!(task(&doc(&p), "2@s-1")["status"], "blocked");
     let before = p.snapshot();
     let r = p.hook(&completed_event(&p, "2"));
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stdout.is_empty(), "{r:?}");
     assert_eq!(r.stderr.lines().count(), 1, "{r:?}");
     assert!(
-        r.stderr.contains("1 (Write parser") && r.stderr.contains("[pending]"),
+        r.stderr.contains("1@s-1 (Write parser") && r.stderr.contains("[pending]"),
         "{r:?}"
     );
     assert_eq!(p.snapshot(), before);
@@ -672,7 +687,7 @@ fn mirror_records_what_claude_code_did_and_says_so() {
     hook_ok(&p, &create(&p, "1", "Write parser"));
     hook_ok(&p, &create(&p, "2", "Test parser"));
     hook_ok(&p, &update(&p, json!({"taskId": "1", "addBlocks": ["2"]})));
-    assert_eq!(task(&doc(&p), "2")["dependencies"], json!(["1"]));
+    assert_eq!(task(&doc(&p), "2@s-1")["dependencies"], json!(["1@s-1"]));
     // Claude Code started 2 before 1 completed: recorded, and said.
     let r = hook_ok(
         &p,
@@ -684,20 +699,20 @@ fn mirror_records_what_claude_code_did_and_says_so() {
     );
     let ctx = r.context();
     assert!(
-        ctx.contains("in_progress") && ctx.contains("1 (Write parser"),
+        ctx.contains("in_progress") && ctx.contains("1@s-1 (Write parser"),
         "{ctx}"
     );
     // Editing that task's description is not blamed on the early start.
     ok(&write(
         &p,
-        &["--id", "2", "--description", "edited by a person"],
+        &["--id", "2@s-1", "--description", "edited by a person"],
     ));
     hook_ok(
         &p,
         &update(&p, json!({"taskId": "2", "subject": "Test the parser"})),
     );
     let d = doc(&p);
-    let t2 = task(&d, "2");
+    let t2 = task(&d, "2@s-1");
     assert_eq!(t2["status"], "in_progress");
     assert_eq!(t2["assignee"], "agent-7");
     assert_eq!(t2["description"], "Test the parser\n\nedited by a person");
@@ -708,23 +723,23 @@ fn mirror_records_what_claude_code_did_and_says_so() {
         &update(&p, json!({"taskId": "1", "addBlockedBy": ["2"]})),
     );
     assert!(
-        r.stdout.contains("2 → 1 → 2") || r.stdout.contains("1 → 2 → 1"),
+        r.stdout.contains("2@s-1 → 1@s-1 → 2@s-1") || r.stdout.contains("1@s-1 → 2@s-1 → 1@s-1"),
         "{r:?}"
     );
-    assert_eq!(task(&doc(&p), "1")["dependencies"], json!([]));
+    assert_eq!(task(&doc(&p), "1@s-1")["dependencies"], json!([]));
     // metadata null deletes; the emptied map goes away.
     hook_ok(
         &p,
         &update(&p, json!({"taskId": "2", "metadata": {"k": null}})),
     );
-    assert!(task(&doc(&p), "2")["metadata"]["custom_fields"]
+    assert!(task(&doc(&p), "2@s-1")["metadata"]["custom_fields"]
         .get("metadata")
         .is_none());
     // deleted removes the task and the dependencies on it.
     hook_ok(&p, &update(&p, json!({"taskId": "1", "status": "deleted"})));
     let d = doc(&p);
-    assert_eq!(ids(&d), ["2"]);
-    assert_eq!(task(&d, "2")["dependencies"], json!([]));
+    assert_eq!(ids(&d), ["2@s-1"]);
+    assert_eq!(task(&d, "2@s-1")["dependencies"], json!([]));
     // A failed TaskUpdate changes nothing and creates nothing.
     let before = p.snapshot();
     let mut failed = update(&p, json!({"taskId": "2", "status": "completed"}));
@@ -741,15 +756,29 @@ fn claude_code_ids_never_clobber_other_tasks() {
         &p,
         &["--id", "1", "--description", "a person's task"],
     ));
-    let r = hook_ok(&p, &create(&p, "1", "Write parser"));
+    // Only a shared list (CLAUDE_CODE_TASK_LIST_ID, here naming the same list) keys Claude
+    // Code's tasks by their bare number, so only there can a number meet another writer's id.
+    let shared = |payload: &Value| {
+        let mut c = p.cmd();
+        c.env("CLAUDE_CODE_TASK_LIST_ID", "proj");
+        let r = p.run_with(c, &["hook"], serde_json::to_vec(payload).unwrap());
+        assert_eq!(r.code, 0, "{r:?}");
+        r
+    };
+    let r = shared(&create(&p, "1", "Write parser"));
     assert!(r.stdout.contains("not mirrored"), "{r:?}");
-    let r = hook_ok(&p, &update(&p, json!({"taskId": "1", "status": "deleted"})));
+    let r = shared(&update(&p, json!({"taskId": "1", "status": "deleted"})));
     assert!(r.stdout.contains("not mirrored"), "{r:?}");
+    shared(&update(&p, json!({"taskId": "1", "status": "completed"})));
+    assert_eq!(task(&doc(&p), "1"), &mine);
+    // Per session, the number is kept apart from it anyway.
+    hook_ok(&p, &create(&p, "1", "Write parser"));
     hook_ok(
         &p,
         &update(&p, json!({"taskId": "1", "status": "completed"})),
     );
     assert_eq!(task(&doc(&p), "1"), &mine);
+    assert_eq!(task(&doc(&p), "1@s-1")["status"], "completed");
 }
 
 #[test]

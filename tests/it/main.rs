@@ -11,6 +11,9 @@
 mod agents;
 mod cdd;
 mod claude_tasks;
+mod claude_tasks_rules;
+mod claude_tasks_scale;
+mod claude_tasks_sessions;
 mod cli;
 mod common;
 mod crash;

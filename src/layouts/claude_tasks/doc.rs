@@ -1,20 +1,22 @@
-//! The task list document of seed 002 and where it lives: the list id (seed 002's precedence),
-//! the store, and read-only helpers over the JSON document (which keeps unknown fields).
+//! Where a task list lives (the list id by seed 002's precedence, the store) and reading it:
+//! the file's text once, parsed the fast way ([`List::parse`]) or, when that parse cannot vouch
+//! for it, as a JSON tree checked against the schema. Plus the small helpers the rooms share
+//! (labels for messages, unmet dependencies, a new task in the seed's field order).
 
-use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::{FILE_NAME, FORMAT_VERSION, NAME};
+use super::list::List;
+use super::view::Status;
+use super::{FILE_NAME, NAME};
 use crate::context::Ctx;
 use crate::env::CLAUDE_CODE_TASK_LIST_ID;
 use crate::error::{Error, Result};
-use crate::graph::{self, Node};
-use crate::layouts::json::{object_at, set_str, str_field};
+use crate::layouts::json::{object_at, set_str};
 use crate::layouts::StoreRef;
 use crate::project::Project;
-use crate::store::{check_id, sanitize_id};
+use crate::store::{check_id, parse_json, sanitize_id, schema};
 
 /// Largest `package.json` read for the project's name.
 const PACKAGE_JSON_CAP: usize = 4 * 1024 * 1024;
@@ -67,84 +69,72 @@ pub fn tasks_path(store: &StoreRef) -> PathBuf {
     store.root.join(FILE_NAME)
 }
 
-/// Loads the list: `None` when there is none; a corrupt file is [`Error::Corrupt`].
-pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Option<Value>> {
-    cx.store
-        .load_or_refuse(&tasks_path(store), NAME, &store.root)
+/// Reads the list's text; `None` when there is no file. Bytes that are not UTF-8 make the file
+/// corrupt (reported, never rewritten).
+pub fn read_text(cx: &Ctx, path: &Path) -> Result<Option<String>> {
+    let Some(bytes) = cx.store.read(path)? else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| Error::Corrupt {
+            path: path.to_path_buf(),
+            store: path.parent().unwrap_or(path).display().to_string(),
+            details: format!("not valid UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+        })
 }
 
-pub(crate) fn empty_doc(now: &str) -> Value {
-    json!({"tasks": [], "version": FORMAT_VERSION, "last_updated": now})
+/// Parses a list's text: the fast way, else (the fast parse cannot vouch for it) as a JSON tree
+/// checked against the schema. `None` for no text; a file that does not parse or fails its
+/// schema is [`Error::Corrupt`] (`store_root` names the store in the fix).
+pub fn load_list<'t>(
+    path: &Path,
+    store_root: &str,
+    text: Option<&'t str>,
+) -> Result<Option<List<'t>>> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    if let Some(list) = List::parse(text) {
+        return Ok(Some(list));
+    }
+    let corrupt = |details: String| Error::Corrupt {
+        path: path.to_path_buf(),
+        store: store_root.to_string(),
+        details,
+    };
+    let value = parse_json(text.as_bytes()).map_err(corrupt)?;
+    match schema::check(NAME, &value)? {
+        Ok(()) => Ok(Some(List::from_value(value))),
+        Err(issues) => Err(corrupt(format!(
+            "does not match schema {NAME}: {}",
+            schema::summarize(&issues)
+        ))),
+    }
 }
 
-/// The tasks of a document.
-pub fn tasks(doc: &Value) -> &[Value] {
-    doc.get("tasks")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+/// Reads and parses the list of `store` (read-only); `None` when there is none.
+pub fn with_list<R>(
+    cx: &Ctx,
+    store: &StoreRef,
+    f: impl FnOnce(Option<&List<'_>>) -> R,
+) -> Result<R> {
+    let path = tasks_path(store);
+    let text = read_text(cx, &path)?;
+    let list = load_list(&path, &store.root.display().to_string(), text.as_deref())?;
+    Ok(f(list.as_ref()))
 }
 
-/// The tasks of a document, made an array when the document has none.
-pub(crate) fn tasks_mut(doc: &mut Value) -> &mut Vec<Value> {
-    crate::layouts::json::array_at(crate::layouts::json::ensure_object(doc), "tasks")
-}
-
-pub(crate) fn id_of(t: &Value) -> &str {
-    str_field(t, "id")
-}
-
-pub(crate) fn status_of(t: &Value) -> &str {
-    str_field(t, "status")
-}
-
-pub(crate) fn deps_of(t: &Value) -> Vec<&str> {
-    t.get("dependencies")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-pub(crate) fn origin_of(t: &Value) -> &str {
-    t.pointer("/metadata/custom_fields/origin")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-pub(crate) fn nodes(doc: &Value) -> Vec<Node<'_>> {
-    tasks(doc)
-        .iter()
-        .map(|t| Node::new(id_of(t), deps_of(t)))
-        .collect()
-}
-
-pub(crate) fn done_set(doc: &Value) -> HashSet<&str> {
-    tasks(doc)
-        .iter()
-        .filter(|t| status_of(t) == "completed")
-        .map(id_of)
-        .collect()
-}
-
-pub(crate) fn position(doc: &Value, id: &str) -> Option<usize> {
-    tasks(doc).iter().position(|t| id_of(t) == id)
-}
-
-pub(crate) fn find<'a>(doc: &'a Value, id: &str) -> Option<&'a Value> {
-    tasks(doc).iter().find(|t| id_of(t) == id)
-}
-
-pub(crate) fn find_mut<'a>(doc: &'a mut Value, id: &str) -> Option<&'a mut Map<String, Value>> {
-    tasks_mut(doc)
-        .iter_mut()
-        .find(|t| id_of(t) == id)
-        .and_then(Value::as_object_mut)
-}
-
-/// `id "description"` with the description shortened, for messages.
-pub(crate) fn label(doc: &Value, id: &str) -> String {
-    match find(doc, id).map(|t| str_field(t, "description")) {
-        Some(d) if !d.trim().is_empty() => format!("{id} ({})", short(d, 60)),
-        _ => id.to_string(),
+/// `id (description)` with the description shortened, for messages.
+pub(crate) fn label(list: &List<'_>, id: &str) -> String {
+    let desc = list
+        .find(id)
+        .map(|i| list.description(i))
+        .unwrap_or_default();
+    if desc.trim().is_empty() {
+        id.to_string()
+    } else {
+        format!("{id} ({})", short(&desc, 60))
     }
 }
 
@@ -157,20 +147,39 @@ pub(crate) fn short(s: &str, max: usize) -> String {
     format!("{cut}…")
 }
 
-/// The dependencies of `id` that are not completed, as `dep (status)`.
-pub(crate) fn unmet(doc: &Value, id: &str) -> Vec<String> {
-    let Some(t) = find(doc, id) else {
+/// The dependencies of `id` that are not completed, as `dep (description) [status]`.
+pub(crate) fn unmet(list: &List<'_>, id: &str) -> Vec<String> {
+    let Some(i) = list.find(id) else {
         return Vec::new();
     };
-    let done = done_set(doc);
-    let node = Node::new(id, deps_of(t));
-    graph::pending_deps(&node, &done)
-        .into_iter()
-        .map(|d| match find(doc, d) {
-            Some(dt) => format!("{} [{}]", label(doc, d), status_of(dt)),
-            None => format!("{d} [unknown]"),
+    let mut seen = std::collections::HashSet::new();
+    list.view(i)
+        .deps
+        .iter()
+        .filter(|d| seen.insert(&***d))
+        .filter_map(|d| match list.find(d) {
+            Some(j) if list.view(j).status == Status::Completed => None,
+            Some(j) => Some(format!(
+                "{} [{}]",
+                label(list, d),
+                list.view(j).status.as_str()
+            )),
+            None => Some(format!("{d} [unknown]")),
         })
         .collect()
+}
+
+/// A new task with seed 002's fields in the seed's order.
+pub(crate) fn new_task(id: &str, description: &str, status: &str, now: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(id));
+    m.insert("description".into(), json!(description));
+    m.insert("status".into(), json!(status));
+    m.insert("created_at".into(), json!(now));
+    m.insert("updated_at".into(), json!(now));
+    m.insert("assignee".into(), Value::Null);
+    m.insert("dependencies".into(), json!([]));
+    m
 }
 
 pub(crate) fn custom_fields(task: &mut Map<String, Value>) -> &mut Map<String, Value> {
@@ -184,7 +193,7 @@ pub(crate) fn mark_agent(task: &mut Map<String, Value>, origin: &str) {
 }
 
 /// Sets the status Claude Code reports; `pending` leaves a `blocked` task blocked (blocked is
-/// pending with unmet dependencies, which `recompute_blocked` decides).
+/// pending with unmet dependencies, which the pipeline decides).
 pub(crate) fn set_mirrored_status(task: &mut Map<String, Value>, status: &str) {
     let cur = task.get("status").and_then(Value::as_str).unwrap_or("");
     if status == "pending" && cur == "blocked" {

@@ -3,25 +3,30 @@
 //! TaskCompleted refusal. The mirror records what Claude Code did (the tool already ran), even
 //! a start before the dependencies completed, and then says so.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::doc::*;
-use super::write::{new_task, remove_task, update, Applied};
+use super::list::List;
+use super::scope::{Keys, TodoScope};
+use super::view::{Status, View};
+use super::write::{update, Applied};
 use super::TODO_ID_PREFIX;
 use crate::context::Ctx;
 use crate::engine::facts::TaskTool;
 use crate::env::CLAUDE_CODE_TASK_LIST_ID;
-use crate::error::Result;
-use crate::graph;
+use crate::error::{Error, Result};
 use crate::hook::output::Reply;
-use crate::layouts::json::{array_at, set_str, str_field};
+use crate::layouts::json::{set_str, str_field};
 use crate::layouts::StoreRef;
 use crate::store::check_id;
 
 /// Largest Claude Code `<N>.json` read.
 const OWN_TASK_CAP: usize = 4 * 1024 * 1024;
+/// Most todos one TodoWrite may carry (Claude Code sends the whole list each time).
+pub const MAX_TODOS: usize = 50_000;
 
 /// The task id of a TodoWrite item: `todo-` and the 16 hex digits of the 64-bit FNV-1a hash of
 /// its `content` (UTF-8 bytes, as given). The same text always maps to the same id, across
@@ -35,93 +40,128 @@ pub fn todo_id(content: &str) -> String {
     format!("{TODO_ID_PREFIX}{h:016x}")
 }
 
-/// Mirrors TodoWrite's full list: one task per todo, todos gone from the list removed (only
-/// TodoWrite's own tasks of the same agent: the main agent and each subagent keep their lists).
+/// Who is writing todos now: the project the store was found for, the session and the agent.
+fn todo_scope(store: &StoreRef, t: &TaskTool<'_>) -> TodoScope {
+    TodoScope {
+        project: Some(store.project.display().to_string()),
+        session: t.session_id.map(str::to_string),
+        agent: t.agent_id.map(str::to_string),
+    }
+}
+
+fn is_mine(v: &View<'_>, scope: &TodoScope) -> bool {
+    v.origin() == Some("TodoWrite") && scope.owns(v.project(), v.session(), v.agent())
+}
+
+/// Mirrors TodoWrite's full list: one task per todo; todos gone from the list removed. Only
+/// todos this project, session and agent wrote are claimed or removed; a todo whose id another
+/// writer's task holds gets the next free `-N` id instead.
 pub(crate) fn mirror_todos(cx: &Ctx, store: &StoreRef, t: &TaskTool<'_>) -> Result<Reply> {
     let Some(todos) = t.input.get("todos").and_then(Value::as_array) else {
         return Ok(Reply::default());
     };
-    let scope = t.agent_id;
-    let applied = update(cx, store, |doc, now| {
-        let before = doc.clone();
-        let mut seen: Vec<String> = Vec::new();
-        for todo in todos {
-            let content = str_field(todo, "content");
-            if content.trim().is_empty() {
-                continue;
-            }
-            let status = match str_field(todo, "status") {
-                s @ ("pending" | "in_progress" | "completed") => s,
-                _ => "pending",
-            };
-            let base = todo_id(content);
-            let mut id = base.clone();
-            let mut n = 1;
-            while seen.contains(&id) {
-                n += 1;
-                id = format!("{base}-{n}");
-            }
-            seen.push(id.clone());
-            if position(doc, &id).is_none() {
-                tasks_mut(doc).push(Value::Object(new_task(&id, content, status, now)));
-            }
-            let Some(task) = find_mut(doc, &id) else {
-                continue;
-            };
-            set_str(task, "description", content);
-            set_mirrored_status(task, status);
-            mark_agent(task, "TodoWrite");
-            let cf = custom_fields(task);
-            match todo.get("activeForm").and_then(Value::as_str) {
-                Some(a) => set_str(cf, "activeForm", a),
-                None => {
-                    cf.shift_remove("activeForm");
+    if todos.len() > MAX_TODOS {
+        return Err(Error::BadInput(format!(
+            "TodoWrite sent {} todos; taskhook mirrors at most {MAX_TODOS} in one call, so task \
+             list {} was left as it was",
+            todos.len(),
+            store.id
+        )));
+    }
+    let scope = todo_scope(store, t);
+    let applied = update(
+        cx,
+        store,
+        |list, now| {
+            let mut seen: HashSet<String> = HashSet::with_capacity(todos.len());
+            let mut order: Vec<usize> = Vec::with_capacity(todos.len());
+            let mut next: HashMap<String, u64> = HashMap::new();
+            for todo in todos {
+                let content = str_field(todo, "content");
+                if content.trim().is_empty() {
+                    continue;
                 }
+                let status = match str_field(todo, "status") {
+                    s @ ("pending" | "in_progress" | "completed") => s,
+                    _ => "pending",
+                };
+                let base = todo_id(content);
+                let mut n = next.get(&base).copied().unwrap_or(1);
+                let id = loop {
+                    let id = if n == 1 {
+                        base.clone()
+                    } else {
+                        format!("{base}-{n}")
+                    };
+                    n += 1;
+                    let free = !seen.contains(&id)
+                        && list.find(&id).is_none_or(|i| is_mine(list.view(i), &scope));
+                    if free {
+                        break id;
+                    }
+                };
+                next.insert(base, n);
+                let i = match list.find(&id) {
+                    Some(i) => i,
+                    None => list.push(new_task(&id, content, status, now)),
+                };
+                seen.insert(id);
+                order.push(i);
+                list.edit(i, |task| {
+                    set_str(task, "description", content);
+                    set_mirrored_status(task, status);
+                    mark_agent(task, "TodoWrite");
+                    let cf = custom_fields(task);
+                    let active = todo.get("activeForm").and_then(Value::as_str);
+                    put(cf, "activeForm", active);
+                    put(cf, "agent_id", scope.agent.as_deref());
+                    put(cf, "session_id", scope.session.as_deref());
+                    put(cf, "project", scope.project.as_deref());
+                });
             }
-            match scope {
-                Some(a) => set_str(cf, "agent_id", a),
-                None => {
-                    cf.shift_remove("agent_id");
-                }
-            }
-        }
-        let gone: Vec<String> = tasks(doc)
-            .iter()
-            .filter(|t| origin_of(t) == "TodoWrite")
-            .filter(|t| {
-                t.pointer("/metadata/custom_fields/agent_id")
-                    .and_then(Value::as_str)
-                    == scope
-            })
-            .map(|t| id_of(t).to_string())
-            .filter(|id| !seen.contains(id))
-            .collect();
-        for id in &gone {
-            remove_task(doc, id);
-        }
-        Ok(early_starts(&before, doc, &seen))
-    })?;
+            let gone: HashSet<&str> = list
+                .live()
+                .filter(|(_, v)| is_mine(v, &scope) && !seen.contains(&*v.id))
+                .map(|(_, v)| &*v.id)
+                .collect();
+            let gone: HashSet<String> = gone.into_iter().map(str::to_string).collect();
+            list.remove(&gone.iter().map(String::as_str).collect());
+            Ok(early_starts(list, &order))
+        },
+        |_, notes| notes,
+    )?;
     Ok(mirror_reply(applied))
 }
 
+/// Sets `key` to `value`, or removes it for `None`.
+fn put(m: &mut Map<String, Value>, key: &str, value: Option<&str>) {
+    match value {
+        Some(v) => set_str(m, key, v),
+        None => {
+            m.shift_remove(key);
+        }
+    }
+}
+
 /// Notes for tasks the mirror recorded as started or completed before their dependencies.
-pub(crate) fn early_starts(before: &Value, doc: &Value, ids: &[String]) -> Vec<String> {
+pub(crate) fn early_starts(list: &List<'_>, slots: &[usize]) -> Vec<String> {
     let mut notes = Vec::new();
-    for id in ids {
-        let Some(t) = find(doc, id) else { continue };
-        let status = status_of(t);
-        if !matches!(status, "in_progress" | "completed") {
+    for &i in slots {
+        let s = &list.slots[i];
+        if s.removed || !matches!(s.view.status, Status::InProgress | Status::Completed) {
             continue;
         }
-        if find(before, id).is_some_and(|b| status_of(b) == status) {
+        if s.orig_status == Some(s.view.status) {
             continue;
         }
-        let waiting = unmet(doc, id);
+        let id = &s.view.id;
+        let waiting = unmet(list, id);
         if !waiting.is_empty() {
             notes.push(format!(
-                "taskhook: task {} is {status} although its dependencies are not completed ({}); \
+                "taskhook: task {} is {} although its dependencies are not completed ({}); \
                  the task list mirror records it as Claude Code did.",
-                label(doc, id),
+                label(list, id),
+                s.view.status.as_str(),
                 waiting.join(", ")
             ));
         }
@@ -129,20 +169,22 @@ pub(crate) fn early_starts(before: &Value, doc: &Value, ids: &[String]) -> Vec<S
     notes
 }
 
+/// The reply to a mirrored change: its notes, then tasks blocked again and tasks now ready.
 pub(crate) fn mirror_reply(applied: Applied<Vec<String>>) -> Reply {
     let mut r = Reply {
         context: applied.value,
         ..Default::default()
     };
-    if !applied.unblocked.is_empty() {
-        let ready: Vec<String> = applied
-            .unblocked
-            .iter()
-            .map(|id| label(&applied.doc, id))
-            .collect();
+    if !applied.reblocked.is_empty() {
+        r.context.push(format!(
+            "taskhook: blocked again (a dependency is no longer completed): {}.",
+            applied.reblocked.join(", ")
+        ));
+    }
+    if !applied.unblocked_labels.is_empty() {
         r.context.push(format!(
             "taskhook: now ready (all dependencies completed): {}.",
-            ready.join(", ")
+            applied.unblocked_labels.join(", ")
         ));
     }
     r
@@ -182,108 +224,44 @@ pub(crate) fn claude_own_dir(cx: &Ctx, t: &TaskTool<'_>) -> Option<PathBuf> {
     Some(cx.claude_config_dir().join("tasks").join(id))
 }
 
-/// Reads Claude Code's own `<N>.json` for a task id, when it is there and parses.
-pub(crate) fn claude_own_task(cx: &Ctx, dir: Option<&Path>, id: &str) -> Option<Value> {
+/// Reads Claude Code's own `<N>.json` for a task number, when it is there and parses.
+pub(crate) fn claude_own_task(cx: &Ctx, dir: Option<&Path>, n: &str) -> Option<Value> {
     let dir = dir?;
-    check_id("task id", id).ok()?;
+    check_id("task id", n).ok()?;
     let bytes = cx
         .store
-        .read_capped(&dir.join(format!("{id}.json")), OWN_TASK_CAP)
+        .read_capped(&dir.join(format!("{n}.json")), OWN_TASK_CAP)
         .ok()??;
     serde_json::from_slice::<Value>(&bytes)
         .ok()
         .filter(Value::is_object)
 }
 
-/// A mirrored task for a Claude Code task the mirror has not seen created: from Claude Code's
-/// own file when it is readable, else a placeholder.
-pub(crate) fn imported_task(
-    id: &str,
-    own: Option<&Value>,
-    session: Option<&str>,
-    now: &str,
-) -> Map<String, Value> {
-    let subject = own.map_or("", |o| str_field(o, "subject"));
-    let body = own.map_or("", |o| str_field(o, "description"));
-    let description = match join_subject(subject, body) {
-        d if d.is_empty() => format!("Claude Code task #{id}"),
-        d => d,
-    };
-    let status = own
-        .map(|o| str_field(o, "status"))
-        .filter(|s| matches!(*s, "in_progress" | "completed"))
-        .unwrap_or("pending");
-    let mut task = new_task(id, &description, status, now);
-    if let Some(owner) = own
-        .and_then(|o| o.get("owner"))
-        .and_then(Value::as_str)
-        .filter(|o| !o.is_empty())
-    {
-        set_str(&mut task, "assignee", owner);
-    }
-    mark_agent(&mut task, "TaskCreate");
-    let cf = custom_fields(&mut task);
-    if !subject.is_empty() {
-        set_str(cf, "subject", subject);
-    }
-    if let Some(sid) = session {
-        set_str(cf, "session_id", sid);
-    }
-    if let Some(a) = own
-        .and_then(|o| o.get("activeForm"))
-        .and_then(Value::as_str)
-    {
-        set_str(cf, "activeForm", a);
-    }
-    if let Some(m) = own
-        .and_then(|o| o.get("metadata"))
-        .filter(|m| m.as_object().is_some_and(|m| !m.is_empty()))
-    {
-        cf.insert("metadata".into(), m.clone());
-    }
-    task
-}
-
-/// Adds the dependency `task → dep` unless it is there or would close a cycle (then a note).
-pub(crate) fn add_dependency(doc: &mut Value, task: &str, dep: &str, notes: &mut Vec<String>) {
-    if find(doc, task).is_none_or(|t| deps_of(t).contains(&dep)) {
-        return;
-    }
-    let mut trial = doc.clone();
-    if let Some(deps) = find_mut(&mut trial, task).map(|t| array_at(t, "dependencies")) {
-        deps.push(json!(dep));
-    }
-    if let Some(cycle) = graph::find_cycle(&nodes(&trial)) {
-        notes.push(format!(
-            "taskhook: the task list mirror left out the dependency of {task} on {dep}: it would \
-             close the cycle {}.",
-            graph::describe_cycle(&cycle)
-        ));
-        return;
-    }
-    *doc = trial;
-}
-
-/// Refuses (exit 2) completing a mirrored task whose dependencies are not completed.
-pub(crate) fn task_completed(cx: &Ctx, store: &StoreRef, id: &str) -> Result<Reply> {
-    let Some(doc) = load(cx, store)? else {
-        return Ok(Reply::default());
-    };
-    if find(&doc, id).is_none() {
-        return Ok(Reply::default());
-    }
-    let waiting = unmet(&doc, id);
-    if waiting.is_empty() {
-        return Ok(Reply::default());
-    }
-    Ok(Reply {
-        refuse: Some(format!(
-            "Task {} cannot be completed yet: its dependencies are not completed: {}. Complete \
-             them first (task list `{}`).",
-            label(&doc, id),
-            waiting.join(", "),
-            tasks_path(store).display()
-        )),
-        ..Default::default()
+/// Refuses (exit 2) completing a mirrored task whose dependencies are not completed. The task
+/// number resolves as every name does ([`Keys::resolve`]).
+pub(crate) fn task_completed(cx: &Ctx, store: &StoreRef, n: &str) -> Result<Reply> {
+    let keys = Keys::of(cx);
+    with_list(cx, store, |list| {
+        let Some(list) = list else {
+            return Reply::default();
+        };
+        let Some(i) = keys.resolve(list, n) else {
+            return Reply::default();
+        };
+        let id = list.view(i).id.to_string();
+        let waiting = unmet(list, &id);
+        if waiting.is_empty() {
+            return Reply::default();
+        }
+        Reply {
+            refuse: Some(format!(
+                "Task {} cannot be completed yet: its dependencies are not completed: {}. \
+                 Complete them first (task list `{}`).",
+                label(list, &id),
+                waiting.join(", "),
+                tasks_path(store).display()
+            )),
+            ..Default::default()
+        }
     })
 }

@@ -3,27 +3,43 @@
 //! tools (TodoWrite, TaskCreate, TaskUpdate).
 //!
 //! Guarantees:
-//! - every write takes `.tasks.json.lock`, re-reads under it, applies, recomputes `blocked` for
-//!   every task, refreshes `updated_at` only on tasks that changed, and replaces the file
-//!   atomically after schema validation; a change that changes nothing writes nothing (and takes
-//!   no lock when an unlocked read already shows that);
-//! - unknown fields of the file and of each task are kept (the document is handled as JSON);
+//! - every write takes `.tasks.json.lock`, re-reads under it, applies, recomputes `blocked`
+//!   (re-blocking tasks whose dependency was reopened), refreshes `updated_at` only on tasks
+//!   that changed, and replaces the file atomically after validation (of the tasks it
+//!   re-serialises: see [`write`]); a change that changes nothing writes nothing and takes no
+//!   lock;
+//! - the file is parsed once per event, typed and borrowed ([`list`]); unchanged tasks are
+//!   written back byte for byte, so cost grows with the file, linearly, and never with a
+//!   copy of it per step (issue 13);
+//! - unknown fields of the file and of each task are kept;
 //! - dependency ids must exist and may not form a cycle; a task is `in_progress` or `completed`
 //!   only when all its dependencies are completed, except where the mirror records what Claude
 //!   Code already did, which it then says in `additionalContext`;
+//! - two sessions never overwrite each other's mirrored tasks ([`scope`]);
 //! - a corrupt or schema-invalid file is never overwritten: writes are refused with
-//!   [`Error::Corrupt`]; `taskhook recover` moves it aside on request;
+//!   [`Error::Corrupt`]; `taskhook recover` keeps every task that validates ([`recover`]);
 //! - Claude Code's own `<N>.json` files are read, never written.
 //!
-//! The rooms: [`doc`] (where the list lives, reading the document), [`write`] (the write
-//! pipeline, `tasks write|read`, completions), [`mirror`] and [`task_tools`] (Claude Code's
-//! task tools), [`summary`].
+//! The rooms: [`doc`] (where the list lives, reading it), [`view`], [`list`], [`canon`] and
+//! [`pipeline`] (the parsed list and what every change goes through), [`write`] (the
+//! transaction, `tasks write|read`), [`complete`], [`mirror`], [`task_tools`] and [`scope`]
+//! (Claude Code's task tools), [`summary`], [`recover`].
 
+pub mod canon;
+pub mod complete;
 pub mod doc;
+pub mod list;
 pub mod mirror;
+pub mod pipeline;
+pub mod recover;
+pub mod scope;
 pub mod summary;
 pub mod task_tools;
+pub mod view;
 pub mod write;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::Path;
 
@@ -36,13 +52,12 @@ use crate::hook::output::Reply;
 use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
 use crate::project::Project;
 use crate::signals::SignalKind;
-use crate::store::{lock_path_for, Loaded};
+use scope::Keys;
 
-pub use doc::{list_id, load, store_for, tasks, tasks_path};
+pub use complete::{complete, Completed};
+pub use doc::{list_id, store_for, tasks_path, with_list};
 pub use mirror::{join_subject, todo_id};
-pub use write::{
-    complete, read_tasks, update, write_task, Applied, Completed, ReadParams, WriteParams,
-};
+pub use write::{read_tasks, update, write_task, Applied, ReadParams, WriteParams};
 
 /// The layout's name, and its schema's.
 pub const NAME: &str = "claude-tasks";
@@ -72,8 +87,13 @@ fn is_list_path(path: &str) -> bool {
             .is_some_and(|n| n == "tasks")
 }
 
-/// The reply to completed tasks: `tasks_to_update` (seed 002), unknown ids for the user.
-fn completion_reply(store: &StoreRef, done: &Completed) -> Reply {
+/// Completes `names` (seed 002's `tasks_completed`, a `_DONE` signal) and says so: the reply
+/// carries `tasks_to_update` (seed 002); the user hears of unknown and refused ids
+/// (`systemMessage`); the main agent hears all of it, and what became ready, at its next tool
+/// call (the `Agent` call's PostToolUse for a foreground subagent).
+fn complete_and_tell(cx: &Ctx, store: &StoreRef, names: &[String]) -> Result<(Reply, Completed)> {
+    let keys = Keys::of(cx);
+    let done = complete(cx, store, names, |list, name| keys.resolve(list, name))?;
     let mut r = Reply::default();
     if !done.found.is_empty() {
         let list: Vec<Value> = done
@@ -82,15 +102,39 @@ fn completion_reply(store: &StoreRef, done: &Completed) -> Reply {
             .map(|id| json!({"task_id": id, "status": "completed"}))
             .collect();
         r.extra.insert("tasks_to_update".into(), Value::Array(list));
+        let mut line = format!(
+            "taskhook: a subagent completed {} {} of list {}",
+            if done.found.len() == 1 {
+                "task"
+            } else {
+                "tasks"
+            },
+            done.found.join(", "),
+            store.id
+        );
+        if !done.ready.is_empty() {
+            line.push_str(&format!("; now ready: {}", done.ready.join(", ")));
+        }
+        r.tell_main.push(format!("{line}."));
     }
     if !done.unknown.is_empty() {
-        r.system.push(format!(
-            "taskhook: tasks_completed names tasks that are not in task list {}: {}",
+        let line = format!(
+            "taskhook: a subagent reported tasks as completed that are not in task list {}: {};              nothing was changed for them.",
             store.id,
             done.unknown.join(", ")
-        ));
+        );
+        r.system.push(line.clone());
+        r.tell_main.push(line);
     }
-    r
+    for refused in &done.refused {
+        let line = format!(
+            "taskhook: a subagent reported task {refused} as completed, but those dependencies              are not completed; task list {} keeps it as it was (complete them first).",
+            store.id
+        );
+        r.system.push(line.clone());
+        r.tell_main.push(line);
+    }
+    Ok((r, done))
 }
 
 impl Layout for ClaudeTasks {
@@ -136,6 +180,21 @@ impl Layout for ClaudeTasks {
         })
     }
 
+    /// The fast parse of the list ([`list::List::parse`]) is never looser than the schema
+    /// (a property test holds it to that): when it accepts the file, the file is valid.
+    fn vouches(&self, cx: &Ctx, file: &StateFile) -> Result<bool> {
+        if file.schema != NAME {
+            return Ok(false);
+        }
+        let Some(bytes) = cx.store.read(&file.path)? else {
+            return Ok(false);
+        };
+        Ok(std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(list::List::parse)
+            .is_some())
+    }
+
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
         summary::summarize(cx, store, &tasks_path(store))
     }
@@ -155,36 +214,64 @@ impl Layout for ClaudeTasks {
         })
     }
 
+    /// TodoWrite is always mirrored; the Task tools and TaskCompleted only while the task
+    /// system is on (`CLAUDE_CODE_ENABLE_TASKS` not `false`).
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
         match fact {
             Fact::TaskTool(t) if t.kind == TaskToolKind::TodoWrite => {
                 mirror::mirror_todos(cx, store, t)
             }
+            Fact::TaskTool(_) | Fact::TaskCompleted(_) if !scope::tasks_enabled(cx) => {
+                Ok(Reply::default())
+            }
             Fact::TaskTool(t) => task_tools::mirror(cx, store, t),
             Fact::TaskCompleted(id) => mirror::task_completed(cx, store, id),
-            Fact::TasksCompleted(ids) => Ok(completion_reply(store, &complete(cx, store, ids)?)),
+            Fact::TasksCompleted(ids) => {
+                if ids.len() > write::MAX_DEPENDENCIES {
+                    return Err(Error::BadInput(format!(
+                        "tasks_completed names {} tasks; taskhook completes at most {} in one \
+                         event, so task list {} was left as it was",
+                        ids.len(),
+                        write::MAX_DEPENDENCIES,
+                        store.id
+                    )));
+                }
+                Ok(complete_and_tell(cx, store, ids)?.0)
+            }
             _ => Ok(Reply::default()),
         }
     }
 
-    /// Every task is a unit; completed ones are inactive.
+    /// Every task is a unit; completed ones are inactive. Claude Code's task `n` of the current
+    /// session (kept as `n@<session>`) also answers to `n`.
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        Ok(load(cx, store)?
-            .map(|doc| {
-                tasks(&doc)
-                    .iter()
-                    .map(|t| Unit {
-                        id: doc::id_of(t).to_string(),
-                        active: doc::status_of(t) != "completed",
-                    })
-                    .collect()
-            })
-            .unwrap_or_default())
+        let keys = Keys::of(cx);
+        with_list(cx, store, |list| {
+            let Some(list) = list else {
+                return Vec::new();
+            };
+            let mut units = Vec::with_capacity(list.len());
+            for (i, v) in list.live() {
+                let active = v.status != view::Status::Completed;
+                if let Some(n) = keys.number_of(list, i, &v.id) {
+                    units.push(Unit {
+                        id: n.to_string(),
+                        active,
+                    });
+                }
+                units.push(Unit {
+                    id: v.id.to_string(),
+                    active,
+                });
+            }
+            units
+        })
     }
 
-    /// `DONE` completes the task like `tasks_completed` (reply: `tasks_to_update`); the main
-    /// agent learns which tasks became ready. `FAILED` and `BLOCKED` change nothing (seed 002
-    /// has no such status; `blocked` means unmet dependencies): the main agent is told.
+    /// `DONE` completes the task like `tasks_completed` (reply: `tasks_to_update`; refused
+    /// while its dependencies are not completed); the main agent learns what became ready.
+    /// `FAILED` and `BLOCKED` change nothing (seed 002 has no such status; `blocked` means
+    /// unmet dependencies): the main agent is told.
     fn step(
         &self,
         cx: &Ctx,
@@ -199,19 +286,11 @@ impl Layout for ClaudeTasks {
         let reason = reason.map(|r| format!(": {r}")).unwrap_or_default();
         Ok(match kind {
             SignalKind::Done => {
-                let done = complete(cx, store, &[unit.to_string()])?;
-                let r = completion_reply(store, &done);
-                let mut line = format!(
-                    "taskhook: a subagent completed task {unit} of list {}",
-                    store.id
-                );
-                if !done.ready.is_empty() {
-                    line.push_str(&format!("; now ready: {}", done.ready.join(", ")));
-                }
+                let (r, done) = complete_and_tell(cx, store, &[unit.to_string()])?;
                 Step {
-                    status: Some("completed".into()),
+                    status: (!done.found.is_empty()).then(|| "completed".into()),
                     ready: done.ready,
-                    tell_main: vec![format!("{line}.")],
+                    tell_main: r.tell_main,
                     tell_user: r.system,
                     extra: r.extra,
                     ..Default::default()
@@ -229,96 +308,14 @@ impl Layout for ClaudeTasks {
         })
     }
 
-    /// This layout keeps no checkpoints: recovering moves an unreadable `tasks.json` aside
-    /// (bytes kept as `tasks.json.corrupt-<UTC>`) so the list can start again.
+    /// This layout keeps no checkpoints: recovery keeps every task of an unreadable list that
+    /// validates, and moves the original bytes aside ([`recover`]).
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
-        let path = tasks_path(store);
-        cx.store.with_lock(&lock_path_for(&path), || {
-            match cx.store.load_json(&path, NAME)? {
-                Loaded::Missing => Ok(format!(
-                    "No task list at `{}`; nothing to recover.",
-                    path.display()
-                )),
-                Loaded::Valid(_) => Ok(format!(
-                    "`{}` is valid; nothing to recover.",
-                    path.display()
-                )),
-                Loaded::Invalid(details) => {
-                    let aside = cx.store.quarantine(&path)?;
-                    Ok(format!(
-                        "Moved the unreadable `{}` ({details}) aside to `{}`; this layout keeps no \
-                         checkpoints, so the list starts empty at its next write.",
-                        path.display(),
-                        aside.display()
-                    ))
-                }
-            }
-        })
+        recover::recover(cx, store)
     }
 }
 
 /// Whether an error means the list could not be read (for messages).
 pub fn is_corrupt(e: &Error) -> bool {
     matches!(e, Error::Corrupt { .. })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::doc::{status_of, tasks};
-    use super::mirror::{body_of, join_subject, todo_id};
-    use super::write::{finalize, recompute_blocked};
-    use serde_json::json;
-
-    #[test]
-    fn todo_ids_are_stable_and_documented() {
-        // FNV-1a 64 of the empty string is its offset basis.
-        assert_eq!(todo_id(""), "todo-cbf29ce484222325");
-        assert_eq!(todo_id("a"), "todo-af63dc4c8601ec8c");
-        assert_eq!(todo_id("Write parser"), todo_id("Write parser"));
-        assert_ne!(todo_id("Write parser"), todo_id("Write parser "));
-    }
-
-    #[test]
-    fn subject_join_round_trips() {
-        assert_eq!(
-            join_subject("Write parser", "Implement it"),
-            "Write parser\n\nImplement it"
-        );
-        assert_eq!(join_subject("Write parser", ""), "Write parser");
-        assert_eq!(join_subject("", "Implement it"), "Implement it");
-        assert_eq!(join_subject("Same", "Same"), "Same");
-        let d = join_subject("S", "B\n\nmore");
-        assert_eq!(body_of(&d, "S"), "B\n\nmore");
-        assert_eq!(body_of("S", "S"), "");
-    }
-
-    #[test]
-    fn blocked_is_recomputed_without_downgrading() {
-        let mut doc = json!({"tasks": [
-            {"id": "a", "status": "pending"},
-            {"id": "b", "status": "pending", "dependencies": ["a"]},
-            {"id": "c", "status": "in_progress", "dependencies": ["a"]},
-            {"id": "d", "status": "blocked", "dependencies": []},
-        ]});
-        recompute_blocked(&mut doc);
-        let st: Vec<&str> = tasks(&doc).iter().map(status_of).collect();
-        assert_eq!(st, ["pending", "blocked", "in_progress", "pending"]);
-    }
-
-    #[test]
-    fn finalize_stamps_only_changed_tasks() {
-        let before = json!({"tasks": [
-            {"id": "a", "status": "pending", "updated_at": "old"},
-            {"id": "b", "status": "pending", "updated_at": "old"},
-        ], "version": 2, "last_updated": "old"});
-        let mut same = before.clone();
-        assert!(!finalize(&before, &mut same, "now"));
-        assert_eq!(same, before);
-        let mut doc = before.clone();
-        doc["tasks"][1]["status"] = json!("completed");
-        assert!(finalize(&before, &mut doc, "now"));
-        assert_eq!(doc["tasks"][0]["updated_at"], "old");
-        assert_eq!(doc["tasks"][1]["updated_at"], "now");
-        assert_eq!(doc["last_updated"], "now");
-    }
 }

@@ -1,20 +1,24 @@
 //! The summary of a task list (counts, in progress, ready, blocked with what each waits for,
 //! graph problems) for `status` and the SessionStart context, and the lines describing Claude
-//! Code's own `<N>.json` files beside it (read only).
+//! Code's own `<N>.json` files beside it (read only). One parse of the list ([`List`]), one
+//! pass over its tasks and one over the dependency graph; descriptions are read only for the
+//! few tasks the context names.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::doc::{deps_of, id_of, nodes, short, status_of, tasks};
+use super::doc::{load_list, read_text, short};
+use super::list::List;
+use super::view::Status;
 use super::NAME;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::graph;
+use crate::graph::{self, Node};
 use crate::layouts::json::{str_field, string_list};
+use crate::layouts::summary::CONTEXT_LIST_CAP;
 use crate::layouts::{Item, StoreRef, Summary};
-use crate::store::Loaded;
 
 /// Largest Claude Code `<N>.json` read for `status`.
 const OWN_TASK_CAP: usize = 4 * 1024 * 1024;
@@ -29,78 +33,101 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, path: &Path) -> Result<Summa
         headline: format!("Task list {} ({})", store.id, path.display()),
         ..Default::default()
     };
-    match cx.store.load_json(path, NAME)? {
-        Loaded::Missing => s.quiet = true,
-        Loaded::Invalid(details) => s.problems.push(
+    let root = store.root.display().to_string();
+    let loaded = read_text(cx, path).and_then(|t| {
+        let list = load_list(path, &root, t.as_deref())?;
+        Ok(list.map(|l| of_list(&l, &mut s)).is_some())
+    });
+    match loaded {
+        Ok(true) => {}
+        Ok(false) => s.quiet = true,
+        Err(Error::Corrupt { details, .. }) => s.problems.push(
             Error::Corrupt {
                 path: path.to_path_buf(),
-                store: store.root.display().to_string(),
+                store: root.clone(),
                 details,
             }
             .one_line(),
         ),
-        Loaded::Valid(doc) => of_document(&doc, &mut s),
+        Err(e) => return Err(e),
     }
     s.notes.extend(claude_own_lines(cx, &store.root)?);
     Ok(s)
 }
 
-/// Fills `s` from a valid document, in one pass over the tasks plus the graph checks.
-fn of_document(doc: &Value, s: &mut Summary) {
-    let all = tasks(doc);
-    if all.is_empty() {
+/// Fills `s` from a parsed list.
+fn of_list(list: &List<'_>, s: &mut Summary) {
+    if list.is_empty() {
         s.quiet = true;
         return;
     }
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for t in all {
-        *counts.entry(status_of(t).to_string()).or_insert(0) += 1;
+    let mut total = 0;
+    for (_, v) in list.live() {
+        *counts.entry(v.status.as_str().to_string()).or_insert(0) += 1;
+        total += 1;
     }
     let count = |k: &str| counts.get(k).copied().unwrap_or(0);
     s.headline.push_str(&format!(
-        ": {} tasks: {} in progress, {} pending, {} blocked, {} completed.",
-        all.len(),
+        ": {total} tasks: {} in progress, {} pending, {} blocked, {} completed.",
         count("in_progress"),
         count("pending"),
         count("blocked"),
         count("completed"),
     ));
-    let by_id: HashMap<&str, &Value> = all.iter().rev().map(|t| (id_of(t), t)).collect();
-    let titled = |id: &str| Item {
-        title: by_id
-            .get(id)
-            .map(|t| str_field(t, "description"))
-            .filter(|d| !d.trim().is_empty())
-            .map(|d| short(d, 60)),
-        ..Item::id(id)
+    let done: HashSet<&str> = list
+        .live()
+        .filter(|(_, v)| v.status == Status::Completed)
+        .map(|(_, v)| &*v.id)
+        .collect();
+    // Only the first items of a list are shown with their description (the rest are counted).
+    let titled = |items: Vec<(usize, String)>| -> Vec<Item> {
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(n, (i, id))| Item {
+                title: (n < CONTEXT_LIST_CAP)
+                    .then(|| list.description(i))
+                    .filter(|d| !d.trim().is_empty())
+                    .map(|d| short(&d, 60)),
+                ..Item::id(id)
+            })
+            .collect()
     };
-    let done: HashSet<&str> = all
-        .iter()
-        .filter(|t| status_of(t) == "completed")
-        .map(id_of)
-        .collect();
-    let ns = nodes(doc);
-    s.current = all
-        .iter()
-        .filter(|t| status_of(t) == "in_progress")
-        .map(|t| titled(id_of(t)))
-        .collect();
-    s.ready = graph::ready(&ns, &done)
-        .into_iter()
-        .filter(|id| by_id.get(id).is_some_and(|t| status_of(t) == "pending"))
-        .map(titled)
-        .collect();
-    s.blocked = all
-        .iter()
-        .filter(|t| status_of(t) == "blocked")
-        .map(|t| Item {
-            waits_for: deps_of(t)
-                .into_iter()
-                .filter(|d| !done.contains(d))
-                .map(str::to_string)
+    let mut first = HashSet::new();
+    let unique: Vec<(usize, &super::view::View<'_>)> =
+        list.live().filter(|(_, v)| first.insert(&*v.id)).collect();
+    s.current = titled(
+        unique
+            .iter()
+            .filter(|(_, v)| v.status == Status::InProgress)
+            .map(|(i, v)| (*i, v.id.to_string()))
+            .collect(),
+    );
+    s.ready = titled(
+        unique
+            .iter()
+            .filter(|(_, v)| v.status == Status::Pending)
+            .filter(|(_, v)| v.deps.iter().all(|d| done.contains(&**d)))
+            .map(|(i, v)| (*i, v.id.to_string()))
+            .collect(),
+    );
+    s.blocked = list
+        .live()
+        .filter(|(_, v)| v.status == Status::Blocked)
+        .map(|(_, v)| Item {
+            waits_for: v
+                .deps
+                .iter()
+                .filter(|d| !done.contains(&***d))
+                .map(|d| d.to_string())
                 .collect(),
-            ..Item::id(id_of(t))
+            ..Item::id(v.id.to_string())
         })
+        .collect();
+    let ns: Vec<Node<'_>> = list
+        .live()
+        .map(|(_, v)| Node::new(&v.id, v.deps.iter().map(|d| &**d)))
         .collect();
     for d in graph::duplicate_ids(&ns) {
         s.problems.push(format!("several tasks have the id {d:?}"));

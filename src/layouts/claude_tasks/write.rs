@@ -1,86 +1,169 @@
-//! The write pipeline of a task list: every change goes through [`update`] (the store's
-//! read → decide → lock → re-read → write transaction), which checks the dependency graph,
-//! recomputes `blocked`, stamps only what changed, validates and replaces the file. On top of
-//! it, seed 002's TodoWrite / TodoRead as `taskhook tasks write|read`, and completing tasks
-//! (SubagentStop's `tasks_completed`, a `_DONE` signal).
+//! Every change to a list goes through [`update`]: read the file once, unlocked; parse it once
+//! ([`List`]); make the change in place; check, recompute and stamp ([`super::pipeline`]). A
+//! change that changes nothing ends there: no lock, no write. Otherwise the sidecar lock is
+//! taken and the file compared with what was read (chunk by chunk, no second copy): when it is
+//! the same, the parsed, changed list is written as it is (no second parse); when another
+//! writer got there first, the file is read again and the change made on what is there now. Only the tasks re-serialised are checked before the write (the
+//! typed check of [`super::view`], never looser than the item schema, else the schema itself);
+//! the rest were vouched for when the file was read, and `taskhook validate` checks the whole
+//! file. The write itself does not read the old file again (it is known to differ).
+//!
+//! On top of it: seed 002's TodoWrite / TodoRead as `taskhook tasks write|read` (completing
+//! tasks is in [`super::complete`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::doc::*;
+use super::list::List;
+use super::pipeline::{check_graph, finalize, Outcome};
+use super::view::Status;
 use super::{FORMAT_VERSION, NAME, STATUSES};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::graph;
 use crate::layouts::json::{merge_keys, object_at, set_str};
 use crate::layouts::StoreRef;
-use crate::store::lock_path_for;
+use crate::store::{lock_path_for, schema};
 
 /// What a write did.
 #[derive(Debug, Clone)]
 pub struct Applied<T> {
-    /// What the change function returned.
+    /// What the change returned, as `finish` made it.
     pub value: T,
-    /// The document after the change.
-    pub doc: Value,
     /// Whether the file changed.
     pub changed: bool,
-    /// Tasks this change unblocked (a completion made all their dependencies completed).
+    /// Tasks this change unblocked (all their dependencies now completed), as ids.
     pub unblocked: Vec<String>,
+    /// The same, as labels (`id (description)`).
+    pub unblocked_labels: Vec<String>,
+    /// Tasks blocked again because a dependency was reopened, as labels.
+    pub reblocked: Vec<String>,
 }
 
-/// Applies `change` to the list under its lock: re-reads the file under the lock, runs
-/// `change(doc, now)`, checks the dependency graph, recomputes `blocked`, stamps `updated_at` on
-/// the tasks that changed and `last_updated` when anything did, validates and writes. `change`
-/// may run twice ([`crate::store::Store::transact`]: an unlocked pass first; when it changes
-/// nothing, no lock is taken).
-pub fn update<T>(
+/// Plans a change on a list's text (pure: no I/O): the list after the change, what `change`
+/// returned, and what finishing found. `path` and `store_root` name the file in errors.
+pub(crate) fn plan<'t, T>(
+    path: &Path,
+    store_root: &str,
+    text: Option<&'t str>,
+    now: &str,
+    change: &impl Fn(&mut List<'t>, &str) -> Result<T>,
+) -> Result<(List<'t>, T, Outcome)> {
+    let mut list = match load_list(path, store_root, text)? {
+        Some(l) => {
+            check_version(path, &l)?;
+            l
+        }
+        None => List::empty(FORMAT_VERSION, now),
+    };
+    let value = change(&mut list, now)?;
+    check_graph(&list)?;
+    let out = finalize(&mut list, now);
+    Ok((list, value, out))
+}
+
+/// Refuses a planned list that might not match the schema: every task it re-serialises passes
+/// the typed check (never looser than the schema), or the document goes through the schema
+/// itself, whose errors refuse the write.
+pub(crate) fn check_before_write(path: &Path, list: &List<'_>) -> Result<()> {
+    if list.vouched() {
+        return Ok(());
+    }
+    match schema::check(NAME, &list.for_schema())? {
+        Ok(()) => Ok(()),
+        Err(issues) => Err(Error::SchemaInvalid {
+            path: path.to_path_buf(),
+            schema: NAME,
+            details: schema::summarize(&issues),
+        }),
+    }
+}
+
+/// The bytes a planned list is written as, once checked.
+#[cfg(test)]
+pub(crate) fn render(path: &Path, list: &List<'_>) -> Result<Vec<u8>> {
+    check_before_write(path, list)?;
+    Ok(list.to_bytes())
+}
+
+fn applied<T, U>(
+    list: &List<'_>,
+    value: T,
+    out: Outcome,
+    finish: &impl Fn(&List<'_>, T) -> U,
+) -> Applied<U> {
+    Applied {
+        unblocked_labels: out.unblocked.iter().map(|id| label(list, id)).collect(),
+        reblocked: out.reblocked.iter().map(|id| label(list, id)).collect(),
+        value: finish(list, value),
+        changed: out.changed,
+        unblocked: out.unblocked,
+    }
+}
+
+/// Applies `change(list, now)` to the list of `store` (see the module doc); `finish` turns what
+/// it returned into the result, looking at the list as written.
+pub fn update<T, U>(
     cx: &Ctx,
     store: &StoreRef,
-    change: impl Fn(&mut Value, &str) -> Result<T>,
-) -> Result<Applied<T>> {
+    change: impl Fn(&mut List<'_>, &str) -> Result<T>,
+    finish: impl Fn(&List<'_>, T) -> U,
+) -> Result<Applied<U>> {
     let path = tasks_path(store);
+    let lock = lock_path_for(&path);
     let now = cx.store.clock().stamp();
-    let attempt = || -> Result<Applied<T>> {
-        let before = match load(cx, store)? {
-            Some(doc) => {
-                check_version(&path, &doc)?;
-                doc
-            }
-            None => empty_doc(&now),
-        };
-        let mut doc = before.clone();
-        let value = change(&mut doc, &now)?;
-        check_graph(&before, &doc)?;
-        let changed = finalize(&before, &mut doc, &now);
-        let done_before = done_set(&before);
-        let done_after = done_set(&doc);
-        let unblocked = graph::unblocked(&nodes(&doc), &done_before, &done_after)
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-        Ok(Applied {
-            value,
-            doc,
-            changed,
-            unblocked,
-        })
+    let root = store.root.display().to_string();
+    let a = read_text(cx, &path)?;
+    let first = match plan(&path, &root, a.as_deref(), &now, &change) {
+        Ok((list, value, out)) if !out.changed => return Ok(applied(&list, value, out, &finish)),
+        Ok(planned) => Some(planned),
+        Err(e @ Error::Corrupt { .. }) => return Err(e),
+        // Never locked before: a refused first write creates nothing, not even the lock file.
+        Err(e) if !cx.store.exists(&lock) => return Err(e),
+        Err(_) => None,
     };
-    cx.store.transact(&lock_path_for(&path), |pass| {
-        let applied = attempt()?;
-        if applied.changed && pass.writes() {
-            cx.store.replace_json(&path, NAME, &applied.doc)?;
+    cx.store.with_lock(&lock, || {
+        let same = first.is_some()
+            && cx
+                .store
+                .has_content(&path, a.as_deref().map(str::as_bytes))?;
+        match first.filter(|_| same) {
+            Some((list, value, out)) => commit(cx, &path, list, value, out, &finish),
+            None => {
+                let b = read_text(cx, &path)?;
+                let (list, value, out) = plan(&path, &root, b.as_deref(), &now, &change)?;
+                commit(cx, &path, list, value, out, &finish)
+            }
         }
-        let changed = applied.changed;
-        Ok((applied, changed))
     })
 }
 
-pub(crate) fn check_version(path: &Path, doc: &Value) -> Result<()> {
-    match doc.get("version").and_then(Value::as_u64) {
+fn commit<T, U>(
+    cx: &Ctx,
+    path: &Path,
+    list: List<'_>,
+    value: T,
+    out: Outcome,
+    finish: &impl Fn(&List<'_>, T) -> U,
+) -> Result<Applied<U>> {
+    let result = applied(&list, value, out, finish);
+    if result.changed {
+        check_before_write(path, &list)?;
+        // Streamed into the temp file: the new list is never held in memory whole.
+        cx.store.replace_streamed(path, &mut |w| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, w);
+            list.write_to(&mut out)?;
+            std::io::Write::flush(&mut out)
+        })?;
+    }
+    Ok(result)
+}
+
+pub(crate) fn check_version(path: &Path, list: &List<'_>) -> Result<()> {
+    match list.version() {
         Some(v) if v > FORMAT_VERSION => Err(Error::Rule(format!(
             "`{}` has format version {v}; this taskhook writes version {FORMAT_VERSION} and will \
              not rewrite it (upgrade taskhook)",
@@ -88,106 +171,6 @@ pub(crate) fn check_version(path: &Path, doc: &Value) -> Result<()> {
         ))),
         _ => Ok(()),
     }
-}
-
-/// Refuses graph problems the change introduced (problems already in the file are reported by
-/// `status`, not blamed on an unrelated write).
-pub(crate) fn check_graph(before: &Value, after: &Value) -> Result<()> {
-    let (nb, na) = (nodes(before), nodes(after));
-    let old_dups = graph::duplicate_ids(&nb);
-    if let Some(d) = graph::duplicate_ids(&na)
-        .into_iter()
-        .find(|d| !old_dups.contains(d))
-    {
-        return Err(Error::Rule(format!("two tasks would have the id {d:?}")));
-    }
-    let old_unknown = graph::unknown_deps(&nb);
-    if let Some((t, d)) = graph::unknown_deps(&na)
-        .into_iter()
-        .find(|p| !old_unknown.contains(p))
-    {
-        return Err(Error::Rule(format!(
-            "task {t:?} depends on {d:?}, which is not a task of this list; nothing was written"
-        )));
-    }
-    if graph::find_cycle(&nb).is_none() {
-        if let Some(cycle) = graph::find_cycle(&na) {
-            return Err(Error::Rule(format!(
-                "dependency cycle {}; nothing was written",
-                graph::describe_cycle(&cycle)
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Recomputes `blocked`, stamps changed tasks and the root; returns whether anything changed.
-pub(crate) fn finalize(before: &Value, doc: &mut Value, now: &str) -> bool {
-    recompute_blocked(doc);
-    let old: HashMap<&str, &Value> = tasks(before).iter().map(|t| (id_of(t), t)).collect();
-    for t in tasks_mut(doc).iter_mut() {
-        let differs = old.get(id_of(t)).is_none_or(|o| *o != t);
-        if differs {
-            if let Some(m) = t.as_object_mut() {
-                m.insert("updated_at".into(), Value::String(now.to_string()));
-                if !m.contains_key("created_at") {
-                    m.insert("created_at".into(), Value::String(now.to_string()));
-                }
-            }
-        }
-    }
-    if before == doc {
-        return false;
-    }
-    if doc.get("version").and_then(Value::as_u64) != Some(FORMAT_VERSION) {
-        doc["version"] = json!(FORMAT_VERSION);
-    }
-    doc["last_updated"] = Value::String(now.to_string());
-    true
-}
-
-/// `pending` with a dependency not completed becomes `blocked`; `blocked` with every dependency
-/// completed returns to `pending`. `in_progress` and `completed` are never changed here.
-pub(crate) fn recompute_blocked(doc: &mut Value) {
-    let done: HashSet<String> = done_set(doc).into_iter().map(str::to_string).collect();
-    for t in tasks_mut(doc).iter_mut() {
-        let all_done = deps_of(t).iter().all(|d| done.contains(*d));
-        let new = match (status_of(t), all_done) {
-            ("pending", false) => "blocked",
-            ("blocked", true) => "pending",
-            _ => continue,
-        };
-        t["status"] = Value::String(new.into());
-    }
-}
-
-/// Removes a task and every dependency on it.
-pub(crate) fn remove_task(doc: &mut Value, id: &str) -> bool {
-    let list = tasks_mut(doc);
-    let len = list.len();
-    list.retain(|t| id_of(t) != id);
-    let removed = list.len() != len;
-    if removed {
-        for t in list.iter_mut() {
-            if let Some(deps) = t.get_mut("dependencies").and_then(Value::as_array_mut) {
-                deps.retain(|d| d.as_str() != Some(id));
-            }
-        }
-    }
-    removed
-}
-
-/// A new task with seed 002's fields in the seed's order.
-pub(crate) fn new_task(id: &str, description: &str, status: &str, now: &str) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("id".into(), json!(id));
-    m.insert("description".into(), json!(description));
-    m.insert("status".into(), json!(status));
-    m.insert("created_at".into(), json!(now));
-    m.insert("updated_at".into(), json!(now));
-    m.insert("assignee".into(), Value::Null);
-    m.insert("dependencies".into(), json!([]));
-    m
 }
 
 /// Seed 002's TodoWrite parameters (plus `parent_id`), as `taskhook tasks write` takes them.
@@ -224,10 +207,23 @@ pub(crate) fn check_status(s: &str) -> Result<&str> {
     }
 }
 
+/// Most dependencies one write may name.
+pub const MAX_DEPENDENCIES: usize = 10_000;
+
 /// Creates or updates one task (seed 002's TodoWrite); returns the task as stored.
 pub fn write_task(cx: &Ctx, store: &StoreRef, params: &WriteParams) -> Result<Applied<Value>> {
     if let Some(s) = &params.status {
         check_status(s)?;
+    }
+    if params
+        .dependencies
+        .as_ref()
+        .is_some_and(|d| d.len() > MAX_DEPENDENCIES)
+    {
+        return Err(Error::BadInput(format!(
+            "a task may be given at most {MAX_DEPENDENCIES} dependencies in one write; nothing \
+             was written"
+        )));
     }
     let id = match &params.id {
         Some(id) if id.trim().is_empty() => {
@@ -237,9 +233,30 @@ pub fn write_task(cx: &Ctx, store: &StoreRef, params: &WriteParams) -> Result<Ap
         None => uuid::Uuid::new_v4().to_string(),
     };
     let path = tasks_path(store);
-    let applied = update(cx, store, |doc, now| {
-        let exists = position(doc, &id).is_some();
-        if !exists {
+    update(
+        cx,
+        store,
+        |list, now| apply_write(list, params, &id, &path, now),
+        |list, ()| {
+            list.find(&id)
+                .map(|i| Value::Object(list.value(i).into_owned()))
+                .unwrap_or(Value::Null)
+        },
+    )
+}
+
+/// The change `tasks write` makes, on a parsed list.
+pub(crate) fn apply_write(
+    list: &mut List<'_>,
+    params: &WriteParams,
+    id: &str,
+    path: &Path,
+    now: &str,
+) -> Result<()> {
+    let existing = list.find(id);
+    let i = match existing {
+        Some(i) => i,
+        None => {
             let Some(desc) = &params.description else {
                 return Err(Error::BadInput(format!(
                     "no task {id:?} in `{}`: a new task needs a description",
@@ -247,39 +264,41 @@ pub fn write_task(cx: &Ctx, store: &StoreRef, params: &WriteParams) -> Result<Ap
                 )));
             };
             let status = params.status.as_deref().unwrap_or("pending");
-            tasks_mut(doc).push(Value::Object(new_task(&id, desc, status, now)));
+            list.push(new_task(id, desc, status, now))
         }
-        let mut deps = None;
-        if let Some(given) = &params.dependencies {
-            let mut list: Vec<String> = Vec::new();
-            for d in given {
-                if d == &id {
-                    return Err(Error::Rule(format!(
-                        "dependency cycle {id} → {id}: a task cannot depend on itself; nothing was written"
-                    )));
-                }
-                if position(doc, d).is_none() {
-                    return Err(Error::Rule(format!(
-                        "unknown dependency {d:?} of task {id:?}: no task with that id in `{}`; \
-                         nothing was written",
-                        path.display()
-                    )));
-                }
-                if !list.contains(d) {
-                    list.push(d.clone());
-                }
-            }
-            deps = Some(list);
-        }
-        if let Some(p) = &params.parent_id {
-            if p == &id || position(doc, p).is_none() {
+    };
+    let mut deps = None;
+    if let Some(given) = &params.dependencies {
+        let mut kept: Vec<&String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for d in given {
+            if d == id {
                 return Err(Error::Rule(format!(
-                    "parent_id {p:?} of task {id:?} is not another task of this list; nothing was written"
+                    "dependency cycle {id} → {id}: a task cannot depend on itself; nothing was written"
                 )));
             }
+            if list.find(d).is_none() {
+                return Err(Error::Rule(format!(
+                    "unknown dependency {d:?} of task {id:?}: no task with that id in `{}`; \
+                     nothing was written",
+                    path.display()
+                )));
+            }
+            if seen.insert(d) {
+                kept.push(d);
+            }
         }
-        let task = find_mut(doc, &id).ok_or_else(|| Error::NotFound(format!("no task {id:?}")))?;
-        if exists {
+        deps = Some(json!(kept));
+    }
+    if let Some(p) = &params.parent_id {
+        if p == id || list.find(p).is_none() {
+            return Err(Error::Rule(format!(
+                "parent_id {p:?} of task {id:?} is not another task of this list; nothing was written"
+            )));
+        }
+    }
+    list.edit(i, |task| {
+        if existing.is_some() {
             if let Some(d) = &params.description {
                 set_str(task, "description", d);
             }
@@ -288,7 +307,7 @@ pub fn write_task(cx: &Ctx, store: &StoreRef, params: &WriteParams) -> Result<Ap
             }
         }
         if let Some(list) = deps {
-            task.insert("dependencies".into(), json!(list));
+            task.insert("dependencies".into(), list);
         }
         match &params.assignee {
             Some(Some(a)) => set_str(task, "assignee", a),
@@ -303,33 +322,35 @@ pub fn write_task(cx: &Ctx, store: &StoreRef, params: &WriteParams) -> Result<Ap
         if let Some(meta) = &params.metadata {
             merge_keys(object_at(task, "metadata"), meta);
         }
-        let status = task
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        // Checked when this write sets the status or the dependencies: a task the mirror
-        // recorded as started early can still have its description edited.
-        let rule_applies = params.status.is_some() || params.dependencies.is_some();
-        if rule_applies && matches!(status.as_str(), "in_progress" | "completed") {
-            let waiting = unmet(doc, &id);
-            if !waiting.is_empty() {
-                return Err(Error::Rule(format!(
-                    "task {id:?} cannot be {status}: its dependencies are not completed: {}; \
-                     nothing was written",
-                    waiting.join(", ")
-                )));
-            }
+    });
+    let status = list.view(i).status;
+    // Checked when this write sets the status or the dependencies: a task the mirror recorded
+    // as started early can still have its description edited.
+    let rule_applies = params.status.is_some() || params.dependencies.is_some();
+    if rule_applies && matches!(status, Status::InProgress | Status::Completed) {
+        let waiting = unmet(list, id);
+        if !waiting.is_empty() {
+            return Err(Error::Rule(format!(
+                "task {id:?} cannot be {}: its dependencies are not completed: {}; nothing was \
+                 written",
+                status.as_str(),
+                waiting.join(", ")
+            )));
         }
-        Ok(())
-    })?;
-    let task = find(&applied.doc, &id).cloned().unwrap_or(Value::Null);
-    Ok(Applied {
-        value: task,
-        doc: applied.doc,
-        changed: applied.changed,
-        unblocked: applied.unblocked,
-    })
+    }
+    // Seed 002's `blocked` means "waiting for a dependency": refused when nothing is waited for.
+    if params.status.as_deref() == Some("blocked") && unmet(list, id).is_empty() {
+        let why = if list.view(i).deps.is_empty() {
+            "it has no dependencies"
+        } else {
+            "all of its dependencies are completed"
+        };
+        return Err(Error::Rule(format!(
+            "task {id:?} cannot be blocked: {why}, and seed 002's `blocked` means waiting for a \
+             dependency (write `pending` instead); nothing was written"
+        )));
+    }
+    Ok(())
 }
 
 /// Seed 002's TodoRead parameters.
@@ -348,74 +369,39 @@ pub fn read_tasks(cx: &Ctx, store: &StoreRef, params: &ReadParams) -> Result<Val
     if let Some(s) = &params.status {
         check_status(s)?;
     }
-    let doc = load(cx, store)?.unwrap_or_else(|| empty_doc(""));
-    let all = tasks(&doc);
-    let count_of = |s: &str| all.iter().filter(|t| status_of(t) == s).count();
-    let picked: Vec<Value> = all
-        .iter()
-        .filter(|t| params.status.as_deref().is_none_or(|s| status_of(t) == s))
-        .filter(|t| {
-            params
+    let path = tasks_path(store);
+    let text = read_text(cx, &path)?;
+    let list = load_list(&path, &store.root.display().to_string(), text.as_deref())?
+        .unwrap_or_else(|| List::empty(FORMAT_VERSION, ""));
+    let mut counts: HashMap<Status, usize> = HashMap::new();
+    let mut picked = Vec::new();
+    let want = params.status.as_deref().map(Status::of);
+    for (i, v) in list.live() {
+        *counts.entry(v.status).or_default() += 1;
+        let keep = want.is_none_or(|s| v.status == s)
+            && params
                 .assignee
                 .as_deref()
-                .is_none_or(|a| t.get("assignee").and_then(Value::as_str) == Some(a))
-        })
-        .filter(|t| {
-            params.include_completed
-                || params.status.as_deref() == Some("completed")
-                || status_of(t) != "completed"
-        })
-        .cloned()
-        .collect();
+                .is_none_or(|a| v.assignee.as_deref() == Some(a))
+            && (params.include_completed
+                || want == Some(Status::Completed)
+                || v.status != Status::Completed);
+        if keep {
+            picked.push(Value::Object(list.value(i).into_owned()));
+        }
+    }
     let count = picked.len();
     let mut out = Map::new();
     out.insert("tasks".into(), Value::Array(picked));
     out.insert("count".into(), json!(count));
-    for s in ["pending", "in_progress", "completed", "blocked"] {
-        out.insert(format!("{s}_count"), json!(count_of(s)));
+    for s in [
+        Status::Pending,
+        Status::InProgress,
+        Status::Completed,
+        Status::Blocked,
+    ] {
+        let n = counts.get(&s).copied().unwrap_or(0);
+        out.insert(format!("{}_count", s.as_str()), json!(n));
     }
     Ok(Value::Object(out))
-}
-
-/// What completing tasks did.
-#[derive(Debug, Clone, Default)]
-pub struct Completed {
-    /// Ids of the list among those asked for, each once.
-    pub found: Vec<String>,
-    /// Ids that are not tasks of the list.
-    pub unknown: Vec<String>,
-    /// Tasks the completion unblocked, as labels (`id (description)`).
-    pub ready: Vec<String>,
-}
-
-/// Completes `ids` in the list under its lock (seed 002's SubagentStop `tasks_completed`, a
-/// `_DONE` signal).
-pub fn complete(cx: &Ctx, store: &StoreRef, ids: &[String]) -> Result<Completed> {
-    let applied = update(cx, store, |doc, _now| {
-        let mut found = Vec::new();
-        let mut unknown = Vec::new();
-        for id in ids {
-            match find_mut(doc, id) {
-                Some(t) => {
-                    set_str(t, "status", "completed");
-                    if !found.contains(id) {
-                        found.push(id.clone());
-                    }
-                }
-                None => unknown.push(id.clone()),
-            }
-        }
-        Ok((found, unknown))
-    })?;
-    let (found, unknown) = applied.value;
-    let ready = applied
-        .unblocked
-        .iter()
-        .map(|id| label(&applied.doc, id))
-        .collect();
-    Ok(Completed {
-        found,
-        unknown,
-        ready,
-    })
 }

@@ -102,6 +102,34 @@ pub fn read_head_tail(path: &Path, head: u64, tail: u64, follow: bool) -> Result
     Ok(Some(first))
 }
 
+/// Whether the regular file at `path` holds exactly `expected` (`None`: there is no file),
+/// compared chunk by chunk as it is read, never holding a second copy. Opened like
+/// [`read_regular`].
+pub fn same_content(path: &Path, expected: Option<&[u8]>, follow: bool) -> Result<bool> {
+    let Some((mut f, meta)) = open_regular(path, follow)? else {
+        return Ok(expected.is_none());
+    };
+    let Some(expected) = expected.filter(|e| e.len() as u64 == meta.len()) else {
+        return Ok(false);
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io("read", path, e)),
+        };
+        if n == 0 {
+            return Ok(at == expected.len());
+        }
+        if expected.get(at..at + n) != Some(&buf[..n]) {
+            return Ok(false);
+        }
+        at += n;
+    }
+}
+
 /// Reads a regular file from byte `offset` on (an offset past the end reads nothing), at most
 /// `cap` bytes; `None` when it does not exist. Opened like [`read_regular`]: a link (unless
 /// `follow`), a FIFO or a device is [`Error::Refused`]; more than `cap` bytes is too.

@@ -3,7 +3,9 @@
 //!
 //! Each case spawns the process, writes the payload to its stdin and waits for it to exit;
 //! cases are interleaved round-robin so drift on a shared machine hits them alike. Prints the
-//! median and 90th percentile per case, and the no-op/floor ratio (target: at most 1.5).
+//! median and 90th percentile of the wall time per case, the median of the child's own CPU
+//! time (user + system, from `wait4`), and the no-op/floor ratios (targets: at most 1.5× in
+//! wall time, issue 8; at most 1.2× in CPU time, issue 13).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -28,6 +30,7 @@ struct Case {
     args: Vec<&'static str>,
     payload: Vec<u8>,
     samples: Vec<Duration>,
+    cpu: Vec<Duration>,
 }
 
 fn build_floor(out_dir: &Path) -> PathBuf {
@@ -60,7 +63,9 @@ fn build_floor(out_dir: &Path) -> PathBuf {
     out
 }
 
-fn time_once(case: &Case, home: &Path) -> Duration {
+/// Runs a case once: its wall time and its own CPU time (user + system).
+#[allow(clippy::zombie_processes)]
+fn time_once(case: &Case, home: &Path) -> (Duration, Duration) {
     let start = Instant::now();
     let mut child = Command::new(&case.bin)
         .args(&case.args)
@@ -78,10 +83,20 @@ fn time_once(case: &Case, home: &Path) -> Duration {
         .unwrap()
         .write_all(&case.payload)
         .unwrap();
-    let status = child.wait().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child (and reaps it).
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     let elapsed = start.elapsed();
-    assert!(status.success(), "{} exited {status}", case.name);
-    elapsed
+    assert_eq!(got, pid, "wait4");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{} exited {status}",
+        case.name
+    );
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (elapsed, tv(ru.ru_utime) + tv(ru.ru_stime))
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -137,6 +152,7 @@ fn main() {
         args,
         payload: serde_json::to_vec(payload).unwrap(),
         samples: vec![],
+        cpu: vec![],
     };
     let mut cases = vec![
         case("floor (hello world)", &floor, &project, vec![], &read),
@@ -169,27 +185,39 @@ fn main() {
     }
     for _ in 0..RUNS {
         for case in cases.iter_mut() {
-            let d = time_once(case, &home);
-            case.samples.push(d);
+            let (wall, cpu) = time_once(case, &home);
+            case.samples.push(wall);
+            case.cpu.push(cpu);
         }
     }
     println!(
-        "{:<34} {:>10} {:>10}   ({RUNS} runs each, interleaved)",
-        "case", "median", "p90"
+        "{:<34} {:>10} {:>10} {:>10}   ({RUNS} runs each, interleaved)",
+        "case", "median", "p90", "CPU med"
     );
     let mut medians = Vec::new();
+    let mut cpus = Vec::new();
     for case in cases.iter_mut() {
         case.samples.sort();
+        case.cpu.sort();
         let med = percentile(&case.samples, 0.5);
         let p90 = percentile(&case.samples, 0.9);
+        let cpu = percentile(&case.cpu, 0.5);
         medians.push(med);
+        cpus.push(cpu);
         println!(
-            "{:<34} {:>8.0}µs {:>8.0}µs",
+            "{:<34} {:>8.0}µs {:>8.0}µs {:>8.0}µs",
             case.name,
             med.as_secs_f64() * 1e6,
-            p90.as_secs_f64() * 1e6
+            p90.as_secs_f64() * 1e6,
+            cpu.as_secs_f64() * 1e6
         );
     }
+    let cpu_ratio = cpus[1].as_secs_f64() / cpus[0].as_secs_f64();
+    let cpu_ratio_busy = cpus[3].as_secs_f64() / cpus[0].as_secs_f64();
+    println!(
+        "CPU time: no-op / floor {cpu_ratio:.2}x (target <= 1.20x); no-op with stores / floor \
+         {cpu_ratio_busy:.2}x"
+    );
     let ratio = medians[1].as_secs_f64() / medians[0].as_secs_f64();
     let ratio_start = medians[2].as_secs_f64() / medians[0].as_secs_f64();
     let ratio_busy = medians[3].as_secs_f64() / medians[0].as_secs_f64();

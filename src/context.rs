@@ -91,8 +91,7 @@ impl Ctx {
     pub fn project(&self, payload_cwd: Option<&str>) -> Project {
         let root = self.project_root(payload_cwd);
         self.store.trust(&root, false);
-        let git_root = project::git_root(&self.store, &root, &self.home);
-        Project::new(root, git_root)
+        Project::new(root, self.home.clone())
     }
 
     fn project_root(&self, payload_cwd: Option<&str>) -> PathBuf {

@@ -23,19 +23,30 @@ const GIT_FILE_CAP: usize = 4096;
 pub struct Project {
     /// The project folder (where its `.claude/` lives).
     pub root: PathBuf,
-    /// The nearest folder at or above `root` holding `.git` (never the home folder).
-    pub git_root: Option<PathBuf>,
+    /// The home folder (never a project, never a git root).
+    home: PathBuf,
+    /// The nearest folder at or above `root` holding `.git`, found on first use.
+    git_root: OnceCell<Option<PathBuf>>,
     config: OnceCell<std::result::Result<Config, String>>,
 }
 
 impl Project {
-    /// A project at `root` with its git root.
-    pub fn new(root: PathBuf, git_root: Option<PathBuf>) -> Self {
+    /// A project at `root` (`home` is never its git root).
+    pub fn new(root: PathBuf, home: PathBuf) -> Self {
         Project {
             root,
-            git_root,
+            home,
+            git_root: OnceCell::new(),
             config: OnceCell::new(),
         }
+    }
+
+    /// The nearest folder at or above the project holding `.git` (never the home folder; a
+    /// linked worktree's main worktree), looked up on first use: most events never need it.
+    pub fn git_root(&self, store: &Store) -> Option<&Path> {
+        self.git_root
+            .get_or_init(|| git_root(store, &self.root, &self.home))
+            .as_deref()
     }
 
     /// The project's `.claude/taskhook.json`, read once.

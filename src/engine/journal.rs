@@ -88,11 +88,11 @@ pub fn record(cx: &Ctx, project: &Path, line: &Value) -> Result<()> {
 }
 
 /// Appends the payload to the capture file named by `TASKHOOK_CAPTURE`, when set.
-pub fn capture(cx: &Ctx, raw: &Value) -> Result<()> {
+pub fn capture(cx: &Ctx, payload: &Payload) -> Result<()> {
     let Some(file) = cx.env.get_os(TASKHOOK_CAPTURE) else {
         return Ok(());
     };
-    let mut bytes = serde_json::to_vec(raw).unwrap_or_default();
+    let mut bytes = payload.raw_line().into_bytes();
     bytes.push(b'\n');
     cx.store.append(&cx.absolute(Path::new(file)), &bytes)
 }

@@ -68,7 +68,7 @@ pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcom
         session_id: payload.common.session_id.clone().filter(|s| !s.is_empty()),
     });
     cx.store.begin_invocation();
-    let capture_error = journal::capture(cx, &payload.raw).err();
+    let capture_error = journal::capture(cx, &payload).err();
     // The capture file is the user's, not a change the event made.
     let _ = cx.store.take_changed();
     // A handler that read a clock TASKHOOK_NOW could not set fails (it wrote nothing: every

@@ -1,13 +1,20 @@
-//! Typed hook input. Parsing decodes only the fields a handler reads; everything else stays in
-//! [`Payload::raw`] and is never type-checked, so a field Claude Code adds, drops or retypes
+//! Typed hook input. Parsing decodes only the fields a handler reads; everything else stays
+//! text in [`Payload::raw`] and is never type-checked, so a field Claude Code adds, drops or retypes
 //! (`duration_ms: 43.5`, `permission_mode` as an object) cannot fail a payload. An unknown
 //! event decodes nothing beyond its name. Enum-like strings (`source`) stay strings with
 //! helpers that map unknown values to their nearest known case. The fields handlers read are
 //! not coerced: one of the wrong type is an error. A lone UTF-16 surrogate escape
 //! (`"\ud83d"`, an emoji JavaScript cut in half) becomes U+FFFD instead of failing the payload.
+//!
+//! The hot path parses the top level once into field texts (no JSON tree); `tool_input` and
+//! `tool_response` become JSON values only for the tools taskhook acts on, so a Read of a large
+//! file (its whole content in `tool_response`) costs a syntax check, never a tree.
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
@@ -109,9 +116,27 @@ pub struct Payload {
     pub name: String,
     pub common: Common,
     pub event: Event,
-    /// The whole payload as received, unknown fields included.
-    pub raw: Value,
+    /// The whole payload as received, unknown fields included (its JSON text).
+    pub raw: String,
 }
+
+/// The tools whose `tool_input` / `tool_response` a handler reads; other tools' are never
+/// turned into JSON values.
+pub const TOOLS_READ: &[&str] = &[
+    "Agent",
+    "Task",
+    "Bash",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "TodoWrite",
+    "TaskCreate",
+    "TaskUpdate",
+];
+
+/// The top level of a payload: each field's JSON text.
+type Fields = BTreeMap<String, Box<RawValue>>;
 
 impl Payload {
     /// Parses one payload: a JSON object with a string `hook_event_name`.
@@ -127,53 +152,89 @@ impl Payload {
                 "empty input: expected one hook payload (a JSON object) on stdin".into(),
             ));
         }
-        let raw: Value = parse_json(bytes)
-            .map_err(|e| Error::BadInput(format!("payload is not valid JSON: {e}")))?;
-        Self::from_value(raw)
+        let fields: Fields = parse_fields(bytes).map_err(|e| match parse_json(bytes) {
+            Ok(v) if !v.is_object() => Error::BadInput(format!(
+                "payload is a JSON {}, expected an object",
+                json_kind(&v)
+            )),
+            _ => Error::BadInput(format!("payload is not valid JSON: {e}")),
+        })?;
+        // Valid JSON is valid UTF-8 (a lone surrogate escape is ASCII).
+        let raw = String::from_utf8_lossy(bytes).into_owned();
+        Self::from_fields(fields, raw)
     }
 
     /// Builds a payload from an already parsed JSON value.
-    pub fn from_value(raw: Value) -> Result<Self> {
-        let Value::Object(map) = &raw else {
+    pub fn from_value(value: Value) -> Result<Self> {
+        if !value.is_object() {
             return Err(Error::BadInput(format!(
                 "payload is a JSON {}, expected an object",
-                json_kind(&raw)
+                json_kind(&value)
             )));
+        }
+        Self::parse(&serde_json::to_vec(&value).unwrap_or_default())
+    }
+
+    fn from_fields(fields: Fields, raw: String) -> Result<Self> {
+        let name = match fields.get("hook_event_name").map(|r| r.get()) {
+            Some(text) => match parse_json(text.as_bytes()) {
+                Ok(Value::String(s)) if !s.is_empty() => s,
+                Ok(Value::String(_) | Value::Null) => {
+                    return Err(Error::BadInput("payload has no hook_event_name".into()))
+                }
+                Ok(other) => {
+                    return Err(Error::BadInput(format!(
+                        "hook_event_name is a JSON {}, expected a string",
+                        json_kind(&other)
+                    )))
+                }
+                Err(e) => return Err(Error::BadInput(format!("payload is not valid JSON: {e}"))),
+            },
+            None => return Err(Error::BadInput("payload has no hook_event_name".into())),
         };
-        let name = match map.get("hook_event_name") {
-            Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(Value::String(_)) | None | Some(Value::Null) => {
-                return Err(Error::BadInput(
-                    "payload has no hook_event_name".to_string(),
-                ))
+        let pick = |keys: &[&str]| -> Result<Value> {
+            let mut m = Map::new();
+            for k in keys {
+                if let Some(r) = fields.get(*k) {
+                    let v = parse_json(r.get().as_bytes()).map_err(|e| {
+                        Error::BadInput(format!("invalid {name} payload: {k}: {e}"))
+                    })?;
+                    m.insert((*k).to_string(), v);
+                }
             }
-            Some(other) => {
-                return Err(Error::BadInput(format!(
-                    "hook_event_name is a JSON {}, expected a string",
-                    json_kind(other)
-                )))
-            }
+            Ok(Value::Object(m))
         };
         let event = match name.as_str() {
-            "SessionStart" => Event::SessionStart(decode(&name, &raw)?),
+            "SessionStart" => Event::SessionStart(decode(&name, &pick(&["source"])?)?),
             "SessionEnd" => Event::SessionEnd,
-            "PreToolUse" => Event::PreToolUse(decode(&name, &raw)?),
-            "PostToolUse" => Event::PostToolUse(decode(&name, &raw)?),
+            "PreToolUse" => Event::PreToolUse(tool_use(&name, &fields)?),
+            "PostToolUse" => Event::PostToolUse(tool_use(&name, &fields)?),
             "PostToolUseFailure" => Event::PostToolUseFailure,
             "PostToolBatch" => Event::PostToolBatch,
             "SubagentStart" => Event::SubagentStart,
-            "SubagentStop" => Event::SubagentStop(decode(&name, &raw)?),
+            "SubagentStop" => Event::SubagentStop(decode(
+                &name,
+                &pick(&[
+                    "stop_hook_active",
+                    "agent_transcript_path",
+                    "last_assistant_message",
+                    "tasks_completed",
+                ])?,
+            )?),
             "Stop" => Event::Stop,
             "PreCompact" => Event::PreCompact,
             "PostCompact" => Event::PostCompact,
             "UserPromptSubmit" => Event::UserPromptSubmit,
-            "TaskCreated" => Event::TaskCreated(decode(&name, &raw)?),
-            "TaskCompleted" => Event::TaskCompleted(decode(&name, &raw)?),
+            "TaskCreated" => Event::TaskCreated(decode(&name, &pick(&["task_id"])?)?),
+            "TaskCompleted" => Event::TaskCompleted(decode(&name, &pick(&["task_id"])?)?),
             _ => Event::Unknown,
         };
         let common: Common = match event {
             Event::Unknown => Common::default(),
-            _ => decode(&name, &raw)?,
+            _ => decode(
+                &name,
+                &pick(&["session_id", "cwd", "agent_id", "agent_type"])?,
+            )?,
         };
         Ok(Payload {
             name,
@@ -183,6 +244,13 @@ impl Payload {
         })
     }
 
+    /// The payload as one line of JSON (what `replay` reads back from JSON Lines).
+    pub fn raw_line(&self) -> String {
+        parse_json(self.raw.as_bytes())
+            .map(|v| v.to_string())
+            .unwrap_or_else(|_| self.raw.replace('\n', " "))
+    }
+
     /// Whether the event fired inside a subagent.
     pub fn in_subagent(&self) -> bool {
         self.common
@@ -190,6 +258,37 @@ impl Payload {
             .as_deref()
             .is_some_and(|s| !s.is_empty())
     }
+}
+
+/// `tool_name`, and `tool_input` / `tool_response` as values for the tools in [`TOOLS_READ`].
+fn tool_use(event: &str, fields: &Fields) -> Result<ToolUse> {
+    let tool_name: String = match fields.get("tool_name") {
+        Some(r) => parse_json(r.get().as_bytes())
+            .and_then(serde_json::from_value::<Option<String>>)
+            .map_err(|e| Error::BadInput(format!("invalid {event} payload: tool_name: {e}")))?
+            .unwrap_or_default(),
+        None => String::new(),
+    };
+    let value = |key: &str| -> Result<Value> {
+        match fields.get(key) {
+            Some(r) if TOOLS_READ.contains(&tool_name.as_str()) => parse_json(r.get().as_bytes())
+                .map_err(|e| Error::BadInput(format!("invalid {event} payload: {key}: {e}"))),
+            _ => Ok(Value::Null),
+        }
+    };
+    Ok(ToolUse {
+        tool_input: value("tool_input")?,
+        tool_response: value("tool_response")?,
+        tool_name,
+    })
+}
+
+/// The top level of a payload as field texts, lone surrogates fixed as [`parse_json`] does.
+fn parse_fields(bytes: &[u8]) -> serde_json::Result<Fields> {
+    serde_json::from_slice(bytes).or_else(|e| match replace_lone_surrogates(bytes) {
+        Some(fixed) => serde_json::from_slice(&fixed).map_err(|_| e),
+        None => Err(e),
+    })
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(event: &str, raw: &Value) -> Result<T> {
@@ -333,8 +432,9 @@ mod tests {
         // A pair stays a pair; an escaped backslash before `u` is not an escape.
         let raw = br#"{"hook_event_name":"Stop","x":"\ud83d\ude00 \\ud83d","y":"\ud83d"}"#;
         let p = Payload::parse(raw).unwrap();
-        assert_eq!(p.raw["x"], "\u{1f600} \\ud83d");
-        assert_eq!(p.raw["y"], "\u{fffd}");
+        let raw: Value = parse_json(p.raw.as_bytes()).unwrap();
+        assert_eq!(raw["x"], "\u{1f600} \\ud83d");
+        assert_eq!(raw["y"], "\u{fffd}");
         assert!(replace_lone_surrogates(br#""\ud83d\ude00 \\udc00 \u0041""#).is_none());
         // Still invalid after the fix: the original error is reported.
         let err = Payload::parse(br#"{"a":"\ud83d", "#)

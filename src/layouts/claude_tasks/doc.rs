@@ -45,7 +45,11 @@ pub fn list_id(cx: &Ctx, project: &Project) -> Result<String> {
             return Ok(sanitize_id(&name));
         }
     }
-    for dir in project.git_root.iter().chain([&project.root]) {
+    for dir in project
+        .git_root(&cx.store)
+        .into_iter()
+        .chain([project.root.as_path()])
+    {
         if let Some(name) = dir.file_name() {
             return Ok(sanitize_id(&name.to_string_lossy()));
         }

@@ -16,7 +16,6 @@
 pub mod cli;
 pub mod config;
 pub mod context;
-pub mod demo;
 pub mod doctor;
 pub mod engine;
 pub mod env;

@@ -1,11 +1,5 @@
-//! `taskhook demo`: a guided tour on an embedded default. It creates a scratch project (and a
-//! scratch home) in a temporary folder, sends real-shaped Claude Code payloads through the real
-//! hook path (`engine::run`, exactly what `taskhook hook` runs), and prints for a person what
-//! each step changed and what taskhook answered; one chapter per layout. Nothing outside the
-//! scratch folder is read or written, and the folder is removed at the end (unless kept).
-
-mod chapters;
-mod more;
+//! The tour's stage: the scratch project, sending payloads through the hook path, running
+//! commands, and printing what happened for a person.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -228,7 +222,7 @@ pub fn run(out: &mut dyn Write, keep: bool) -> Result<()> {
         tour.root.display(),
         if keep { "; kept: --keep" } else { "" }
     ))?;
-    chapters::all(&mut tour)?;
+    super::chapters::all(&mut tour)?;
     tour.line("")?;
     tour.line(
         "That was every layout. In a real project: `taskhook install`, then start Claude Code;",

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::Tour;
+use super::tour::Tour;
 use crate::engine;
 use crate::error::Result;
 use crate::layouts::{claude_tasks, iterative};

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::Tour;
+use super::tour::Tour;
 use crate::error::Result;
 
 /// A PreToolUse of the main agent's `Agent` call with `prompt`.

@@ -13,7 +13,13 @@ fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     let keep_pie = std::env::var_os("TASKHOOK_PIE").is_some_and(|v| !v.is_empty() && v != "0");
-    if os == "linux" && env == "gnu" && !keep_pie {
+    // A static build (`-C target-feature=+crt-static`) links as static-pie; `-no-pie` on top
+    // of that would produce a broken binary.
+    let crt_static = std::env::var("CARGO_CFG_TARGET_FEATURE")
+        .unwrap_or_default()
+        .split(',')
+        .any(|f| f == "crt-static");
+    if os == "linux" && env == "gnu" && !keep_pie && !crt_static {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }

@@ -62,7 +62,7 @@ pub fn run(cx: &Ctx, bytes: &[u8]) -> (Option<String>, Result<Outcome>) {
 }
 
 /// Handles an already parsed payload, then records it in the project's journal when it changed
-/// a file, replied or failed (never for a no-op, never in a dry run).
+/// a file (never for an event that changed nothing, never in a dry run: see [`journal`]).
 pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcome>) {
     cx.set_payload(crate::context::PayloadInfo {
         session_id: payload.common.session_id.clone().filter(|s| !s.is_empty()),

@@ -21,6 +21,8 @@
     clippy::exit
 )]
 
+mod common;
+
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -126,20 +128,10 @@ fn run(bin: &Path, home: &Path, project: &Path, payload: &[u8]) -> (Duration, Du
         std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
         out
     });
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: `usage` is a plain C struct that wait4 fills; `pid` is our unreaped child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let u = common::wait_usage(&child);
     let wall = start.elapsed();
-    assert_eq!(got, pid, "wait4");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "taskhook exited with status {status}"
-    );
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-    (wall, cpu, reader.join().unwrap())
+    assert!(u.ok, "taskhook exited with status {}", u.status);
+    (wall, u.cpu, reader.join().unwrap())
 }
 
 fn session_start(project: &Path) -> Vec<u8> {

@@ -16,6 +16,8 @@
     clippy::exit
 )]
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -83,20 +85,10 @@ fn time_once(case: &Case, home: &Path) -> (Duration, Duration) {
         .unwrap()
         .write_all(&case.payload)
         .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 fills it for our own child (and reaps it).
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    let u = common::wait_usage(&child);
     let elapsed = start.elapsed();
-    assert_eq!(got, pid, "wait4");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{} exited {status}",
-        case.name
-    );
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    (elapsed, tv(ru.ru_utime) + tv(ru.ru_stime))
+    assert!(u.ok, "{} exited {}", case.name, u.status);
+    (elapsed, u.cpu)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

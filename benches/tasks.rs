@@ -18,6 +18,8 @@
     clippy::exit
 )]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -54,22 +56,15 @@ fn measure(mut cmd: Command, stdin: &[u8]) -> Sample {
         let mut pipe = child.stdin.take().unwrap();
         let _ = pipe.write_all(stdin);
     }
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 fills it for our own child.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    assert_eq!(got, pid, "wait4");
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    if !ok {
+    let u = common::wait_usage(&child);
+    if !u.ok {
         let mut err = String::new();
         let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
-        panic!("{cmd:?} failed ({status}): {err}");
+        panic!("{cmd:?} failed ({}): {err}", u.status);
     }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Sample {
-        cpu: secs(ru.ru_utime) + secs(ru.ru_stime),
-        rss: ru.ru_maxrss as u64 * 1024,
+        cpu: u.cpu.as_secs_f64(),
+        rss: u.max_rss,
     }
 }
 

@@ -85,13 +85,6 @@ fn settings_files(cx: &Ctx) -> Vec<(PathBuf, Value)> {
     .collect()
 }
 
-fn plugin_enabled(v: &Value) -> bool {
-    v["enabledPlugins"].as_object().is_some_and(|m| {
-        m.iter()
-            .any(|(k, on)| k.starts_with("taskhook@") && on == &Value::Bool(true))
-    })
-}
-
 /// Finds `name` in the `PATH` directories.
 fn on_path(cx: &Ctx, name: &str) -> Option<PathBuf> {
     let path = cx.env.get_os(env::PATH)?;
@@ -103,7 +96,7 @@ fn on_path(cx: &Ctx, name: &str) -> Option<PathBuf> {
 fn registrations(cx: &Ctx, out: &mut Vec<Finding>) {
     const T: &str = "registrations";
     let files = settings_files(cx);
-    let plugin = files.iter().any(|(_, v)| plugin_enabled(v));
+    let plugin = files.iter().any(|(_, v)| install::plugin_enabled(v));
     let timeout = lock::timeout_from_env(&cx.env).unwrap_or(lock::DEFAULT_TIMEOUT);
     let mut any = plugin;
     for r in REGISTRATIONS {

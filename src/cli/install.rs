@@ -193,7 +193,7 @@ fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
     };
     let plugin_in = std::iter::once((t.path.clone(), Some(new.clone())))
         .chain(others.iter().map(|o| (o.path.clone(), read(o))))
-        .find(|(_, v)| v.as_ref().is_some_and(plugin_enabled))
+        .find(|(_, v)| v.as_ref().is_some_and(install::plugin_enabled))
         .map(|(p, _)| p);
     if let Some(p) = plugin_in {
         out.push(format!(
@@ -220,14 +220,6 @@ fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
         }
     }
     out
-}
-
-/// Whether a settings object enables a plugin named taskhook (from any marketplace).
-fn plugin_enabled(v: &Value) -> bool {
-    v["enabledPlugins"].as_object().is_some_and(|m| {
-        m.iter()
-            .any(|(k, on)| k.starts_with("taskhook@") && on == &json!(true))
-    })
 }
 
 /// Everything the human summary says.

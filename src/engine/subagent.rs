@@ -121,10 +121,11 @@ fn apply(c: &Candidate, unit: &str, step: Step, bound: bool, work: &mut Work) {
     }
     work.notices.extend(step.tell_main);
     work.reply.system.extend(step.tell_user);
-    for (k, v) in step.extra {
-        let mut extra = crate::hook::output::Reply::default();
-        extra.extra.insert(k, v);
-        work.reply.merge(extra);
+    if !step.extra.is_empty() {
+        work.reply.merge(crate::hook::output::Reply {
+            extra: step.extra,
+            ..Default::default()
+        });
     }
     if let Some(deny) = step.deny {
         work.reply.deny.get_or_insert(deny);

@@ -116,6 +116,15 @@ fn is_taskhook_name(name: &str) -> bool {
     name == "taskhook" || name == "taskhook.exe"
 }
 
+/// Whether a settings object enables the taskhook plugin (from any marketplace): its hooks
+/// run beside any registered in settings.
+pub fn plugin_enabled(settings: &Value) -> bool {
+    settings["enabledPlugins"].as_object().is_some_and(|m| {
+        m.iter()
+            .any(|(k, on)| k.starts_with("taskhook@") && on == &Value::Bool(true))
+    })
+}
+
 /// Whether a handler object is taskhook's (any form).
 pub fn is_ours(h: &Value) -> bool {
     form(h).is_some()

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::hook::input::Payload;
 use crate::hook::output::{render, Reply};
 use crate::hook::Outcome;
-use crate::layouts::{registry, Layout};
+use crate::layouts::registry;
 use crate::project::Project;
 use facts::Fact;
 
@@ -234,9 +234,4 @@ fn finish(cx: &Ctx, event: &str, work: Work) -> Result<Outcome> {
         refusal,
         changed: Vec::new(),
     })
-}
-
-/// The layouts, for commands that work on every store ([`ops`]).
-pub(crate) fn all_layouts() -> &'static [&'static dyn Layout] {
-    registry()
 }

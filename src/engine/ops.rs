@@ -7,10 +7,10 @@ use serde::Serialize;
 
 use crate::context::Ctx;
 use crate::engine::facts::Start;
-use crate::engine::{all_layouts, notices};
+use crate::engine::notices;
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
-use crate::layouts::{StoreRef, Summary};
+use crate::layouts::{registry, StoreRef, Summary};
 use crate::project::Project;
 use crate::store::{check, schema};
 
@@ -44,7 +44,7 @@ pub fn reconcile(
     let mut reply = Reply::default();
     let mut errors = Vec::new();
     let mut done = Vec::new();
-    for &layout in all_layouts() {
+    for &layout in registry() {
         let stores = match layout.discover(cx, project) {
             Ok(s) => s,
             Err(e) => {
@@ -86,7 +86,7 @@ pub fn reconcile(
 /// Every store of the project, summarized; a store that cannot be read reports its problem.
 pub fn status(cx: &Ctx, project: &Project) -> Vec<Summary> {
     let mut out = Vec::new();
-    for &layout in all_layouts() {
+    for &layout in registry() {
         match layout.discover(cx, project) {
             Err(e) => out.push(Summary::problem(
                 layout.name(),
@@ -121,7 +121,7 @@ pub struct FileReport {
 /// Checks every state file of every store, and taskhook's own `agents.json`.
 pub fn validate(cx: &Ctx, project: &Project) -> Result<Vec<FileReport>> {
     let mut out = Vec::new();
-    for &layout in all_layouts() {
+    for &layout in registry() {
         for store in layout.discover(cx, project)? {
             for file in layout.state_files(cx, &store)? {
                 let errors = if layout.vouches(cx, &file)? {
@@ -163,7 +163,7 @@ pub fn store_at(
     project: &Project,
     target: &Path,
 ) -> Result<(&'static dyn crate::layouts::Layout, StoreRef)> {
-    for &layout in all_layouts() {
+    for &layout in registry() {
         for store in layout.discover(cx, project)? {
             if target.starts_with(&store.root) {
                 return Ok((layout, store));

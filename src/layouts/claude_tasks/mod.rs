@@ -314,8 +314,3 @@ impl Layout for ClaudeTasks {
         recover::recover(cx, store)
     }
 }
-
-/// Whether an error means the list could not be read (for messages).
-pub fn is_corrupt(e: &Error) -> bool {
-    matches!(e, Error::Corrupt { .. })
-}

@@ -5,8 +5,9 @@
 //! the dynamic loader, relocating the ~10,000 pointers in its dependencies' tables (and
 //! touching the pages that hold them); a position-dependent one has them resolved at link time.
 //! The price is that the binary's own code and data sit at a fixed address (the stack, the heap
-//! and the libraries stay randomized). Set `TASKHOOK_PIE=1` when building to keep PIE; a static
-//! build (`-C target-feature=+crt-static`, static-pie) is left as it is.
+//! and the libraries stay randomized). Set `TASKHOOK_PIE=1` when building to keep PIE. A static
+//! build (`-C target-feature=+crt-static`, as `install.sh` makes on x86_64 Linux with glibc) is
+//! left as its flags make it: `-no-pie` on top of a static-pie link would break it.
 //! Only the binary is affected: libraries, build scripts and proc macros link as usual.
 
 fn main() {

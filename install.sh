@@ -9,9 +9,13 @@
 #   ./install.sh --register [FLAGS]   also run `taskhook install FLAGS` in the folder you are in
 #                                     (e.g. --register --user, --register --local)
 #   ./install.sh --no-demo            skip the demo
+#
+# On x86_64 Linux with glibc the binary is linked statically (no dynamic loader at start: it
+# runs on every tool call); TASKHOOK_STATIC=0 builds it dynamically linked, TASKHOOK_PIE=1
+# keeps it position-independent. See the README, Performance.
 set -euo pipefail
 
-usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 dry_run=0
 demo=1
@@ -38,13 +42,37 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# The static build: crt-static for glibc (and libgcc's unwinder) linked in, and the
+# relocation model that makes it a plain static executable (TASKHOOK_PIE=1: static-pie). It
+# needs an explicit --target so that build scripts and proc macros still link as usual; the
+# flags go through --config so they apply to that target only. A RUSTFLAGS of your own would
+# override them, so then the build is left to it.
+static_args=()
+static_shown=""
+host="$(rustc -vV 2>/dev/null | sed -n 's/^host: //p' || true)"
+if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${TASKHOOK_STATIC:-1}" != 0 ] && [ -z "${RUSTFLAGS:-}" ]; then
+  flags='"-C", "target-feature=+crt-static"'
+  case "${TASKHOOK_PIE:-}" in
+    "" | 0) flags="$flags, \"-C\", \"relocation-model=static\"" ;;
+  esac
+  static_args=(--target "$host" --config "target.$host.rustflags = [$flags]")
+  static_shown=" --target $host --config 'target.$host.rustflags = [$flags]'"
+fi
+
 if [ "$dry_run" = 1 ]; then
   echo "install.sh: dry run; nothing is built or installed."
-  echo "Would run: cargo install --path $here --locked"
+  echo "Would run: cargo install --path $here --locked$static_shown"
   echo "Would install: $bin"
 else
   echo "install.sh: building taskhook (a first build takes a few minutes)…"
-  cargo install --path "$here" --locked
+  if [ ${#static_args[@]} -gt 0 ]; then
+    if ! cargo install --path "$here" --locked "${static_args[@]}"; then
+      echo "install.sh: the static build failed (above); building it dynamically linked instead" >&2
+      cargo install --path "$here" --locked
+    fi
+  else
+    cargo install --path "$here" --locked
+  fi
   echo
   echo "Installed: $bin"
 fi

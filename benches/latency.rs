@@ -1,11 +1,16 @@
 //! Process-level latency of `taskhook hook`, against the floor of a hello-world binary built
 //! with the same optimisation settings. Run with `cargo bench --bench latency`.
 //!
+//! The binary measured is the one `install.sh` installs (on x86_64 Linux with glibc: linked
+//! statically), built by running `install.sh --no-demo` into `target/bench-install/`
+//! (incremental after the first run); `cargo bench`'s own build of it (dynamically linked) is
+//! measured beside it for comparison.
+//!
 //! Each case spawns the process, writes the payload to its stdin and waits for it to exit;
 //! cases are interleaved round-robin so drift on a shared machine hits them alike. Prints the
 //! median and 90th percentile of the wall time per case, the median of the child's own CPU
 //! time (user + system, from `wait4`), and the no-op/floor ratios (targets: at most 1.5× in
-//! wall time, issue 8; at most 1.2× in CPU time, issue 13).
+//! wall time, issue 8; at most 1.2× in CPU time, issue 13); exits 1 when either is missed.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -35,11 +40,22 @@ struct Case {
     cpu: Vec<Duration>,
 }
 
-fn build_floor(out_dir: &Path) -> PathBuf {
+/// Builds the floor with rustc's defaults for this target (`static`: linked like the installed
+/// taskhook, statically and position-dependent, for reference).
+fn build_floor(out_dir: &Path, static_: bool) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/floor.rs");
-    let out = out_dir.join("floor");
+    let out = out_dir.join(if static_ { "floor-static" } else { "floor" });
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let status = Command::new(rustc)
+    let mut cmd = Command::new(rustc);
+    if static_ {
+        cmd.args([
+            "-C",
+            "target-feature=+crt-static",
+            "-C",
+            "relocation-model=static",
+        ]);
+    }
+    let status = cmd
         .args([
             "--edition",
             "2021",
@@ -63,6 +79,32 @@ fn build_floor(out_dir: &Path) -> PathBuf {
         .expect("run rustc");
     assert!(status.success(), "building the floor binary failed");
     out
+}
+
+/// The binary as `install.sh` installs it, built into `target/bench-install/`; `None` (said on
+/// stderr) when that fails.
+fn build_installed() -> Option<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = repo.join("target/bench-install");
+    eprintln!(
+        "latency: building the installed form with install.sh into {}",
+        dir.display()
+    );
+    let status = Command::new("bash")
+        .arg(repo.join("install.sh"))
+        .arg("--no-demo")
+        .env("CARGO_INSTALL_ROOT", dir.join("root"))
+        .env("CARGO_TARGET_DIR", dir.join("build"))
+        .stdout(Stdio::null())
+        .status();
+    let bin = dir.join("root/bin/taskhook");
+    match status {
+        Ok(s) if s.success() && bin.exists() => Some(bin),
+        other => {
+            eprintln!("latency: install.sh failed ({other:?}); measuring cargo's build only");
+            None
+        }
+    }
 }
 
 /// Runs a case once: its wall time and its own CPU time (user + system).
@@ -112,8 +154,10 @@ fn main() {
         r#"{"bindings": {"a1": {"units": ["T1"], "at": "2026-01-01T00:00:00Z"}}, "notices": []}"#,
     )
     .unwrap();
-    let floor = build_floor(&tmp);
-    let taskhook = PathBuf::from(env!("CARGO_BIN_EXE_taskhook"));
+    let floor = build_floor(&tmp, false);
+    let floor_static = build_floor(&tmp, true);
+    let cargo_build = PathBuf::from(env!("CARGO_BIN_EXE_taskhook"));
+    let taskhook = build_installed().unwrap_or_else(|| cargo_build.clone());
     let cwd = project.display().to_string();
     let read = serde_json::json!({
         "session_id": "d0f25021-a11f-4950-869e-feafa9106abd",
@@ -169,6 +213,20 @@ fn main() {
             vec!["hook"],
             &busy_read,
         ),
+        case(
+            "no-op Read, cargo's dynamic build",
+            &cargo_build,
+            &project,
+            vec!["hook"],
+            &read,
+        ),
+        case(
+            "floor, linked statically",
+            &floor_static,
+            &project,
+            vec![],
+            &read,
+        ),
     ];
     for case in &cases {
         for _ in 0..20 {
@@ -206,10 +264,14 @@ fn main() {
     }
     let cpu_ratio = cpus[1].as_secs_f64() / cpus[0].as_secs_f64();
     let cpu_ratio_busy = cpus[3].as_secs_f64() / cpus[0].as_secs_f64();
+    let cpu_ratio_dynamic = cpus[4].as_secs_f64() / cpus[0].as_secs_f64();
+    let cpu_ratio_static = cpus[1].as_secs_f64() / cpus[5].as_secs_f64();
     println!(
         "CPU time: no-op / floor {cpu_ratio:.2}x (target <= 1.20x); no-op with stores / floor \
-         {cpu_ratio_busy:.2}x"
+         {cpu_ratio_busy:.2}x; cargo's dynamic build {cpu_ratio_dynamic:.2}x; no-op / static \
+         floor {cpu_ratio_static:.2}x"
     );
+    println!("measured: {}", taskhook.display());
     let ratio = medians[1].as_secs_f64() / medians[0].as_secs_f64();
     let ratio_start = medians[2].as_secs_f64() / medians[0].as_secs_f64();
     let ratio_busy = medians[3].as_secs_f64() / medians[0].as_secs_f64();
@@ -219,7 +281,11 @@ fn main() {
     );
     let _ = std::fs::remove_dir_all(&tmp);
     if ratio.max(ratio_busy) > 1.5 {
-        eprintln!("no-op hook is over 1.5x the floor");
+        eprintln!("no-op hook is over 1.5x the floor in wall time");
+        std::process::exit(1);
+    }
+    if cpu_ratio.max(cpu_ratio_busy) > 1.2 {
+        eprintln!("no-op hook is over 1.2x the floor in CPU time");
         std::process::exit(1);
     }
 }

@@ -26,10 +26,9 @@ impl Rng {
     }
 }
 
-/// Runs `args` with `stdin`, killing it after `delay`; true when SIGKILL ended it.
-fn run_and_kill(p: &Project, args: &[&str], stdin: &[u8], delay: Duration) -> bool {
+/// Starts the binary with `args` and writes `stdin` to it (spawn returns once it has exec'd).
+fn start(p: &Project, args: &[&str], stdin: &[u8]) -> std::process::Child {
     use std::io::Write;
-    use std::os::unix::process::ExitStatusExt;
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("taskhook"))
         .args(args)
         .current_dir(&p.root)
@@ -44,18 +43,28 @@ fn run_and_kill(p: &Project, args: &[&str], stdin: &[u8], delay: Duration) -> bo
     let mut input = child.stdin.take().unwrap();
     let _ = input.write_all(stdin);
     drop(input);
+    child
+}
+
+/// Runs `args` with `stdin`, killing it after `delay`; true when SIGKILL ended it.
+fn run_and_kill(p: &Project, args: &[&str], stdin: &[u8], delay: Duration) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = start(p, args, stdin);
     std::thread::sleep(delay);
     let _ = child.kill();
     let status = child.wait().unwrap();
     status.signal() == Some(9)
 }
 
-/// The median time of a few complete runs, to spread kills over a run's life.
+/// The median time a complete run lives from the moment [`run_and_kill`] starts its clock
+/// (after spawn and the write), to spread kills over a run's life; measured the same way so
+/// that the spread fits a release build's short runs as well as a debug build's.
 fn calibrate(p: &Project, args: &[&str], stdin: &[u8]) -> Duration {
     let mut times: Vec<Duration> = (0..5)
         .map(|_| {
+            let mut child = start(p, args, stdin);
             let t = Instant::now();
-            let ok = p.run(args, stdin.to_vec()).code == 0;
+            let ok = child.wait().unwrap().success();
             assert!(ok, "calibration run failed");
             t.elapsed()
         })

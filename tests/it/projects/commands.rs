@@ -361,3 +361,30 @@ fn planted_special_files_and_links_are_refused_not_followed() {
         log_before
     );
 }
+
+#[test]
+fn a_log_that_is_a_link_or_a_hard_link_is_never_appended_through() {
+    for hard in [false, true] {
+        let pr = Proj::new("web");
+        pr.add("T1", &[]);
+        let victim = pr.p.tmp.path().join("bashrc");
+        std::fs::write(&victim, "export PATH=/usr/bin\n").unwrap();
+        std::fs::remove_file(pr.path("progress/log.md")).unwrap();
+        if hard {
+            std::fs::hard_link(&victim, pr.path("progress/log.md")).unwrap();
+        } else {
+            std::os::unix::fs::symlink(&victim, pr.path("progress/log.md")).unwrap();
+        }
+        let tasks_before = pr.read("tasks.json");
+        // `start` logs a STATUS_CHANGED entry.
+        let run = pr.p.run(&["projects", "start", "web", "T1"], "");
+        run.assert_one_line_error();
+        assert!(run.stderr.contains("log.md"), "{run:?}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "export PATH=/usr/bin\n",
+            "hard link: {hard}"
+        );
+        assert_eq!(pr.read("tasks.json"), tasks_before, "hard link: {hard}");
+    }
+}

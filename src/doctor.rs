@@ -4,7 +4,8 @@
 //! - registrations: present for every event (in the project's, local or user settings, or the
 //!   taskhook plugin), pointing at a binary that exists, not registered twice, timeouts above
 //!   the lock wait, PreToolUse matching `Agent|Task|Bash`;
-//! - the binary on `PATH` (the plugin and shell-form hooks find it there);
+//! - the binary on `PATH` (the plugin and shell-form hooks find it there), and how this one is
+//!   linked (statically, as `install.sh` builds it on x86_64 Linux with glibc, or not);
 //! - every store: found, valid against its schema, no problem in its summary, no folder
 //!   planted as a symbolic link under the project's `.claude/`;
 //! - the task list's name, when another folder of the same name would share it;
@@ -247,6 +248,41 @@ fn binary_on_path(cx: &Ctx, out: &mut Vec<Finding>) {
             Some("add the folder holding taskhook (usually ~/.cargo/bin) to PATH"),
         )),
     }
+    out.push(linking(
+        cfg!(all(
+            target_arch = "x86_64",
+            target_os = "linux",
+            target_env = "gnu"
+        )),
+        cfg!(target_feature = "crt-static"),
+    ));
+}
+
+/// How this binary is linked, where `install.sh` would link it statically (`static_target`):
+/// a dynamically linked one pays the dynamic loader on every hook (README, Performance).
+fn linking(static_target: bool, linked_statically: bool) -> Finding {
+    match (static_target, linked_statically) {
+        (_, true) => f(
+            Level::Ok,
+            "binary",
+            "this taskhook is linked statically".into(),
+            None,
+        ),
+        (true, false) => f(
+            Level::Note,
+            "binary",
+            "this taskhook is dynamically linked: every hook pays the dynamic loader (about twice \
+             the CPU of a no-op in the statically linked build)"
+                .into(),
+            Some("install it with `./install.sh` from the taskhook repository (a static build)"),
+        ),
+        (false, false) => f(
+            Level::Ok,
+            "binary",
+            "this taskhook is dynamically linked".into(),
+            None,
+        ),
+    }
 }
 
 fn stores(cx: &Ctx, out: &mut Vec<Finding>) {
@@ -384,5 +420,21 @@ fn environment(cx: &Ctx, out: &mut Vec<Finding>) {
             format!("the clock says {}", cx.store.clock().stamp()),
             Some("set the system clock: stale detection and timestamps depend on it"),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linking_is_a_note_only_for_a_dynamic_build_where_a_static_one_is_made() {
+        assert_eq!(linking(true, true).level, Level::Ok);
+        assert_eq!(linking(false, true).level, Level::Ok);
+        assert_eq!(linking(false, false).level, Level::Ok);
+        let note = linking(true, false);
+        assert_eq!(note.level, Level::Note);
+        assert!(note.message.contains("dynamically linked"));
+        assert!(note.fix.unwrap().contains("./install.sh"));
     }
 }

@@ -41,6 +41,23 @@ fn a_fresh_project_is_told_to_install_and_then_is_fine() {
     assert_eq!(code, 0, "{v}");
     assert!(has(&v, "ok", "all 7 events registered"), "{v}");
     assert_eq!(v["ok"], true);
+    // The test build is cargo's, dynamically linked: a note where install.sh links statically.
+    let (level, text) = if cfg!(all(
+        target_arch = "x86_64",
+        target_os = "linux",
+        target_env = "gnu"
+    )) && !cfg!(target_feature = "crt-static")
+    {
+        (
+            "note",
+            "this taskhook is dynamically linked: every hook pays",
+        )
+    } else if cfg!(target_feature = "crt-static") {
+        ("ok", "this taskhook is linked statically")
+    } else {
+        ("ok", "this taskhook is dynamically linked")
+    };
+    assert!(has(&v, level, text), "{v}");
 }
 
 #[test]

@@ -28,6 +28,8 @@ pub struct Config {
     pub execute: Vec<String>,
     /// The cdd workspace (seed 004) when `CDD_DIR` is not set, relative to the project folder.
     pub cdd_dir: Option<String>,
+    /// How long a claim on a unit lasts without its owner's activity, in minutes (default 30).
+    pub lease_minutes: Option<u64>,
 }
 
 /// Where the settings live in a project.

@@ -32,6 +32,13 @@ pub const TASKHOOK_CAPTURE: &str = "TASKHOOK_CAPTURE";
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Where `taskhook doctor` looks for the binary (as the plugin's hooks do).
 pub const PATH: &str = "PATH";
+/// The Claude Code session a command runs in: Claude Code 2.1.330 sets it in the environment of
+/// its hooks and of the Bash tool's commands (the payloads' `session_id`). The owner of claims.
+pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
+/// Who a person at a terminal is, for claims made outside Claude Code (`user@host`).
+pub const USER: &str = "USER";
+/// Fallback for [`USER`].
+pub const LOGNAME: &str = "LOGNAME";
 
 /// Every variable taskhook reads; [`Env::from_process`] copies these and no others.
 pub const READ: &[&str] = &[
@@ -48,6 +55,9 @@ pub const READ: &[&str] = &[
     TASKHOOK_CAPTURE,
     NO_COLOR,
     PATH,
+    CLAUDE_CODE_SESSION_ID,
+    USER,
+    LOGNAME,
 ];
 
 /// A snapshot of the environment, taken once by the CLI.
@@ -98,6 +108,32 @@ impl Env {
     /// Sets a variable in this snapshot (never in the process).
     pub fn set(&mut self, key: &str, value: impl Into<OsString>) {
         self.vars.insert(key.to_string(), value.into());
+    }
+}
+
+/// This machine's host name (`gethostname`, no name-service lookup), when it has a printable
+/// one.
+pub fn hostname() -> Option<String> {
+    #[cfg(unix)]
+    {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is valid for its whole length during the call; gethostname
+        // writes at most that many bytes.
+        let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        if rc != 0 {
+            return None;
+        }
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        let name = std::str::from_utf8(&buf[..end]).ok()?;
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+        ok.then(|| name.to_string())
+    }
+    #[cfg(not(unix))]
+    {
+        None
     }
 }
 

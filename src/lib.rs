@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod display;
 pub mod doctor;
 pub mod engine;
 pub mod env;

@@ -1,6 +1,7 @@
 //! The command line: parse with clap, call the library, print. One file per command, each
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
+mod agent;
 mod cdd;
 mod completions;
 mod demo;
@@ -28,6 +29,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::context::Ctx;
+use crate::engine::agent::Verb;
 use crate::env::Env;
 use crate::error::{Error, Result};
 
@@ -112,6 +114,25 @@ pub enum Command {
     /// Runs of tasks in layers by parallel subagents, with retries, verification and a merge
     /// queue: init, status, start, done, fail, merged, resume, reset-task, reset, metrics.
     Execute(execute::Args),
+    /// The next unit to work on, across every store of the project (what it is, why, and the
+    /// commands to claim, finish or fail it).
+    Next(agent::NextArgs),
+    /// Everything needed to do one unit: description, files, dependencies, attempts, claim.
+    Show(agent::ShowArgs),
+    /// Take a unit for this session (the layout's own start); refused when it is not ready or
+    /// another session holds it.
+    #[command(after_help = "Example:\n  taskhook claim web/T1")]
+    Claim(agent::UnitArgs),
+    /// Renew the lease on a unit you hold (hook events of your session renew it by themselves).
+    #[command(after_help = "Example:\n  taskhook heartbeat web/T1")]
+    Heartbeat(agent::UnitArgs),
+    /// Finish a unit: exactly what its <signal>ID_DONE</signal> does in its layout.
+    Done(agent::DoneArgs),
+    /// Fail a unit with a reason: exactly what <signal>ID_FAILED: reason</signal> does.
+    Fail(agent::FailArgs),
+    /// Give a unit back: ready again, history kept, no attempt or failure counted.
+    #[command(after_help = "Example:\n  taskhook release web/T1")]
+    Release(agent::UnitArgs),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -258,6 +279,20 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Cdd(a) => cdd::run(&cx, a, io),
         Command::Projects(a) => projects::run(&cx, a, io),
         Command::Execute(a) => execute::run(&cx, a, io),
+        Command::Next(a) => agent::next(&cx, a, io),
+        Command::Show(a) => agent::show(&cx, a, io),
+        Command::Claim(a) => agent::act(&cx, &a.unit, Verb::Claim, a.force, a.json, io),
+        Command::Heartbeat(a) => agent::act(&cx, &a.unit, Verb::Heartbeat, a.force, a.json, io),
+        Command::Done(a) => agent::act(
+            &cx,
+            &a.unit,
+            Verb::Done(a.note.as_deref()),
+            a.force,
+            a.json,
+            io,
+        ),
+        Command::Fail(a) => agent::act(&cx, &a.unit, Verb::Fail(&a.reason), a.force, a.json, io),
+        Command::Release(a) => agent::act(&cx, &a.unit, Verb::Release, a.force, a.json, io),
     }
 }
 

@@ -34,6 +34,8 @@ pub struct Launch<'p> {
     pub prompt: &'p str,
     /// The agent making the call, when it is itself a subagent.
     pub caller: Option<&'p str>,
+    /// The session launching it (whose claim the launch becomes).
+    pub session: Option<&'p str>,
 }
 
 /// The main agent's `Agent` call came back (PostToolUse of `Agent`/`Task`).
@@ -126,6 +128,8 @@ pub enum Fact<'p> {
     TaskCompleted(&'p str),
     /// PreCompact or SessionEnd: time for a checkpoint.
     Checkpoint,
+    /// SessionEnd: the session's claims end.
+    SessionEnded,
     /// A Bash command (see [`Bash`]).
     Bash(Bash<'p>),
     /// Any PostToolUse of the main agent: pending notices and halts are delivered.
@@ -157,6 +161,7 @@ pub fn of(p: &Payload) -> Vec<Fact<'_>> {
                             names,
                             prompt,
                             caller: agent_id,
+                            session: p.common.session_id.as_deref().filter(|s| !s.is_empty()),
                         }));
                     }
                 }
@@ -195,7 +200,11 @@ pub fn of(p: &Payload) -> Vec<Fact<'_>> {
                 facts.push(Fact::TaskCompleted(id));
             }
         }
-        Event::PreCompact | Event::SessionEnd => facts.push(Fact::Checkpoint),
+        Event::PreCompact => facts.push(Fact::Checkpoint),
+        Event::SessionEnd => {
+            facts.push(Fact::Checkpoint);
+            facts.push(Fact::SessionEnded);
+        }
         _ => {}
     }
     facts

@@ -15,8 +15,11 @@
 //! nothing else could be said, or when a lock timed out; never once a file has changed (a
 //! failure after the store moved is reported with exit 0, so the change is not hidden).
 
+pub mod agent;
+pub mod claims;
 mod edits;
 pub mod facts;
+pub mod index;
 pub mod journal;
 pub mod notices;
 pub mod ops;
@@ -107,6 +110,10 @@ fn add_system(out: &mut Outcome, line: String) {
 }
 
 fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
+    // Every event of a session renews the leases it holds (one system call; none without).
+    if let Some(session) = payload.common.session_id.as_deref() {
+        claims::renew_by_event(cx, session);
+    }
     let facts = facts::of(payload);
     if facts.is_empty() {
         return Ok(Outcome::default());
@@ -131,6 +138,17 @@ fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
                 if registry().iter().any(|l| l.wants(fact)) {
                     edits::check(cx, project(), path, &mut work);
                     layouts_on(cx, project, fact, &mut work);
+                }
+            }
+            Fact::SessionEnded => {
+                if let Some(session) = payload.common.session_id.as_deref() {
+                    match agent::session_ended(cx, project(), session) {
+                        Ok(lines) => work
+                            .reply
+                            .system
+                            .extend(lines.into_iter().map(|l| format!("taskhook: {l}"))),
+                        Err(e) => work.fail("claims", e),
+                    }
                 }
             }
             Fact::SessionStart(start) => {

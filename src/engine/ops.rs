@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::context::Ctx;
+use crate::engine::claims::{self, Claims};
 use crate::engine::facts::Start;
-use crate::engine::notices;
+use crate::engine::{index, notices};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
 use crate::layouts::{registry, StoreRef, Summary};
@@ -21,7 +22,28 @@ pub fn session_start(
     project: &Project,
     start: Option<Start>,
 ) -> (Reply, Vec<(String, Error)>) {
-    let (reply, errors, _) = reconcile(cx, project, start);
+    let (mut reply, mut errors, done) = reconcile(cx, project, start);
+    let held = if cx.store.exists(&claims::path(&project.root)) {
+        claims::load(cx, &project.root).unwrap_or_else(|e| {
+            errors.push(("claims".into(), e));
+            Claims::default()
+        })
+    } else {
+        Claims::default()
+    };
+    let seen: Vec<index::Seen> = done
+        .into_iter()
+        .filter_map(|r| {
+            r.summary.map(|summary| index::Seen {
+                summary,
+                changes: r.changes,
+            })
+        })
+        .collect();
+    let session = cx.payload().session_id;
+    reply.context = index::context(cx, &seen, &held, session.as_deref())
+        .into_iter()
+        .collect();
     (reply, errors)
 }
 
@@ -32,6 +54,8 @@ pub struct Reconciliation {
     pub store: String,
     pub changes: Vec<String>,
     pub problems: Vec<String>,
+    /// The store as it is now.
+    pub summary: Option<Summary>,
 }
 
 /// [`session_start`], also returning per store what changed and what could not be fixed
@@ -63,9 +87,10 @@ pub fn reconcile(
                             .as_ref()
                             .map(|s| s.problems.clone())
                             .unwrap_or_default(),
+                        summary: None,
                     });
                     reply.system.extend(r.tell_user);
-                    match r.summary {
+                    match &r.summary {
                         Some(s) if !s.quiet || !r.changes.is_empty() => {
                             reply.context.push(s.context(&r.changes))
                         }
@@ -74,6 +99,9 @@ pub fn reconcile(
                                 .iter()
                                 .map(|c| format!("{} {}: {c}.", store.layout, store.id)),
                         ),
+                    }
+                    if let Some(d) = done.last_mut() {
+                        d.summary = r.summary;
                     }
                 }
                 Err(e) => errors.push((format!("{} {}", store.layout, store.id), e)),
@@ -141,6 +169,18 @@ pub fn validate(cx: &Ctx, project: &Project) -> Result<Vec<FileReport>> {
                 });
             }
         }
+    }
+    let claims_file = claims::path(&project.root);
+    if cx.store.exists(&claims_file) {
+        let errors = check::document(&cx.store, &claims_file, claims::SCHEMA)?;
+        out.push(FileReport {
+            layout: "taskhook",
+            store: "claims".into(),
+            path: claims_file,
+            schema: claims::SCHEMA,
+            valid: errors.is_empty(),
+            errors,
+        });
     }
     let own = notices::path(&project.root);
     if cx.store.exists(&own) {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::context::Ctx;
 use crate::engine::facts::{AgentReturned, Launch, Stopped};
-use crate::engine::{notices, Work};
+use crate::engine::{agent, notices, Work};
 use crate::layouts::{registry, Input, Layout, Step, StoreRef, Turn, Unit};
 use crate::project::Project;
 use crate::signals::{bound_names, parse_signals, read_transcript, split_name, UnitName};
@@ -251,7 +251,29 @@ pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Wor
         final_text: "",
     };
     for (i, id) in resolve_all(&cands, &l.names, work) {
-        run_step(cx, &cands[i], &id, Input::Launch, &turn, work);
+        let c = &cands[i];
+        // A launch bound with <task> is a claim by the launching session (CONTRACT §7):
+        // refused while another session's lease holds the unit.
+        if let Some(session) = l.session {
+            match agent::launched(cx, project, session, &c.store, &id, true) {
+                Ok(Some(held)) => {
+                    work.reply.deny.get_or_insert(format!("taskhook: {held}."));
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    work.fail("claims", e);
+                    continue;
+                }
+            }
+        }
+        let denied_before = work.reply.deny.is_some();
+        run_step(cx, c, &id, Input::Launch, &turn, work);
+        if let (Some(session), false) = (l.session, work.reply.deny.is_some() && !denied_before) {
+            if let Err(e) = agent::launched(cx, project, session, &c.store, &id, false) {
+                work.fail("claims", e);
+            }
+        }
     }
 }
 

@@ -19,6 +19,7 @@ pub mod json;
 pub mod projects;
 pub mod summary;
 pub mod unit;
+pub mod work;
 
 use std::path::PathBuf;
 
@@ -32,6 +33,7 @@ use crate::project::Project;
 
 pub use summary::{Item, StoreStatus, Summary};
 pub use unit::{Input, Step, Turn};
+pub use work::{Phase, Shown, WorkUnit};
 
 /// One store a layout found: which layout, its id (project id, slug, list id, …), its root, and
 /// the project it was found for (where the project's own files live: `.claude/taskhook/`).
@@ -128,6 +130,47 @@ pub trait Layout: Sync {
     ) -> Result<Step> {
         let _ = (cx, store, unit, input, turn);
         Ok(Step::default())
+    }
+
+    /// The units of a store for the agent's verbs and the board, in the layout's own order of
+    /// work: `taskhook next` offers the first ready one. By default, what the store's summary
+    /// lists (a layout with a better account of its units gives it).
+    fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
+        Ok(work::from_summary(&self.summarize(cx, store)?))
+    }
+
+    /// Everything needed to do one unit (`taskhook show`): its description or brief, files,
+    /// dependencies, attempts and last failure, guardrails, recent history.
+    fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
+        let _ = (cx, store, unit);
+        Ok(Shown::default())
+    }
+
+    /// Takes a ready unit: the layout's own start transition (by default its launch step, what
+    /// a subagent bound with `<task>` starts). A refusal is [`Step::deny`].
+    fn claim(&self, cx: &Ctx, store: &StoreRef, unit: &str, turn: &Turn<'_>) -> Result<Step> {
+        self.step(cx, store, unit, Input::Launch, turn)
+    }
+
+    /// Gives a unit back: ready again, its history kept, no attempt or failure counted. A
+    /// refusal is [`Step::deny`].
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+        let _ = (cx, unit);
+        Ok(Step {
+            deny: Some(format!(
+                "{} {} has no way to give a unit back",
+                self.name(),
+                store.id
+            )),
+            ..Default::default()
+        })
+    }
+
+    /// Records a line about a unit in the store's own log, where the layout keeps one (a
+    /// takeover of an expired claim, a forced verb), in the log's own shape.
+    fn note(&self, cx: &Ctx, store: &StoreRef, unit: &str, text: &str) -> Result<()> {
+        let _ = (cx, store, unit, text);
+        Ok(())
     }
 
     /// Any other fact this layout wants (commits, merges, task tools, checkpoints, Bash).

@@ -58,6 +58,9 @@ pub struct Step {
     pub extra: Map<String, Value>,
     /// Refuse a launch with this reason (PreToolUse `permissionDecision: "deny"`).
     pub deny: Option<String>,
+    /// The layout refused the input and changed nothing: why (an agent's verb fails with it;
+    /// a subagent's signal is answered by the messages above).
+    pub refused: Option<String>,
     /// Halt the main agent until a person lifts it.
     pub halt: Option<Halt>,
 }

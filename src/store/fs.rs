@@ -163,6 +163,50 @@ pub fn modified(path: &Path) -> Option<std::time::SystemTime> {
         .and_then(|m| m.modified().ok())
 }
 
+/// Sets a regular file's modification time to `at` (seconds since the epoch), without
+/// following a link; `Ok(false)` when there is no such file. One system call: no file is
+/// opened, nothing is read or written.
+#[cfg(unix)]
+pub fn set_modified(path: &Path, at: i64) -> io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return Ok(false);
+    };
+    let t = libc::timespec {
+        tv_sec: at as libc::time_t,
+        tv_nsec: 0,
+    };
+    let times = [t, t];
+    // SAFETY: `c` is a NUL-terminated path and `times` two valid timespecs, both alive for the
+    // call; utimensat reads them and keeps no pointer.
+    let rc = unsafe {
+        libc::utimensat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            times.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.kind() {
+        io::ErrorKind::NotFound => Ok(false),
+        _ => Err(e),
+    }
+}
+
+/// Sets a file's modification time (see the Unix version): elsewhere through std.
+#[cfg(not(unix))]
+pub fn set_modified(path: &Path, at: i64) -> io::Result<bool> {
+    let Ok(f) = fs::OpenOptions::new().write(true).open(path) else {
+        return Ok(false);
+    };
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(at.max(0) as u64);
+    f.set_modified(t).map(|()| true)
+}
+
 /// Lists a folder, sorted by name; a missing folder is empty. Names that are not UTF-8 are skipped.
 pub fn list_dir(path: &Path) -> Result<Vec<Entry>> {
     let rd = match fs::read_dir(path) {

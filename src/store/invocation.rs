@@ -3,6 +3,7 @@
 //! read the clock (checked when the payload is done), the lock wait's the first lock, and
 //! either any write (checked before it). An event that touches nothing never sees them.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -28,6 +29,25 @@ impl Store {
             self.clock_used.set(true);
         }
         &self.clock
+    }
+
+    /// Renews a liveness mark: sets the modification time of `path`, a file that must already
+    /// exist, to now (one system call; a link is not followed). Not a change of state: it is
+    /// not recorded or journaled, and it never fails the event (a bad `TASKHOOK_NOW`, a dry
+    /// run or a missing file do nothing). Returns whether the mark was set.
+    pub fn touch_existing(&self, path: &Path) -> bool {
+        if self.dry_run
+            || self.clock_problem.is_some()
+            || self.check_write("touch", path, false).is_err()
+        {
+            return false;
+        }
+        crate::store::fs::set_modified(path, self.clock.now().timestamp()).unwrap_or(false)
+    }
+
+    /// The modification time of a regular file (a link is not followed), for liveness marks.
+    pub fn modified(&self, path: &Path) -> Option<chrono::DateTime<chrono::Utc>> {
+        crate::store::fs::modified(path).map(chrono::DateTime::<chrono::Utc>::from)
     }
 
     /// Starts one invocation (one payload of a replay): a fresh lock deadline. A store kept

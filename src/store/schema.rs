@@ -62,6 +62,10 @@ pub static SCHEMAS: &[SchemaDef] = &[
         "taskhook-agents",
         ".claude/taskhook/agents.json (subagent bindings, notices)"
     ),
+    schema!(
+        "taskhook-claims",
+        ".claude/taskhook/claims.json (claims and leases of units)"
+    ),
 ];
 
 /// One schema violation: where in the instance (JSON pointer) and what.

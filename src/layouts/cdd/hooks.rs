@@ -277,6 +277,7 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
             if *f == Folder::Pending {
                 // The launch was not seen (taskhook installed mid-run, an unbound prompt).
                 if let Err(e) = ops::start(cx, &paths, unit) {
+                    step.refused = Some(format!("{unit} is in pending/ and cannot be started: {}", e.message));
                     tell(
                         &mut step,
                         &paths,
@@ -296,11 +297,11 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
                     step.status = Some("completed".into());
                     after_finish(cx, &paths, &mut step)?;
                 }
-                other => tell(
-                    &mut step,
-                    &paths,
-                    format!("{unit} signalled DONE but is in {}/; nothing changed.", other.as_str()),
-                ),
+                other => {
+                    let msg = format!("{unit} signalled DONE but is in {}/; nothing changed.", other.as_str());
+                    step.refused = Some(msg.clone());
+                    tell(&mut step, &paths, msg)
+                }
             }
         }
         (Input::Signal(SignalKind::Failed, reason), Status::In(Folder::Pending | Folder::InProgress)) => {
@@ -348,6 +349,7 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
                 Status::In(f) => format!("{unit} signalled {} but is in {}/; nothing changed.", kind.word(), f.as_str()),
                 other => format!("{unit} signalled {}: {}", kind.word(), ws.unusable(unit, other).message),
             };
+            step.refused = Some(msg.clone());
             tell(&mut step, &paths, msg);
         }
         (Input::NoSignal, _) => {}

@@ -21,6 +21,7 @@ pub mod order;
 pub mod repair;
 pub mod report;
 pub mod summary;
+pub mod work;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -30,7 +31,9 @@ use crate::engine::facts::{Fact, Start};
 use crate::env::CDD_DIR;
 use crate::error::Result;
 use crate::hook::output::Reply;
-use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
+use crate::layouts::{
+    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+};
 use crate::project::Project;
 use crate::store::{folder_lock_path, sanitize_id};
 
@@ -244,6 +247,22 @@ impl Layout for Cdd {
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Reconciled> {
         repair::reconcile(cx, store, &store.project, start)
+    }
+
+    fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
+        work::work(cx, store)
+    }
+
+    fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
+        work::show(cx, store, unit)
+    }
+
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+        work::release(cx, store, unit)
+    }
+
+    fn note(&self, cx: &Ctx, store: &StoreRef, unit: &str, text: &str) -> Result<()> {
+        work::note(cx, store, unit, text)
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {

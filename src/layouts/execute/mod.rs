@@ -21,6 +21,7 @@ pub mod recovery;
 pub mod resume;
 pub mod state;
 pub mod summary;
+pub mod work;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -31,7 +32,9 @@ use crate::engine::facts::{Commit, Fact, Start};
 use crate::engine::notices;
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
-use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
+use crate::layouts::{
+    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+};
 use crate::project::{self, Project};
 use crate::signals::{split_name, SignalKind};
 use crate::store::{check_id, fs};
@@ -424,6 +427,18 @@ impl Layout for Execute {
             )),
             None => Ok(Step::default()),
         }
+    }
+
+    fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
+        work::work(cx, store)
+    }
+
+    fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
+        work::show(cx, store, unit)
+    }
+
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+        work::release(cx, store, unit)
     }
 
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {

@@ -16,6 +16,7 @@ use super::{templates, Paths};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::graph::{self, Node};
+use crate::layouts::StoreRef;
 use crate::project::Project;
 use crate::store::{check_id, folder_lock_path};
 
@@ -39,9 +40,24 @@ where
     F: FnOnce(&mut Slug, &mut Counters, &mut Map<String, Value>) -> Result<String>,
 {
     let store = store_ref(cx, project, slug)?;
+    in_store(cx, &store, unit, why, change)
+}
+
+/// [`person`] on a store already found (the agent's `release` too).
+pub(crate) fn in_store<F>(
+    cx: &Ctx,
+    store: &StoreRef,
+    unit: &str,
+    why: &str,
+    change: F,
+) -> Result<Done>
+where
+    F: FnOnce(&mut Slug, &mut Counters, &mut Map<String, Value>) -> Result<String>,
+{
     check_id("unit id", unit)?;
+    let slug = store.id.as_str();
     cx.store.with_lock(&folder_lock_path(&store.root), || {
-        let mut l = load(cx, &store, true)?;
+        let mut l = load(cx, store, true)?;
         let key = units_key(&l.state);
         let Some(obj) = l.state[key].get(unit).and_then(Value::as_object).cloned() else {
             return Err(Error::NotFound(format!("{slug} has no unit {unit:?}")));
@@ -57,7 +73,7 @@ where
         advance(&mut l.state, &l.plan);
         l.state["updated"] = json!(cx.store.clock().stamp());
         l.dirty = true;
-        state::save(cx, &store, &mut l)?;
+        state::save(cx, store, &mut l)?;
         Ok(Done {
             unit: l.state[key][unit].clone(),
             message,

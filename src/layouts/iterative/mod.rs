@@ -28,6 +28,7 @@ pub mod stop;
 pub mod summary;
 mod templates;
 pub mod units;
+pub mod work;
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,9 @@ use crate::context::Ctx;
 use crate::engine::facts::{Commit, Fact, Start};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
-use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
+use crate::layouts::{
+    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+};
 use crate::project::Project;
 use crate::signals::{Signal, SignalKind};
 use crate::store::{check_id, folder_lock_path};
@@ -297,6 +300,22 @@ impl Layout for Iterative {
         cx.store.with_lock(&folder_lock_path(&store.root), || {
             state::append_raw(cx, &p, &state::invalid_note(cx, message))
         })
+    }
+
+    fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
+        work::work(cx, store)
+    }
+
+    fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
+        work::show(cx, store, unit)
+    }
+
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+        work::release(cx, store, unit)
+    }
+
+    fn note(&self, cx: &Ctx, store: &StoreRef, unit: &str, text: &str) -> Result<()> {
+        work::note(cx, store, unit, text)
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {

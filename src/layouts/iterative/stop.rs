@@ -237,6 +237,7 @@ fn ignored(
         status: Some(c.status.clone()),
         tell_user: vec![format!("taskhook: {msg}")],
         tell_main: vec![format!("{msg} {hint}")],
+        refused: Some(format!("{unit} is unchanged because {why}. {hint}")),
         ..Default::default()
     })
 }

@@ -33,6 +33,11 @@ pub const LOOP_ITERATION: &str = "LOOP_ITERATION";
 /// A status change none of the seed's standard events names (a person's `projects set` to
 /// PENDING, IN_RESEARCH, VALIDATING or CANCELLED).
 pub const STATUS_CHANGED: &str = "STATUS_CHANGED";
+/// A task given back by the session that held it (`taskhook release`, a session's end):
+/// IN_PROGRESS → PENDING, nothing counted.
+pub const TASK_RELEASED: &str = "TASK_RELEASED";
+/// A line about a task's claim (a takeover of an expired lease, a person's `--force`).
+pub const CLAIM_NOTE: &str = "CLAIM";
 
 /// How many recent completions the velocity window holds.
 pub const VELOCITY_WINDOW: usize = 10;
@@ -101,6 +106,25 @@ impl Entry {
             .iter()
             .find(|(k, _)| norm_key(k) == want)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The entry in one line: `2026-03-01T12:00:00Z TASK_COMPLETE IN_PROGRESS → COMPLETE
+    /// (actual_minutes: 42)`.
+    pub fn summary_line(&self) -> String {
+        let mut s = format!("{} {}", self.at, self.event);
+        match (&self.from, &self.to) {
+            (Some(f), Some(t)) if f != t => s.push_str(&format!(" {f} → {t}")),
+            _ => {}
+        }
+        if !self.details.is_empty() {
+            let d: Vec<String> = self
+                .details
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect();
+            s.push_str(&format!(" ({})", d.join("; ")));
+        }
+        s
     }
 
     /// The entry as it is appended to the log (ends with a blank line).

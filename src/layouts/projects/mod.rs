@@ -21,6 +21,7 @@ pub mod recovery;
 pub mod session;
 pub mod steps;
 pub mod summary;
+pub mod work;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -28,7 +29,9 @@ use crate::context::Ctx;
 use crate::engine::facts::{Fact, Start};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
-use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
+use crate::layouts::{
+    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+};
 use crate::project::Project;
 use crate::store::{check_id, parse_json, schema};
 
@@ -235,6 +238,22 @@ impl Layout for Projects {
         _turn: &Turn<'_>,
     ) -> Result<Step> {
         steps::step(cx, store, unit, input)
+    }
+
+    fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
+        work::work(cx, store)
+    }
+
+    fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
+        work::show(cx, store, unit)
+    }
+
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+        work::release(cx, store, unit)
+    }
+
+    fn note(&self, cx: &Ctx, store: &StoreRef, unit: &str, text: &str) -> Result<()> {
+        work::note(cx, store, unit, text)
     }
 
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {

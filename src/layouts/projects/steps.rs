@@ -99,6 +99,7 @@ pub fn reply(store: &StoreRef, unit: &str, input: Input<'_>, a: &Acted) -> Step 
         match input {
             Input::Launch => s.deny = Some(format!("taskhook: {who}: {why}.")),
             _ => {
+                s.refused = Some(why.clone());
                 let msg = format!("{who}: {unit} was reported done, but {why}.");
                 s.tell_user.push(format!("taskhook: {msg}"));
                 s.tell_main.push(msg);

@@ -1,0 +1,249 @@
+//! The agent's verbs (CONTRACT §7): `taskhook next | show | claim | heartbeat | done | fail |
+//! release`. Thin: parse, act through `engine::agent`, print readable text or (with `--json`)
+//! one JSON object. Exit 0 on success, 1 on a refusal or an error (one line why).
+
+use crate::context::Ctx;
+use crate::engine::agent::{self, Acted, Next, ShowOut, Verb};
+use crate::engine::claims::Owner;
+use crate::error::Result;
+
+use super::{out, out_json, Io};
+
+/// `taskhook next`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  taskhook next --json\n  taskhook next --store web")]
+pub struct NextArgs {
+    /// Only this store (its name as `taskhook status` shows it).
+    #[arg(long, value_name = "STORE")]
+    pub store: Option<String>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `taskhook show`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  taskhook show web/T1\n  taskhook show T1 --json")]
+pub struct ShowArgs {
+    /// The unit: STORE/TASK, or TASK when it is unique in the project.
+    pub unit: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `taskhook claim`, `heartbeat`, `release`.
+#[derive(Debug, clap::Args)]
+pub struct UnitArgs {
+    /// The unit: STORE/TASK, or TASK when it is unique in the project.
+    pub unit: String,
+    /// Act on a unit another owner holds (a person's override; logged in the store's log).
+    #[arg(long)]
+    pub force: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `taskhook done`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  taskhook done web/T1 --note \"parser and tests in src/parse.rs\""
+)]
+pub struct DoneArgs {
+    /// The unit: STORE/TASK, or TASK when it is unique in the project.
+    pub unit: String,
+    /// What was done, kept with the completion where the layout keeps such text.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// Act on a unit another owner holds (a person's override; logged in the store's log).
+    #[arg(long)]
+    pub force: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `taskhook fail`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  taskhook fail web/T1 --reason \"the API returns 500 on login\""
+)]
+pub struct FailArgs {
+    /// The unit: STORE/TASK, or TASK when it is unique in the project.
+    pub unit: String,
+    /// Why it failed: kept in the layout's log (the retry feedback where the layout has one).
+    #[arg(long, value_name = "TEXT", required = true)]
+    pub reason: String,
+    /// Act on a unit another owner holds (a person's override; logged in the store's log).
+    #[arg(long)]
+    pub force: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn owner(cx: &Ctx) -> Result<Owner> {
+    Owner::of_command(cx)
+}
+
+/// `taskhook next`.
+pub fn next(cx: &Ctx, a: NextArgs, io: &mut Io<'_>) -> Result<u8> {
+    let project = cx.project(None);
+    let who = owner(cx)?;
+    let n = agent::next(cx, &project, &who, a.store.as_deref())?;
+    if a.json {
+        out_json(io, &n)?;
+    } else {
+        out(io, &next_text(&n))?;
+    }
+    Ok(0)
+}
+
+fn next_text(n: &Next) -> String {
+    let mut lines = Vec::new();
+    match (&n.unit, &n.then) {
+        (Some(unit), Some(then)) => {
+            let title = n
+                .title
+                .as_deref()
+                .map(|t| format!(" — {t}"))
+                .unwrap_or_default();
+            lines.push(format!(
+                "next: {unit}{title} ({} {}, {})",
+                n.layout.unwrap_or(""),
+                n.store.as_deref().unwrap_or(""),
+                n.status.as_deref().unwrap_or("")
+            ));
+            lines.push(format!("  why:   {}", n.why));
+            if let Some(c) = &then.claim {
+                lines.push(format!("  claim: {c}"));
+            }
+            lines.push(format!("  show:  {}", then.show));
+            lines.push(format!("  done:  {}", then.done));
+            lines.push(format!("  fail:  {}", then.fail));
+            if let Some(r) = &then.release {
+                lines.push(format!("  release: {r}"));
+            }
+        }
+        _ => lines.push(format!("next: nothing — {}", n.why)),
+    }
+    for e in &n.expired {
+        lines.push(format!("  expired claim: {e}"));
+    }
+    for b in &n.broken {
+        lines.push(format!(
+            "  cannot read {} {}: {}",
+            b.layout, b.store, b.problem
+        ));
+    }
+    crate::display::text(&lines.join("\n"))
+}
+
+/// `taskhook show`.
+pub fn show(cx: &Ctx, a: ShowArgs, io: &mut Io<'_>) -> Result<u8> {
+    let project = cx.project(None);
+    let s = agent::show(cx, &project, &a.unit)?;
+    if a.json {
+        out_json(io, &s)?;
+    } else {
+        out(io, &show_text(&s))?;
+    }
+    Ok(0)
+}
+
+fn show_text(s: &ShowOut) -> String {
+    let mut lines = Vec::new();
+    let title = s
+        .title
+        .as_deref()
+        .map(|t| format!(" — {t}"))
+        .unwrap_or_default();
+    lines.push(format!("{}{title}", s.unit));
+    lines.push(format!(
+        "  {} {} · {} ({})",
+        s.layout,
+        s.store,
+        s.status,
+        s.phase.label()
+    ));
+    if let Some(w) = &s.why {
+        lines.push(format!("  {w}"));
+    }
+    if let Some(p) = &s.pass {
+        lines.push(format!("  owes: {p}"));
+    }
+    if !s.deps.is_empty() {
+        let d: Vec<String> = s
+            .deps
+            .iter()
+            .map(|d| format!("{} ({})", d.task, d.status))
+            .collect();
+        lines.push(format!("  depends on: {}", d.join(", ")));
+    }
+    match &s.claim {
+        Some(c) => lines.push(format!(
+            "  claimed by {} since {}; lease {} {}",
+            c.owner_label,
+            c.since,
+            if c.live { "ends" } else { "ended" },
+            c.lease_ends
+        )),
+        None => lines.push("  nobody holds it".into()),
+    }
+    for sec in &s.sections {
+        lines.push(String::new());
+        lines.push(format!("{}:", sec.label));
+        for l in sec.text.lines() {
+            lines.push(format!("  {l}"));
+        }
+    }
+    crate::display::text(&lines.join("\n"))
+}
+
+/// `taskhook claim | heartbeat | done | fail | release`.
+pub fn act(
+    cx: &Ctx,
+    unit: &str,
+    verb: Verb<'_>,
+    force: bool,
+    json: bool,
+    io: &mut Io<'_>,
+) -> Result<u8> {
+    let project = cx.project(None);
+    let who = owner(cx)?;
+    let a = agent::act(cx, &project, &who, unit, verb, force)?;
+    if json {
+        out_json(io, &a)?;
+    } else {
+        out(io, &acted_text(&a))?;
+    }
+    Ok(0)
+}
+
+fn acted_text(a: &Acted) -> String {
+    let mut lines: Vec<String> = a.said.clone();
+    lines.push(format!(
+        "{} is now {} ({})",
+        a.unit,
+        a.status,
+        a.phase.label()
+    ));
+    if let Some(p) = &a.pass {
+        lines.push(format!("next pass: {p}"));
+    }
+    if let Some(t) = &a.then {
+        lines.push(format!("when it is done: {}", t.done));
+        lines.push(format!("if it cannot be done: {}", t.fail));
+    }
+    if let Some(c) = &a.claim {
+        lines.push(format!(
+            "held by {}; lease ends {}",
+            c.owner_label, c.lease_ends
+        ));
+    }
+    if !a.ready.is_empty() {
+        lines.push(format!("now ready: {}", a.ready.join(", ")));
+    }
+    crate::display::text(&lines.join("\n"))
+}

@@ -8,6 +8,7 @@
     clippy::panic
 )]
 
+mod agent;
 mod agents;
 mod cdd;
 mod claude_tasks;

@@ -3,11 +3,11 @@
 use serde::Serialize;
 
 use super::resolve::resolve;
-use super::{claim_view, reference, shell_quote, stores, then, ClaimView, Then};
+use super::{claim_view, reference, shell_quote, stores, then, Broken, ClaimView, Found, Then};
 use crate::context::Ctx;
-use crate::engine::claims::{self, Claim, Owner};
+use crate::engine::claims::{self, Claim, Claims, Owner};
 use crate::error::{Error, Result};
-use crate::layouts::{Input, Phase, Step, Turn};
+use crate::layouts::{Input, Phase, Step, Turn, WorkUnit};
 use crate::project::Project;
 use crate::signals::SignalKind;
 
@@ -79,8 +79,148 @@ fn said_of(step: &Step) -> Result<Vec<String>> {
         .collect())
 }
 
+/// What a verb will do, decided before anything is written: every refusal is found here, so
+/// a refused verb leaves every file as it was (no lock file, no folder).
+struct Plan {
+    store: usize,
+    unit: usize,
+    r: String,
+    current: Option<Claim>,
+    /// The owner holds the unit now.
+    mine: bool,
+    /// Said (and logged) when the unit is taken from an owner whose lease ended.
+    takeover: Option<String>,
+    /// Said and logged when a person forces a verb on a unit another owner holds.
+    forced: Option<String>,
+    /// The unit must be taken first (the layout's start when it is ready).
+    take: bool,
+}
+
+fn not_ready(r: &str, u: &WorkUnit) -> Error {
+    refused(format!(
+        "{r} is not ready ({}{}); nothing changed",
+        u.status,
+        u.why
+            .as_deref()
+            .map(|w| format!(": {w}"))
+            .unwrap_or_default()
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    cx: &Ctx,
+    found: &[Found],
+    broken: &[Broken],
+    held: &Claims,
+    owner: &Owner,
+    name: &str,
+    verb: Verb<'_>,
+    force: bool,
+) -> Result<Plan> {
+    let at = resolve(found, broken, name)?;
+    let f = &found[at.store];
+    let u = &f.units[at.unit];
+    let r = reference(&f.store.id, &u.id);
+    let current = held.of(f.layout.name(), &f.store.id, &u.id).cloned();
+    let mine = current.as_ref().is_some_and(|c| c.owner == owner.id);
+    let other = current.as_ref().filter(|c| c.owner != owner.id);
+    let live_other = other.filter(|c| claims::is_live(cx, c));
+    let mut forced = None;
+    if let Some(c) = live_other {
+        if !force || verb == Verb::Claim {
+            return Err(refused(format!(
+                "{r} is held by {} (claimed {}, lease ends {}); nothing changed{}",
+                claims::label(&c.owner),
+                c.since,
+                claims::relative(cx, claims::lease_end(cx, c)),
+                if verb == Verb::Claim {
+                    ""
+                } else {
+                    "; only its owner can do this (a person may pass --force)"
+                }
+            )));
+        }
+        forced = Some(format!(
+            "{} forced by {} on a unit held by {}",
+            verb.word(),
+            owner.label(),
+            claims::label(&c.owner)
+        ));
+    }
+    let takeover = other.filter(|_| live_other.is_none()).map(|c| {
+        format!(
+            "took over {r} from {}, whose lease expired {}",
+            claims::label(&c.owner),
+            claims::relative(cx, claims::lease_end(cx, c))
+        )
+    });
+    let finished = || refused(format!("{r} is already finished ({})", u.status));
+    let take = match verb {
+        Verb::Claim if mine => {
+            if u.phase == Phase::Done {
+                return Err(finished());
+            }
+            false
+        }
+        Verb::Claim => true,
+        Verb::Heartbeat => {
+            if !mine {
+                return Err(refused(match &current {
+                    Some(c) => format!(
+                        "{r} is held by {}, not by {}; nothing changed",
+                        claims::label(&c.owner),
+                        owner.label()
+                    ),
+                    None => format!(
+                        "nobody holds {r}; claim it first (taskhook claim {})",
+                        shell_quote(&r)
+                    ),
+                }));
+            }
+            false
+        }
+        Verb::Done(_) | Verb::Fail(_) => {
+            let take = !mine && live_other.is_none();
+            if take && matches!(verb, Verb::Fail(_)) && u.phase == Phase::Ready {
+                return Err(refused(format!(
+                    "{r} is not in progress; nothing to fail (claim it first)"
+                )));
+            }
+            take
+        }
+        Verb::Release => {
+            if u.phase != Phase::InProgress && current.is_none() {
+                return Err(refused(format!(
+                    "{r} is not in progress ({}); nothing to release",
+                    u.status
+                )));
+            }
+            false
+        }
+    };
+    if take {
+        match u.phase {
+            Phase::Ready | Phase::InProgress => {}
+            Phase::Done => return Err(finished()),
+            Phase::Blocked | Phase::Person => return Err(not_ready(&r, u)),
+        }
+    }
+    Ok(Plan {
+        store: at.store,
+        unit: at.unit,
+        r,
+        current,
+        mine,
+        takeover: takeover.filter(|_| take || verb == Verb::Release),
+        forced,
+        take,
+    })
+}
+
 /// `claim`, `heartbeat`, `done`, `fail` and `release` of one unit by `owner`. `force` lets a
-/// person act on a unit another owner holds (logged in the store's log).
+/// person act on a unit another owner holds (logged in the store's log). A refusal changes
+/// nothing at all.
 pub fn act(
     cx: &Ctx,
     project: &Project,
@@ -89,149 +229,72 @@ pub fn act(
     verb: Verb<'_>,
     force: bool,
 ) -> Result<Acted> {
+    {
+        let (found, broken) = stores(cx, project);
+        let held = claims::load(cx, &project.root)?;
+        plan(cx, &found, &broken, &held, owner, name, verb, force)?;
+    }
     let lease = claims::lease_seconds(cx, &project.root);
     claims::update(cx, &project.root, |held| {
         let (found, broken) = stores(cx, project);
-        let at = resolve(&found, &broken, name)?;
-        let f = &found[at.store];
-        let u = f.units[at.unit].clone();
+        let p = plan(cx, &found, &broken, held, owner, name, verb, force)?;
+        let f = &found[p.store];
+        let u = f.units[p.unit].clone();
+        let r = p.r.clone();
         let key = (f.layout.name(), f.store.id.as_str(), u.id.as_str());
-        let r = reference(&f.store.id, &u.id);
         let mut said = Vec::new();
-        let current = held.of(key.0, key.1, key.2).cloned();
-        let mine = current.as_ref().is_some_and(|c| c.owner == owner.id);
-        let live_other = current
-            .as_ref()
-            .filter(|c| c.owner != owner.id && claims::is_live(cx, c));
-        if let Some(c) = live_other {
-            let lease_end = claims::lease_end(cx, c);
-            if !force || verb == Verb::Claim {
-                return Err(refused(format!(
-                    "{r} is held by {} (claimed {}, lease ends {}); nothing changed{}",
-                    claims::label(&c.owner),
-                    c.since,
-                    claims::relative(cx, lease_end),
-                    if verb == Verb::Claim {
-                        ""
-                    } else {
-                        "; only its owner can do this (a person may pass --force)"
-                    }
-                )));
-            }
-            let line = format!(
-                "{} forced by {} on a unit held by {}",
-                verb.word(),
-                owner.label(),
-                claims::label(&c.owner)
-            );
-            f.layout.note(cx, &f.store, &u.id, &line)?;
-            said.push(line);
+        if let Some(line) = &p.forced {
+            f.layout.note(cx, &f.store, &u.id, line)?;
+            said.push(line.clone());
         }
-        let expired_other = current
-            .as_ref()
-            .filter(|c| c.owner != owner.id && !claims::is_live(cx, c));
-        let takeover = expired_other.map(|c| {
-            format!(
-                "took over {r} from {}, whose lease expired {}",
-                claims::label(&c.owner),
-                claims::relative(cx, claims::lease_end(cx, c))
-            )
-        });
         let turn = Turn {
             agent_id: None,
             bound: true,
             stop_hook_active: false,
             final_text: "",
         };
-        // Takes the unit for `owner` (the layout's start when it is ready).
-        let take = |said: &mut Vec<String>, via: &str| -> Result<Option<Claim>> {
-            match u.phase {
-                Phase::Ready => {
-                    let step = f.layout.claim(cx, &f.store, &u.id, &turn)?;
-                    said.extend(said_of(&step)?);
-                }
-                Phase::InProgress => {}
-                Phase::Done => {
-                    return Err(refused(format!("{r} is already finished ({})", u.status)))
-                }
-                Phase::Blocked | Phase::Person => {
-                    return Err(refused(format!(
-                        "{r} is not ready ({}{}); nothing changed",
-                        u.status,
-                        u.why
-                            .as_deref()
-                            .map(|w| format!(": {w}"))
-                            .unwrap_or_default()
-                    )))
-                }
+        let renewed = |c: &Claim| {
+            let mut c = c.clone();
+            c.renewed = claims::now_stamp(cx);
+            c
+        };
+        let mut claim_after = p.current.clone();
+        if p.take {
+            if u.phase == Phase::Ready {
+                let step = f.layout.claim(cx, &f.store, &u.id, &turn)?;
+                said.extend(said_of(&step)?);
             }
-            if let Some(t) = &takeover {
+            if let Some(t) = &p.takeover {
                 f.layout.note(cx, &f.store, &u.id, t)?;
                 said.push(t.clone());
             }
             claims::keep_alive(cx, owner)?;
-            Ok(Some(claims::new_claim(
-                cx,
-                lease,
-                owner,
-                key,
-                if takeover.is_some() { "takeover" } else { via },
-            )))
-        };
-        let mut claim_after = current.clone();
+            let via = match (&p.takeover, verb) {
+                (Some(_), _) => "takeover",
+                (None, Verb::Claim) => "claim",
+                _ => "done",
+            };
+            claim_after = Some(claims::new_claim(cx, lease, owner, key, via));
+        }
         let mut pass = None;
         let mut ready = Vec::new();
         let mut halts: Vec<(String, String)> = Vec::new();
         match verb {
-            Verb::Claim => {
-                if mine {
-                    if u.phase == Phase::Done {
-                        return Err(refused(format!("{r} is already finished ({})", u.status)));
-                    }
-                    said.push(format!("{r} is already yours; lease renewed"));
-                    claim_after = current.clone().map(|mut c| {
-                        c.renewed = claims::now_stamp(cx);
-                        c
-                    });
-                    claims::keep_alive(cx, owner)?;
-                } else {
-                    claim_after = take(&mut said, "claim")?;
-                    said.push(format!("claimed {r} for {}", owner.label()));
-                }
+            Verb::Claim if p.mine => {
+                said.push(format!("{r} is already yours; lease renewed"));
+                claim_after = p.current.as_ref().map(renewed);
+                claims::keep_alive(cx, owner)?;
             }
+            Verb::Claim => said.push(format!("claimed {r} for {}", owner.label())),
             Verb::Heartbeat => {
-                if !mine {
-                    return Err(refused(match &current {
-                        Some(c) => format!(
-                            "{r} is held by {}, not by {}; nothing changed",
-                            claims::label(&c.owner),
-                            owner.label()
-                        ),
-                        None => format!(
-                            "nobody holds {r}; claim it first (taskhook claim {})",
-                            shell_quote(&r)
-                        ),
-                    }));
-                }
-                claim_after = current.clone().map(|mut c| {
-                    c.renewed = claims::now_stamp(cx);
-                    c
-                });
+                claim_after = p.current.as_ref().map(renewed);
                 claims::keep_alive(cx, owner)?;
                 said.push(format!("lease of {r} renewed"));
             }
             Verb::Done(_) | Verb::Fail(_) => {
-                if !mine && (current.is_none() || expired_other.is_some()) {
-                    if matches!(verb, Verb::Fail(_)) && u.phase == Phase::Ready {
-                        return Err(refused(format!(
-                            "{r} is not in progress; nothing to fail (claim it first)"
-                        )));
-                    }
-                    claim_after = take(&mut said, "done")?;
-                }
                 let (kind, reason) = match verb {
-                    Verb::Done(note) => (SignalKind::Done, note),
                     Verb::Fail(why) => (SignalKind::Failed, Some(why)),
+                    Verb::Done(note) => (SignalKind::Done, note),
                     _ => (SignalKind::Done, None),
                 };
                 let text = match reason {
@@ -251,18 +314,11 @@ pub fn act(
                 halts.extend(step.halt.map(|h| (h.key, h.message)));
             }
             Verb::Release => {
-                if u.phase != Phase::InProgress {
-                    if current.is_none() {
-                        return Err(refused(format!(
-                            "{r} is not in progress ({}); nothing to release",
-                            u.status
-                        )));
-                    }
-                } else {
+                if u.phase == Phase::InProgress {
                     let step = f.layout.release(cx, &f.store, &u.id)?;
                     said.extend(said_of(&step)?);
                 }
-                if let Some(t) = &takeover {
+                if let Some(t) = &p.takeover {
                     said.push(t.replace("took over", "released the expired claim on"));
                 }
                 said.push(format!("released {r}"));

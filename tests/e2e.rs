@@ -10,6 +10,8 @@
     clippy::panic
 )]
 
+#[path = "e2e/agent.rs"]
+mod agent;
 #[path = "e2e/execute.rs"]
 mod execute;
 #[path = "e2e/harness.rs"]

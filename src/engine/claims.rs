@@ -342,3 +342,15 @@ pub fn keep_alive(cx: &Ctx, owner: &Owner) -> Result<()> {
 pub fn now_stamp(cx: &Ctx) -> String {
     stamp(cx.store.clock().now())
 }
+
+/// SessionEnd: the session's liveness mark goes (its claims were given back).
+pub fn forget_session(cx: &Ctx, session: &str) -> Result<()> {
+    if check_owner(session, "session id").is_err() {
+        return Ok(());
+    }
+    let mark = mark_path(cx, session);
+    if cx.store.modified(&mark).is_some() {
+        cx.store.remove(&mark)?;
+    }
+    Ok(())
+}

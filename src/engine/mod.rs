@@ -149,6 +149,9 @@ fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
                             .extend(lines.into_iter().map(|l| format!("taskhook: {l}"))),
                         Err(e) => work.fail("claims", e),
                     }
+                    if let Err(e) = claims::forget_session(cx, session) {
+                        work.fail("claims", e);
+                    }
                 }
             }
             Fact::SessionStart(start) => {

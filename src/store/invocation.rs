@@ -36,10 +36,9 @@ impl Store {
     /// not recorded or journaled, and it never fails the event (a bad `TASKHOOK_NOW`, a dry
     /// run or a missing file do nothing). Returns whether the mark was set.
     pub fn touch_existing(&self, path: &Path) -> bool {
-        if self.dry_run
-            || self.clock_problem.is_some()
-            || self.check_write("touch", path, false).is_err()
-        {
+        // Only below Claude Code's own folder (the one base that follows links); the call does
+        // not follow a link itself, so this needs no lstat.
+        if self.dry_run || self.clock_problem.is_some() || !self.bases.follows(path) {
             return false;
         }
         crate::store::fs::set_modified(path, self.clock.now().timestamp()).unwrap_or(false)

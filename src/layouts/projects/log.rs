@@ -16,6 +16,8 @@
 //! The task and status lines appear where they apply; detail lines follow (`actual_minutes` for
 //! TASK_COMPLETE, `Error` for ERROR, `External ID` for SYNC_TO_{PLATFORM}, `Reason`, …).
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use super::model;
@@ -213,11 +215,21 @@ pub struct Completion {
     pub at: String,
 }
 
-/// The completions the log records (TASK_COMPLETE entries), leaving out parent tasks (their
-/// time is their subtasks'). The estimate is the entry's, else the task's in `doc`.
+/// The completions the log records (TASK_COMPLETE entries), one per task however often it was
+/// completed (the last, in the order of the last), leaving out parent tasks (their time is
+/// their subtasks'). The estimate is the entry's, else the task's in `doc`.
 pub fn completions(entries: &[Entry], doc: &Value) -> Vec<Completion> {
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        if let (TASK_COMPLETE, Some(t)) = (e.event.as_str(), e.task.as_deref()) {
+            last.insert(t, i);
+        }
+    }
     entries
         .iter()
+        .enumerate()
+        .filter(|(i, e)| e.task.as_deref().and_then(|t| last.get(t)) == Some(i))
+        .map(|(_, e)| e)
         .filter(|e| e.event == TASK_COMPLETE)
         .filter_map(|e| {
             let id = e.task.clone()?;
@@ -350,6 +362,21 @@ mod tests {
         all.push(mk(99, None, Some(5.0)));
         let v = velocity(&all, "2026-03-01T12:00:00Z");
         assert_eq!(v["tasks_completed"], 13);
+        // A task completed twice (reopened, or redone) counts once: its last completion.
+        let done = |t: &str, a: &str| {
+            Entry::task(
+                "2026-03-01T12:00:00Z",
+                TASK_COMPLETE,
+                t,
+                "IN_PROGRESS",
+                "COMPLETE",
+            )
+            .detail("actual_minutes", a)
+        };
+        let twice = [done("T1", "5"), done("T2", "7"), done("T1", "9")];
+        let c = completions(&twice, &json!({"tasks": []}));
+        let got: Vec<(&str, Option<f64>)> = c.iter().map(|c| (c.task.as_str(), c.actual)).collect();
+        assert_eq!(got, [("T2", Some(7.0)), ("T1", Some(9.0))]);
         assert_eq!(v["total_estimate_minutes"], 120.0);
         assert_eq!(v["ratio"], 2.0);
         assert_eq!(v["window"].as_array().unwrap().len(), VELOCITY_WINDOW);

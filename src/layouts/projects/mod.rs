@@ -17,6 +17,7 @@ pub mod files;
 pub mod lifecycle;
 pub mod log;
 pub mod model;
+pub mod pending;
 pub mod recovery;
 pub mod session;
 pub mod steps;
@@ -98,7 +99,7 @@ fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Resul
     }
     let a = steps::act(cx, store, task, Action::Researched)?;
     let mut r = Reply::default();
-    if let Some(msg) = a.committed.restored {
+    for msg in a.committed.settled.iter().chain(&a.committed.restored) {
         r.system
             .push(format!("taskhook: projects {}: {msg}", store.id));
     }
@@ -106,28 +107,31 @@ fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Resul
 }
 
 /// PreCompact / SessionEnd: a checkpoint of tasks.json, unless the newest one holds the same.
-fn checkpoint_now(cx: &Ctx, store: &StoreRef) -> Result<Reply> {
+/// A change a kill interrupted is settled first, so the checkpoint holds a whole state.
+fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reply> {
     let p = Paths::of(&store.root);
     cx.store.transact(&p.lock(), |pass| {
+        let interrupted = pending::waiting(cx, &p);
+        let mut reply = Reply::default();
+        let mut say = |msg: String| reply.system.push(format!("taskhook: projects {}: {msg}", store.id));
+        if pass.writes() {
+            if let Some(msg) = pending::settle(cx, &p)? {
+                say(msg);
+            }
+        }
         let Some(bytes) = files::read_file(cx, &p.tasks, files::STATE_CAP)? else {
-            return Ok((Reply::default(), false));
+            return Ok((reply, interrupted));
         };
         let valid = match parse_json(&bytes) {
             Ok(v) => schema::check(SCHEMA_TASKS, &v)?.is_ok(),
             Err(_) => false,
         };
         if !valid {
-            return Ok((
-                Reply {
-                    system: vec![format!(
-                        "taskhook: projects {}: tasks.json is unusable, so no checkpoint was written; the next session start (or `taskhook recover {}`) restores it from the newest valid checkpoint.",
-                        store.id,
-                        store.root.display()
-                    )],
-                    ..Default::default()
-                },
-                false,
+            say(format!(
+                "tasks.json is unusable, so no checkpoint was written; the next session start (or `taskhook recover {}`) restores it from the newest valid checkpoint.",
+                store.root.display()
             ));
+            return Ok((reply, interrupted));
         }
         let ring = p.ring();
         let newest = ring.list(&cx.store)?.pop();
@@ -136,12 +140,12 @@ fn checkpoint_now(cx: &Ctx, store: &StoreRef) -> Result<Reply> {
             None => false,
         };
         if same {
-            return Ok((Reply::default(), false));
+            return Ok((reply, interrupted));
         }
         if pass.writes() {
-            files::checkpoint(cx, &p, &bytes, "PreCompact or SessionEnd")?;
+            files::checkpoint(cx, &p, &bytes, event)?;
         }
-        Ok((Reply::default(), true))
+        Ok((reply, true))
     })
 }
 
@@ -245,7 +249,7 @@ impl Layout for Projects {
                 }
                 _ => Ok(Reply::default()),
             },
-            Fact::Checkpoint => checkpoint_now(cx, store),
+            Fact::Checkpoint => checkpoint_now(cx, store, "PreCompact or SessionEnd"),
             _ => Ok(Reply::default()),
         }
     }
@@ -254,6 +258,7 @@ impl Layout for Projects {
         let p = Paths::of(&store.root);
         let now = cx.store.clock().stamp();
         cx.store.with_lock(&p.lock(), || {
+            pending::settle(cx, &p)?;
             files::append(cx, &p, &[log::Entry::error(&now, None, message)])
         })
     }

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::files::{append, Paths, STATE_CAP, TEMP_PREFIX};
+use super::files::{Paths, STATE_CAP, TEMP_PREFIX};
 use super::log::{self, Entry};
 use super::model::{self, STATUSES};
 use super::SCHEMA_TASKS;
@@ -368,9 +368,9 @@ fn link_children(doc: &mut Value) {
     }
 }
 
-/// Keeps the damaged bytes aside as `tasks.json.corrupt-<time>` (never deleted) and logs the
-/// restoration as an ERROR entry; returns what was done.
-pub fn keep_aside(cx: &Ctx, p: &Paths, r: &Restored, now: &str) -> Result<String> {
+/// Keeps the damaged bytes aside as `tasks.json.corrupt-<time>` (never deleted); returns what
+/// was done and the ERROR entry that records it (appended with the restored list's write).
+pub fn keep_aside(cx: &Ctx, p: &Paths, r: &Restored, now: &str) -> Result<(String, Entry)> {
     let aside = match &r.damaged {
         Some(bytes) => {
             let stamp = cx.store.clock().file_stamp();
@@ -387,6 +387,6 @@ pub fn keep_aside(cx: &Ctx, p: &Paths, r: &Restored, now: &str) -> Result<String
         None => None,
     };
     let msg = r.describe(aside.as_deref());
-    append(cx, p, &[Entry::error(now, None, &msg)])?;
-    Ok(msg)
+    let entry = Entry::error(now, None, &msg);
+    Ok((msg, entry))
 }

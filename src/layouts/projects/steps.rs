@@ -92,8 +92,8 @@ pub fn reply(store: &StoreRef, unit: &str, input: Input<'_>, a: &Acted) -> Step 
         ready: o.ready_now.clone(),
         ..Default::default()
     };
-    if let Some(r) = &a.committed.restored {
-        s.tell_user.push(format!("taskhook: {who}: {r}"));
+    for note in a.committed.settled.iter().chain(&a.committed.restored) {
+        s.tell_user.push(format!("taskhook: {who}: {note}"));
     }
     if let Some(why) = &o.refused {
         match input {

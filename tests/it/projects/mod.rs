@@ -2,6 +2,7 @@
 //! progress/log.md, velocity.json, checkpoints and stdout checked at each step.
 
 mod commands;
+mod crash;
 mod hooks;
 mod session;
 

@@ -52,7 +52,7 @@ fn stale_once_goes_back_to_pending_twice_blocks() {
 }
 
 #[test]
-fn a_task_completed_in_the_log_is_not_stale() {
+fn a_task_completed_in_the_log_is_not_stale_but_complete() {
     let pr = Proj::new("web");
     pr.add("T1", &["--estimate", "10"]);
     pr.run_at("2026-03-01T09:00:00Z", &["projects", "start", "web", "T1"]);
@@ -61,8 +61,11 @@ fn a_task_completed_in_the_log_is_not_stale() {
     log.push_str("## 2026-03-01T09:20:00Z — TASK_COMPLETE\n- Task: T1\n- Previous status: IN_PROGRESS\n- New status: COMPLETE\n- actual_minutes: 20\n\n");
     std::fs::write(pr.path("progress/log.md"), &log).unwrap();
     pr.session(NOW, "compact");
-    assert_eq!(pr.status("T1"), "IN_PROGRESS");
+    assert_eq!(pr.status("T1"), "COMPLETE", "finished from the log");
+    assert_eq!(pr.task("T1")["completed_at"], "2026-03-01T09:20:00Z");
+    assert_eq!(pr.task("T1")["actual_minutes"], 20);
     assert_eq!(pr.task("T1").get("stale_count"), None);
+    assert_eq!(pr.json("progress/velocity.json")["tasks_completed"], 1);
 }
 
 #[test]

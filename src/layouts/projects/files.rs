@@ -342,10 +342,7 @@ pub fn after_completions(
     phases: &[String],
     now: &str,
 ) -> Result<Option<String>> {
-    let text = read_log(cx, p)?;
-    let entries = log::parse(&text);
-    let v = log::velocity(&log::completions(&entries, doc), now);
-    write_json(cx, p, &p.velocity, SCHEMA_VELOCITY, &v, None)?;
+    let entries = write_velocity(cx, p, doc, now)?;
     let since = completions_since_checkpoint(&entries);
     let reason = if let Some(ph) = phases.first() {
         format!("phase {ph} complete")
@@ -355,6 +352,18 @@ pub fn after_completions(
         return Ok(None);
     };
     checkpoint(cx, p, &to_pretty(doc), &reason).map(Some)
+}
+
+/// Writes velocity.json recomputed from the log; returns the log's entries.
+pub fn write_velocity(cx: &Ctx, p: &Paths, doc: &Value, now: &str) -> Result<Vec<Entry>> {
+    let entries = log::parse(&read_log(cx, p)?);
+    let v = log::velocity(&log::completions(&entries, doc), now);
+    check_dirs(cx, p)?;
+    if let Some(dir) = p.velocity.parent() {
+        cx.store.create_dir_all(dir)?;
+    }
+    write_json(cx, p, &p.velocity, SCHEMA_VELOCITY, &v, None)?;
+    Ok(entries)
 }
 
 /// TASK_COMPLETE entries after the last CHECKPOINT_WRITTEN.

@@ -22,6 +22,7 @@ pub mod recovery;
 pub mod session;
 pub mod steps;
 pub mod summary;
+pub mod validate;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -196,6 +197,15 @@ impl Layout for Projects {
             json_lines: false,
         })
         .collect())
+    }
+
+    fn file_issues(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        file: &StateFile,
+    ) -> Result<Vec<crate::store::schema::Issue>> {
+        validate::file_issues(cx, store, file)
     }
 
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {

@@ -13,7 +13,8 @@
 //!    `clear`, `fork`, where the same work may still be running): IN_RESEARCH, IN_PROGRESS and
 //!    VALIDATING leaf tasks become RESEARCHED when `research/{id}.md` is newer than their
 //!    `created_at`, else PENDING; COMPLETE, BLOCKED and CANCELLED are never touched;
-//! 3. `temp/.write-*` (and abandoned checkpoint temp files) older than 5 minutes are removed.
+//! 3. `temp/.write-*` (and abandoned checkpoint temp files) older than 5 minutes are removed,
+//!    and a missing `progress/velocity.json` is recomputed from the log.
 
 use std::collections::HashMap;
 use std::time::UNIX_EPOCH;
@@ -293,6 +294,7 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
     let (doc, changes, stale_items) = cx.store.transact(&p.lock(), |pass| {
         let temps = stale_temps(cx, &p, pass.writes())?;
         let interrupted = pending::waiting(cx, &p);
+        let no_velocity = !cx.store.exists(&p.velocity);
         let mut t = files::load(cx, &p)?;
         let now = cx.store.clock().now();
         let stamp = crate::store::clock::stamp(now);
@@ -314,10 +316,16 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
             ));
         }
         let tasks_changed = doc != t.doc;
+        if no_velocity {
+            changes.push(
+                "progress/velocity.json was missing: recomputed from progress/log.md".to_string(),
+            );
+        }
         let dirty = tasks_changed
             || t.restored.is_some()
             || temps > 0
             || interrupted
+            || no_velocity
             || !entries.is_empty();
         if pass.writes() && dirty {
             t.doc = doc.clone();
@@ -336,6 +344,9 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
                 changes.insert(0, s);
             }
             changes.extend(done.checkpoint);
+            if no_velocity && !cx.store.exists(&p.velocity) {
+                files::write_velocity(cx, &p, &t.doc, &stamp)?;
+            }
         }
         Ok(((doc, changes, stale_items), dirty))
     })?;

@@ -124,8 +124,8 @@ pub enum Fact<'p> {
     TaskTool(TaskTool<'p>),
     /// TaskCompleted for a Claude Code task id.
     TaskCompleted(&'p str),
-    /// PreCompact or SessionEnd: time for a checkpoint.
-    Checkpoint,
+    /// PreCompact or SessionEnd (the event's name): time for a checkpoint.
+    Checkpoint(&'static str),
     /// A Bash command (see [`Bash`]).
     Bash(Bash<'p>),
     /// Any PostToolUse of the main agent: pending notices and halts are delivered.
@@ -195,7 +195,8 @@ pub fn of(p: &Payload) -> Vec<Fact<'_>> {
                 facts.push(Fact::TaskCompleted(id));
             }
         }
-        Event::PreCompact | Event::SessionEnd => facts.push(Fact::Checkpoint),
+        Event::PreCompact => facts.push(Fact::Checkpoint("PreCompact")),
+        Event::SessionEnd => facts.push(Fact::Checkpoint("SessionEnd")),
         _ => {}
     }
     facts

@@ -94,24 +94,30 @@ pub struct Tasks {
 /// valid checkpoint and the log (in memory; [`commit`] writes it); with nothing to restore
 /// from, it is refused ([`Error::Corrupt`]).
 pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
+    try_load(cx, p)?.map_err(|why| Error::Corrupt {
+        path: p.tasks.clone(),
+        store: p.root.display().to_string(),
+        details: format!("{why}; no valid checkpoint to restore it from"),
+    })
+}
+
+/// [`load`], with why tasks.json is unusable as `Ok(Err(why))` when nothing can restore it (no
+/// valid checkpoint, and no task of the damaged file validates).
+pub fn try_load(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Tasks, String>> {
     let bytes = read_file(cx, &p.tasks, STATE_CAP)?;
+    let valid = |doc: Value| {
+        Ok(Ok(Tasks {
+            doc,
+            restored: None,
+        }))
+    };
     let why = match &bytes {
-        None if p.ring().list(&cx.store)?.is_empty() => {
-            return Ok(Tasks {
-                doc: json!({"tasks": []}),
-                restored: None,
-            })
-        }
+        None if p.ring().list(&cx.store)?.is_empty() => return valid(json!({"tasks": []})),
         None => "it is missing".to_string(),
         Some(b) => match parse_json(b) {
             Err(e) => e,
             Ok(v) => match schema::check(SCHEMA_TASKS, &v)? {
-                Ok(()) => {
-                    return Ok(Tasks {
-                        doc: v,
-                        restored: None,
-                    })
-                }
+                Ok(()) => return valid(v),
                 Err(issues) => format!(
                     "does not match schema {SCHEMA_TASKS}: {}",
                     schema::summarize(&issues)
@@ -119,17 +125,13 @@ pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
             },
         },
     };
-    match recovery::restore(cx, p, bytes.as_deref(), &why)? {
+    Ok(match recovery::restore(cx, p, bytes.as_deref(), &why)? {
         Some(r) => Ok(Tasks {
             doc: r.doc.clone(),
             restored: Some(r),
         }),
-        None => Err(Error::Corrupt {
-            path: p.tasks.clone(),
-            store: p.root.display().to_string(),
-            details: format!("{why}; no valid checkpoint to restore it from"),
-        }),
-    }
+        None => Err(why),
+    })
 }
 
 /// A path's file name as text.
@@ -198,7 +200,7 @@ pub fn write_json(
         let now = cx.store.clock().stamp();
         // The ERROR entry stays even though the operation it records is undone.
         cx.store
-            .keep_through_failure(|| append(cx, p, &[Entry::error(&now, task, &e.one_line())]))?;
+            .keep_through_failure(|| append(cx, p, &[Entry::refused(&now, task, &e.one_line())]))?;
         return Err(e);
     }
     check_dirs(cx, p)?;
@@ -286,7 +288,7 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &Tasks, c: &Change) -> Result<Committed> {
             };
             // The ERROR entry stays even though the operation it records is undone.
             cx.store.keep_through_failure(|| {
-                append(cx, p, &[Entry::error(&now, task, &e.one_line())])
+                append(cx, p, &[Entry::refused(&now, task, &e.one_line())])
             })?;
             return Err(e);
         }

@@ -89,6 +89,28 @@ impl Entry {
         e.detail("Error", message)
     }
 
+    /// The ERROR entry of a write its schema refused: the full message, and the change that was
+    /// not written (`task`: id, status before, status asked for; a task being added has
+    /// `(new)` before). The statuses are the task's as they stay: nothing changed.
+    pub fn refused(at: &str, task: Option<(&str, &str, &str)>, message: &str) -> Self {
+        let Some((id, from, to)) = task else {
+            return Entry::error(at, None, message);
+        };
+        if !model::STATUSES.contains(&from) {
+            return Entry::new(at, ERROR)
+                .with_task(id)
+                .detail("Error", message)
+                .detail("Not written", format!("{id} as a new {to} task"));
+        }
+        Entry::error(at, Some((id, from, from)), message)
+            .detail("Not written", format!("{from} → {to}"))
+    }
+
+    fn with_task(mut self, id: &str) -> Self {
+        self.task = Some(id.to_string());
+        self
+    }
+
     /// Adds a detail line.
     pub fn detail(mut self, label: &str, value: impl AsRef<str>) -> Self {
         self.details
@@ -335,6 +357,21 @@ mod tests {
         let text = format!("# Progress log\n\n{}", e.render());
         assert!(text.contains("## 2026-03-01T12:00:00Z — TASK_COMPLETE\n- Task: T1\n"));
         assert_eq!(parse(&text), vec![e]);
+    }
+
+    #[test]
+    fn a_refused_write_claims_no_new_status() {
+        let at = "2026-03-01T12:00:00Z";
+        let e = Entry::refused(at, Some(("T1", "IN_PROGRESS", "COMPLETE")), "no");
+        assert_eq!(
+            e.render(),
+            format!("## {at} — ERROR\n- Task: T1\n- Previous status: IN_PROGRESS\n- New status: IN_PROGRESS\n- Error: no\n- Not written: IN_PROGRESS → COMPLETE\n\n")
+        );
+        let e = Entry::refused(at, Some(("T2", "(new)", "PENDING")), "no");
+        assert_eq!(
+            e.render(),
+            format!("## {at} — ERROR\n- Task: T2\n- Error: no\n- Not written: T2 as a new PENDING task\n\n")
+        );
     }
 
     #[test]

@@ -107,7 +107,8 @@ fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Resul
     Ok(r)
 }
 
-/// PreCompact / SessionEnd: a checkpoint of tasks.json, unless the newest one holds the same.
+/// PreCompact / SessionEnd (`event`, the reason logged): a checkpoint of tasks.json, unless the
+/// newest one holds the same.
 /// A change a kill interrupted is settled first, so the checkpoint holds a whole state.
 fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reply> {
     let p = Paths::of(&store.root);
@@ -157,7 +158,7 @@ impl Layout for Projects {
 
     fn wants(&self, fact: &Fact<'_>) -> bool {
         match fact {
-            Fact::SessionStart(_) | Fact::Checkpoint => true,
+            Fact::SessionStart(_) | Fact::Checkpoint(_) => true,
             Fact::Edit(path) => touched(path).is_some(),
             _ => false,
         }
@@ -259,7 +260,7 @@ impl Layout for Projects {
                 }
                 _ => Ok(Reply::default()),
             },
-            Fact::Checkpoint => checkpoint_now(cx, store, "PreCompact or SessionEnd"),
+            Fact::Checkpoint(event) => checkpoint_now(cx, store, event),
             _ => Ok(Reply::default()),
         }
     }
@@ -276,7 +277,19 @@ impl Layout for Projects {
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
         let p = Paths::of(&store.root);
         cx.store.with_lock(&p.lock(), || {
-            let t = files::load(cx, &p)?;
+            let t = files::try_load(cx, &p)?.map_err(|why| {
+                Error::Rule(format!(
+                    "cannot recover `{}`: it is unusable ({why}), and no checkpoint holds a valid task to restore it from: fix it by hand (`taskhook validate` names the problems, `taskhook schema {SCHEMA_TASKS}` shows the format) or restore it from version control; its bytes are left as they are",
+                    p.tasks.display()
+                ))
+            })?;
+            if t.restored.is_none() && !cx.store.exists(&p.tasks) {
+                return Err(Error::Rule(format!(
+                    "cannot recover `{}`: it is missing, and no checkpoint holds a list to restore it from: `taskhook projects add {} TASK --title …` starts a new one",
+                    p.tasks.display(),
+                    store.id
+                )));
+            }
             if t.restored.is_none() {
                 return Ok(format!(
                     "{} is valid ({} task(s)); nothing to recover. To roll back, copy a file of {} over it.",

@@ -147,7 +147,16 @@ fn a_validation_failure_leaves_tasks_json_byte_identical_and_logs_error() {
     let log = pr.log();
     assert!(log.starts_with(&log_before));
     let added = &log[log_before.len()..];
-    assert!(added.starts_with(&format!("## {NOW} — ERROR\n- Task: T2\n- Previous status: (new)\n- New status: PENDING\n- Error: refusing to write")), "{added}");
+    assert!(
+        added.starts_with(&format!(
+            "## {NOW} — ERROR\n- Task: T2\n- Error: refusing to write"
+        )),
+        "{added}"
+    );
+    assert!(
+        added.ends_with("\n- Not written: T2 as a new PENDING task\n\n"),
+        "{added}"
+    );
     assert!(added.contains("estimate_minutes"), "{added}");
     assert_eq!(std::fs::read_dir(pr.path("temp")).unwrap().count(), 0);
 }

@@ -5,6 +5,7 @@ mod commands;
 mod crash;
 mod hooks;
 mod session;
+mod wording;
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};

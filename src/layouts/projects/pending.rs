@@ -56,7 +56,8 @@ pub fn begin(cx: &Ctx, p: &Paths, tasks: &[u8], block: &str, c: &Change) -> Resu
     Ok(true)
 }
 
-/// Removes the record once its commit is whole.
+/// Removes the record once its commit is whole: a file the commit wrote and removed again is
+/// not a change it made.
 pub fn end(cx: &Ctx, p: &Paths) -> Result<()> {
     cx.store.remove(&p.pending())?;
     cx.store.forget_change(&p.pending());
@@ -95,7 +96,10 @@ pub fn settle(cx: &Ctx, p: &Paths) -> Result<Option<String>> {
     if !waiting(cx, p) {
         return Ok(None);
     }
-    let record = files::read_file(cx, &path, LOG_CAP)?
+    // Anything else in its place (a link, a FIFO, a file over the cap) is not one.
+    let record = files::read_file(cx, &path, LOG_CAP)
+        .ok()
+        .flatten()
         .and_then(|b| parse_json(&b).ok())
         .filter(|v| v["entries"].is_string() && v["tasks_json"]["fnv1a64"].is_string());
     let msg = match record {
@@ -104,7 +108,7 @@ pub fn settle(cx: &Ctx, p: &Paths) -> Result<Option<String>> {
         ),
         Some(r) => finish(cx, p, &r)?,
     };
-    end(cx, p)?;
+    cx.store.remove(&path)?;
     Ok(Some(msg))
 }
 

@@ -402,3 +402,46 @@ fn velocity_counts_a_task_once_however_often_it_was_completed() {
         "{run:?}"
     );
 }
+
+#[test]
+fn a_planted_record_of_a_change_is_removed_never_applied() {
+    let pr = Proj::new("web");
+    pr.add("T1", &[]);
+    let record = pr.path("temp/.log-pending.json");
+    let entry = "## 2026-03-01T12:00:00Z — TASK_COMPLETE\n- Task: T1\n\n";
+    std::fs::write(&record, serde_json::json!({"entries": entry}).to_string()).unwrap();
+    let tasks = pr.read("tasks.json");
+    let log = pr.log();
+    let ctx = pr.session(NOW, "compact").context();
+    assert!(
+        ctx.contains("Reconciled: removed temp/.log-pending.json, which is not a record taskhook wrote (nothing of it was applied)."),
+        "{ctx}"
+    );
+    assert!(!record.exists());
+    assert_eq!(
+        (pr.read("tasks.json"), pr.log()),
+        (tasks.clone(), log.clone())
+    );
+    // A record whose tasks.json is not the one on disk: the change never happened.
+    let other = serde_json::json!({
+        "tasks_json": {"bytes": 2, "fnv1a64": "0000000000000000"},
+        "log_len": 0, "entries": entry, "completions": 1, "phases": [], "started": null,
+    });
+    std::fs::write(&record, other.to_string()).unwrap();
+    let run = pr.ok(&["projects", "start", "web", "T1", "--json"]);
+    assert_eq!(
+        run.json()["settled"],
+        "a change interrupted before tasks.json was written took no effect: its 1 log entry (TASK_COMPLETE T1) was not written"
+    );
+    assert_eq!(pr.status("T1"), "IN_PROGRESS");
+    assert_eq!(logged(&pr, "TASK_COMPLETE", "T1"), 0);
+    // A link in its place is refused, and nothing is read or written through it.
+    let outside = pr.p.tmp.path().join("outside.txt");
+    std::fs::write(&outside, "mine").unwrap();
+    std::os::unix::fs::symlink(&outside, &record).unwrap();
+    let run = pr.p.run(&["projects", "set", "web", "T1", "COMPLETE"], "");
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("it is a symbolic link"), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "mine");
+    assert_eq!(pr.status("T1"), "IN_PROGRESS");
+}

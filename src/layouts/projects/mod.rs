@@ -210,8 +210,18 @@ impl Layout for Projects {
     }
 
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
-        let t = files::load(cx, &Paths::of(&store.root))?;
+        let p = Paths::of(&store.root);
+        let t = files::load(cx, &p)?;
         let mut s = summary::summarize(cx, store, &t.doc)?;
+        if pending::waiting(cx, &p) {
+            s.problems.insert(
+                0,
+                format!(
+                    "a change was interrupted (temp/{}): the next write to the store, or the next session start, finishes it or drops it",
+                    pending::NAME
+                ),
+            );
+        }
         if let Some(r) = &t.restored {
             s.problems.insert(
                 0,

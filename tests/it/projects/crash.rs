@@ -270,6 +270,11 @@ fn a_signal_killed_between_tasks_json_and_the_log_is_finished_by_the_next_write(
     assert_eq!(pr.status("S1"), "COMPLETE", "tasks.json is written first");
     assert_eq!(pr.events(), events_before, "the kill came before the log");
     assert!(pr.path("temp/.log-pending.json").exists());
+    let st = pr.ok(&["status", "--json"]).json();
+    assert_eq!(
+        st["stores"][0]["problems"][0],
+        "a change was interrupted (temp/.log-pending.json): the next write to the store, or the next session start, finishes it or drops it"
+    );
     // The next write to the store finishes it before its own entries.
     let run = pr.ok(&["projects", "start", "web", "T2", "--json"]);
     assert_eq!(

@@ -68,6 +68,16 @@ impl Proj {
             .unwrap_or_else(|| panic!("no task {id}: {:#}", self.tasks()))
     }
 
+    /// The ids of tasks.json, in order.
+    pub fn ids(&self) -> Vec<String> {
+        self.tasks()["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     pub fn status(&self, id: &str) -> String {
         self.task(id)["status"].as_str().unwrap().to_string()
     }

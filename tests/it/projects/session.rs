@@ -252,12 +252,7 @@ fn partial_recovery_keeps_what_validates_and_says_what_was_lost() {
         out.stdout.contains("lost (no valid copy anywhere): T2"),
         "{out:?}"
     );
-    let ids: Vec<String> = pr.tasks()["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect();
+    let ids = pr.ids();
     assert!(!ids.contains(&"T2".to_string()));
     assert_eq!(ids.len(), 12);
     assert_eq!(
@@ -384,12 +379,7 @@ fn a_task_held_valid_in_an_older_checkpoint_is_recovered_from_it() {
     assert!(!out.stdout.contains("no valid copy anywhere"), "{out:?}");
     let t2 = pr.task("T2");
     assert_eq!(t2["status"], "COMPLETE");
-    let ids: Vec<String> = pr.tasks()["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect();
+    let ids = pr.ids();
     assert_eq!(ids.len(), 13, "{ids:?}");
     assert_eq!(ids[1], "T2", "kept in its place");
 }

@@ -67,33 +67,6 @@ fn a_failing_recover_does_not_advise_running_recover() {
 }
 
 #[test]
-fn a_refused_write_logs_no_status_that_was_never_written() {
-    let pr = Proj::new("web");
-    pr.add("T1", &[]);
-    let before = pr.log();
-    let run = pr.p.run(
-        &[
-            "projects",
-            "add",
-            "web",
-            "T2",
-            "--title",
-            "x",
-            "--estimate",
-            "-5",
-        ],
-        "",
-    );
-    run.assert_one_line_error();
-    let added = pr.log()[before.len()..].to_string();
-    let dir = pr.dir().display().to_string();
-    assert_eq!(
-        added,
-        format!("## {NOW} — ERROR\n- Task: T2\n- Error: refusing to write `{dir}/tasks.json`: it would not match schema projects-tasks: /tasks/1/estimate_minutes: -5 is less than the minimum of 0\n- Not written: T2 as a new PENDING task\n\n")
-    );
-}
-
-#[test]
 fn checkpoint_written_says_which_event_wrote_it() {
     let pr = Proj::new("web");
     pr.add("T1", &[]);

@@ -126,8 +126,8 @@ pub enum Fact<'p> {
     TaskTool(TaskTool<'p>),
     /// TaskCompleted for a Claude Code task id.
     TaskCompleted(&'p str),
-    /// PreCompact or SessionEnd: time for a checkpoint.
-    Checkpoint,
+    /// PreCompact or SessionEnd (the event's name): time for a checkpoint.
+    Checkpoint(&'static str),
     /// SessionEnd: the session's claims end.
     SessionEnded,
     /// A Bash command (see [`Bash`]).
@@ -200,9 +200,9 @@ pub fn of(p: &Payload) -> Vec<Fact<'_>> {
                 facts.push(Fact::TaskCompleted(id));
             }
         }
-        Event::PreCompact => facts.push(Fact::Checkpoint),
+        Event::PreCompact => facts.push(Fact::Checkpoint("PreCompact")),
         Event::SessionEnd => {
-            facts.push(Fact::Checkpoint);
+            facts.push(Fact::Checkpoint("SessionEnd"));
             facts.push(Fact::SessionEnded);
         }
         _ => {}

@@ -152,13 +152,14 @@ pub fn validate(cx: &Ctx, project: &Project) -> Result<Vec<FileReport>> {
     for &layout in registry() {
         for store in layout.discover(cx, project)? {
             for file in layout.state_files(cx, &store)? {
-                let errors = if layout.vouches(cx, &file)? {
+                let mut errors = if layout.vouches(cx, &file)? {
                     Vec::new()
                 } else if file.json_lines {
                     check::json_lines(&cx.store, &file.path, file.schema)?
                 } else {
                     check::document(&cx.store, &file.path, file.schema)?
                 };
+                errors.extend(layout.file_issues(cx, &store, &file)?);
                 out.push(FileReport {
                     layout: layout.name(),
                     store: store.id.clone(),

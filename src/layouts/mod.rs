@@ -105,6 +105,19 @@ pub trait Layout: Sync {
         Ok(false)
     }
 
+    /// What `validate` reports about `file` beyond its schema: a file the store must have that
+    /// is missing, a rule no schema can say (ids used twice, ids unsafe as file names). None by
+    /// default.
+    fn file_issues(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        file: &StateFile,
+    ) -> Result<Vec<crate::store::schema::Issue>> {
+        let _ = (cx, store, file);
+        Ok(Vec::new())
+    }
+
     /// The store's summary, read-only (`status`, and the SessionStart context).
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary>;
 

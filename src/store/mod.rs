@@ -139,6 +139,12 @@ impl Store {
         !self.changed.borrow().is_empty()
     }
 
+    /// Forgets that `path` changed: a transient file an operation wrote and removed again
+    /// (a commit's own record) is not a change it made.
+    pub fn forget_change(&self, path: &Path) {
+        self.changed.borrow_mut().retain(|p| p != path);
+    }
+
     fn mark(&self, path: &Path) {
         let mut changed = self.changed.borrow_mut();
         if !changed.iter().any(|p| p == path) {

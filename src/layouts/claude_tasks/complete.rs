@@ -21,8 +21,9 @@ pub struct Completed {
     pub found: Vec<String>,
     /// Names that are not tasks of the list.
     pub unknown: Vec<String>,
-    /// Tasks not completed because a dependency is not: `id (description): dep [status], …`.
-    pub refused: Vec<String>,
+    /// Tasks not completed because a dependency is not: the task's label (`id (description)`)
+    /// and its unfinished dependencies (`dep (description) [status]`).
+    pub refused: Vec<(String, Vec<String>)>,
     /// Tasks the completion unblocked, as labels (`id (description)`).
     pub ready: Vec<String>,
 }
@@ -58,11 +59,7 @@ pub fn complete(
                     }
                     done.found.push(id);
                 } else {
-                    done.refused.push(format!(
-                        "{}: {}",
-                        label(list, &id),
-                        unmet(list, &id).join(", ")
-                    ));
+                    done.refused.push((label(list, &id), unmet(list, &id)));
                 }
             }
             Ok(done)

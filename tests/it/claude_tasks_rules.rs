@@ -370,3 +370,20 @@ fn unknown_and_refused_completions_are_told_in_one_sentence_each() {
     );
     assert!(!ctx.contains("  "), "{ctx}");
 }
+
+/// Issue 20 item 20: with no task list yet, an id in `tasks_completed` is unknown and said so
+/// (it was dropped without a word); no list, lock or folder is created for it.
+#[test]
+fn an_unknown_completed_id_is_reported_when_no_list_exists_yet() {
+    let p = Project::new();
+    let mut stop = p.payload("SubagentStop.json");
+    stop["tasks_completed"] = json!(["ghost"]);
+    let out = hook_ok(&p, &stop).json();
+    assert_eq!(
+        out,
+        json!({"systemMessage": "taskhook: a subagent reported a task as completed that is not \
+               in task list proj: ghost; nothing was changed for it."})
+    );
+    assert!(!p.home.join(".claude/tasks").exists());
+    assert!(main_context(&p).contains("not in task list proj: ghost"));
+}

@@ -169,7 +169,9 @@ impl Layout for ClaudeTasks {
 
     fn discover_for(&self, cx: &Ctx, project: &Project, fact: &Fact<'_>) -> Result<Vec<StoreRef>> {
         match fact {
-            Fact::TaskTool(_) => Ok(vec![store_for(cx, project)?]),
+            // A task tool creates the list; `tasks_completed` names tasks of it even before it
+            // exists (each is then unknown, and said so).
+            Fact::TaskTool(_) | Fact::TasksCompleted(_) => Ok(vec![store_for(cx, project)?]),
             _ => self.discover(cx, project),
         }
     }

@@ -43,9 +43,10 @@ pub fn complete(
         |list, _now| {
             let mut done = Completed::default();
             let mut asked: Vec<usize> = Vec::new();
+            let mut once = HashSet::new();
             for name in names {
                 match resolve(list, name) {
-                    Some(i) if !asked.contains(&i) => asked.push(i),
+                    Some(i) if once.insert(i) => asked.push(i),
                     Some(_) => {}
                     None => done.unknown.push(name.clone()),
                 }

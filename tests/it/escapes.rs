@@ -7,6 +7,7 @@
 
 use serde_json::{json, Value};
 
+use crate::claude_tasks::write;
 use crate::common::{Project, Run, NOW};
 
 /// What a cloned repository might put in a title or an id.
@@ -128,10 +129,9 @@ fn ok(r: &Run) {
 fn claude_tasks_titles_and_ids_are_escaped() {
     let p = Project::new();
     let id = format!("t-{HOSTILE}");
-    let w = p.run(
+    let w = write(
+        &p,
         &[
-            "tasks",
-            "write",
             "--id",
             &id,
             "--description",
@@ -139,22 +139,12 @@ fn claude_tasks_titles_and_ids_are_escaped() {
             "--status",
             "in_progress",
         ],
-        "",
     );
     ok(&w);
     assert_clean("tasks write", &w.stdout);
-    ok(&p.run(
-        &[
-            "tasks",
-            "write",
-            "--id",
-            "b",
-            "--description",
-            "B",
-            "--dependency",
-            &id,
-        ],
-        "",
+    ok(&write(
+        &p,
+        &["--id", "b", "--description", "B", "--dependency", &id],
     ));
     let r = p.run(&["tasks", "read"], "");
     assert_clean("tasks read", &r.stdout);
@@ -330,22 +320,10 @@ fn errors_and_refusals_on_stderr_are_escaped() {
     r.assert_one_line_error();
     assert_clean("error line", &r.stderr);
     // TaskCompleted refused (exit 2): the reason names the task's description.
-    ok(&p.run(
-        &["tasks", "write", "--id", "a", "--description", HOSTILE],
-        "",
-    ));
-    ok(&p.run(
-        &[
-            "tasks",
-            "write",
-            "--id",
-            "b",
-            "--description",
-            "B",
-            "--dependency",
-            "a",
-        ],
-        "",
+    ok(&write(&p, &["--id", "a", "--description", HOSTILE]));
+    ok(&write(
+        &p,
+        &["--id", "b", "--description", "B", "--dependency", "a"],
     ));
     let r = p.hook(&crate::claude_tasks::completed_event(&p, "b"));
     assert_eq!(r.code, 2, "{r:?}");

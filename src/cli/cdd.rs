@@ -146,9 +146,9 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             Ok(0)
         }
         (Err(f), true) => {
-            let _ = std::io::Write::write_all(
-                io.stderr,
-                format!("taskhook: {} [{}]\n", f.message, f.code.as_str()).as_bytes(),
+            super::err(
+                io,
+                &format!("taskhook: {} [{}]", f.message, f.code.as_str()),
             );
             Ok(1)
         }

@@ -84,12 +84,17 @@ fn candidates(cx: &Ctx, project: &Project, work: &mut Work) -> Vec<Candidate> {
     cands
 }
 
-fn ambiguous(name: &str, c: &[String]) -> String {
-    format!(
+/// Tells the user that a bare `name` matches several active units `c`, once per event however
+/// often the prompt and the final message mention it.
+fn ambiguous(name: &str, c: &[String], work: &mut Work) {
+    let line = format!(
         "taskhook: {name:?} matches several active units: {}; nothing changed. Name one as STORE/ID, e.g. {}.",
         c.join(", "),
         c[0].split(' ').next().unwrap_or_default()
-    )
+    );
+    if !work.reply.system.contains(&line) {
+        work.reply.system.push(line);
+    }
 }
 
 /// Resolves names to (candidate, unit id), reporting ambiguity; unknown names are dropped.
@@ -98,7 +103,7 @@ fn resolve_all(cands: &[Candidate], names: &[String], work: &mut Work) -> Vec<(u
     for name in names {
         match resolve(cands, name) {
             Resolved::One(i, id) if !out.contains(&(i, id.clone())) => out.push((i, id)),
-            Resolved::Many(c) => work.reply.system.push(ambiguous(name, &c)),
+            Resolved::Many(c) => ambiguous(name, &c, work),
             _ => {}
         }
     }
@@ -231,7 +236,7 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
                 run_step(cx, &cands[i], &id, input, &turn(is_bound), work);
                 signalled.push((i, id));
             }
-            Resolved::Many(c) => work.reply.system.push(ambiguous(&signal.name, &c)),
+            Resolved::Many(c) => ambiguous(&signal.name, &c, work),
             Resolved::Nothing => {}
         }
     }

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::display;
+
 /// Most items listed per line of the SessionStart context; the rest are counted.
 pub const CONTEXT_LIST_CAP: usize = 10;
 
@@ -34,16 +36,24 @@ impl Item {
         }
     }
 
-    /// How the context shows it: `id (title)`, `id (detail)`, `id (waits for a, b)`.
+    /// How the context shows it: `id (title)`, `id (detail)`, `id (waits for a, b)`. Each part
+    /// on one line ([`display::line`]): a title from a repository never starts a line of its own.
     fn render(&self) -> String {
-        let mut inner: Vec<String> = self.title.iter().chain(&self.detail).cloned().collect();
+        let mut inner: Vec<String> = self
+            .title
+            .iter()
+            .chain(&self.detail)
+            .map(|t| display::line(t).into_owned())
+            .collect();
         if !self.waits_for.is_empty() {
-            inner.push(format!("waits for {}", self.waits_for.join(", ")));
+            let waits: Vec<_> = self.waits_for.iter().map(|w| display::line(w)).collect();
+            inner.push(format!("waits for {}", waits.join(", ")));
         }
+        let id = display::line(&self.id);
         if inner.is_empty() {
-            self.id.clone()
+            id.into_owned()
         } else {
-            format!("{} ({})", self.id, inner.join("; "))
+            format!("{id} ({})", inner.join("; "))
         }
     }
 }

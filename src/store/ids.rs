@@ -6,6 +6,8 @@
 //! without an extension; `<>:"|?*`; a trailing dot or space) and bidirectional-text controls
 //! (which make a name display as another) are refused.
 
+// Bidirectional-text controls: the one set, which `display` also escapes.
+use crate::display::is_bidi_control;
 use crate::error::{Error, Result};
 
 /// Longest id accepted as a path component, in bytes (NAME_MAX is 255; room is left for the
@@ -14,11 +16,6 @@ pub const MAX_ID_LEN: usize = 200;
 
 /// Characters Windows does not allow in a file name.
 const WINDOWS_RESERVED_CHARS: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
-
-/// Whether `c` is a bidirectional-text control (embedding, override, isolate, mark).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
 
 /// Whether `name` is a Windows device name (`CON`, `nul.txt`, `COM1`, `LPT9.json`, …).
 fn is_windows_device(name: &str) -> bool {

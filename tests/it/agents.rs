@@ -101,3 +101,29 @@ fn corrupt_agents_file_is_moved_aside_not_lost() {
     );
     assert!(agents_file(&p)["bindings"].as_object().unwrap().len() == 1);
 }
+
+/// Issue 20 item 19: a bare id two stores share, named by the prompt and signalled in the
+/// final message, is reported once (it was said once per mention), and nothing changes.
+#[test]
+fn an_ambiguous_bare_id_on_subagent_stop_is_reported_once() {
+    let p = Project::new();
+    for slug in ["alpha", "beta"] {
+        let r = p.run(&["iterative", "new", slug, "--task", "T1"], "");
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let before = p.snapshot();
+    let stop = p.subagent_stop(
+        "z",
+        "Do <task>T1</task>, end with <signal>T1_DONE</signal>",
+        "done\n<signal>T1_DONE</signal>\n<signal>T1_FAILED: or not</signal>",
+    );
+    let run = p.hook(&stop);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.json(),
+        json!({"systemMessage": "taskhook: \"T1\" matches several active units: alpha/T1 \
+               (iterative), beta/T1 (iterative); nothing changed. Name one as STORE/ID, e.g. \
+               alpha/T1."})
+    );
+    assert_eq!(p.snapshot(), before);
+}

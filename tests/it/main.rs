@@ -22,6 +22,7 @@ mod demo;
 mod doctor;
 mod durability;
 mod engine;
+mod escapes;
 mod execute;
 mod fuzz;
 mod hardening;

@@ -17,8 +17,9 @@ use serde_json::Value;
 
 use super::error::{Code, Failure};
 use super::ops;
+use super::order::{self, Order};
 use super::repair::sync_halts;
-use super::workspace::{Next, Status, Workspace};
+use super::workspace::{Next, Status, Workspace, MAX_ORDER_BYTES};
 use super::{Folder, Paths};
 use crate::context::Ctx;
 use crate::engine::facts::Bash;
@@ -26,8 +27,9 @@ use crate::engine::notices;
 use crate::error::Result;
 use crate::hook::output::Reply;
 use crate::layouts::unit::Halt;
-use crate::layouts::{Input, Step, StoreRef};
+use crate::layouts::{Input, Layout, Step, StoreRef};
 use crate::signals::SignalKind;
+use crate::store::{parse_json, schema};
 
 /// The seed's reason for refusing a subagent's task command.
 pub const OWNERSHIP: &str = "only the orchestrator manipulates task state";
@@ -205,6 +207,41 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
         reply.context.extend(sync_halts(cx, &ws, &project)?);
     }
     Ok(reply)
+}
+
+/// A Write/Edit of order.json that still matches its schema but names a task no workspace can
+/// take (an unsafe file name, one of the workspace's own names): blocked and logged like a
+/// schema failure (which the engine's edit check answers itself).
+pub fn on_edit(cx: &Ctx, store: &StoreRef, path: &str) -> Result<Reply> {
+    let paths = Paths::of_store(store);
+    let edited = store.project.join(path);
+    if edited != paths.order {
+        return Ok(Reply::default());
+    }
+    let Some(bytes) = cx.store.read_capped(&paths.order, MAX_ORDER_BYTES)? else {
+        return Ok(Reply::default());
+    };
+    let Ok(doc) = parse_json(&bytes) else {
+        return Ok(Reply::default());
+    };
+    if schema::check(order::SCHEMA, &doc)?.is_err() {
+        return Ok(Reply::default());
+    }
+    let Err(f) = Order::parse(doc, &format!("`{}`", paths.order.display())) else {
+        return Ok(Reply::default());
+    };
+    super::LAYOUT.log_error(
+        cx,
+        store,
+        &format!("an edit left order.json unusable: {}", f.message),
+    )?;
+    Ok(Reply {
+        block: vec![format!(
+            "{}. Every cdd command refuses this order until that entry is renamed (its file too).",
+            f.message
+        )],
+        ..Default::default()
+    })
 }
 
 fn tell(step: &mut Step, paths: &Paths, text: String) {

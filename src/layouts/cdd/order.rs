@@ -9,9 +9,10 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::check_task_name;
 use super::error::{CResult, Code, Failure};
 use crate::layouts::json::str_field;
-use crate::store::{check_id, schema};
+use crate::store::schema;
 
 /// The schema of order.json.
 pub const SCHEMA: &str = "cdd-order";
@@ -19,7 +20,7 @@ pub const SCHEMA: &str = "cdd-order";
 /// A task of the order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
-    /// Its file name (`foo.md`), checked as a safe file name.
+    /// Its file name (`foo.md`), checked by [`check_task_name`].
     pub name: String,
     pub group: Option<String>,
     pub model: Option<String>,
@@ -79,7 +80,8 @@ impl Order {
         let raw = doc["tasks"].as_array().cloned().unwrap_or_default();
         for (index, v) in raw.iter().enumerate() {
             let item = if let Some(name) = v.get("task").and_then(Value::as_str) {
-                check_id("task name", name).map_err(|e| invalid(e.one_line()))?;
+                check_task_name(name)
+                    .map_err(|e| invalid(format!("tasks[{index}]: {}", e.one_line())))?;
                 Item::Task(Task {
                     name: name.to_string(),
                     group: opt(v, "group"),

@@ -4,6 +4,7 @@
 
 mod commands;
 mod hooks;
+mod names;
 mod repair;
 
 use std::path::PathBuf;

@@ -142,6 +142,12 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             Ok(1)
         }
         (Ok((verb, data)), true) => {
+            for w in data["warnings"].as_array().into_iter().flatten() {
+                let _ = std::io::Write::write_all(
+                    io.stderr,
+                    format!("taskhook: warning: {}\n", s(w)).as_bytes(),
+                );
+            }
             super::out(io, &human_text(&verb, &data))?;
             Ok(0)
         }

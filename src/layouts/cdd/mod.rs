@@ -317,6 +317,10 @@ impl Layout for Cdd {
         .map_err(Into::into)
     }
 
+    fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
+        repair::recover(cx, store)
+    }
+
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
         match fact {
             Fact::Bash(b) => hooks::on_bash(cx, store, b),

@@ -122,6 +122,18 @@ impl Workspace {
         })
     }
 
+    /// A command's `data` with `warnings` added when there is something to warn of (history
+    /// lines no event can be read from).
+    pub fn warned(&self, mut data: Value) -> Value {
+        if let (Some(w), Some(m)) = (
+            history::bad_lines_warning(&self.history, &self.paths.tasks),
+            data.as_object_mut(),
+        ) {
+            m.insert("warnings".into(), Value::Array(vec![Value::String(w)]));
+        }
+        data
+    }
+
     /// The order, which must exist.
     pub fn order(&self) -> CResult<&Order> {
         self.order.as_ref().ok_or_else(|| {

@@ -9,6 +9,7 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::cdd::error::{CResult, Code, Failure};
 use crate::layouts::cdd::{locate, ops, report, Paths};
+use crate::shell::quote;
 
 use super::Io;
 
@@ -197,7 +198,7 @@ fn human_text(verb: &str, d: &Value) -> String {
                 "Stop {}: {}\nPass it with: taskhook cdd continue {}",
                 s(&d["stop"]),
                 s(&d["message"]),
-                s(&d["stop"])
+                quote(&s(&d["stop"]))
             ),
             _ => "Nothing left: every task is finished.".into(),
         },

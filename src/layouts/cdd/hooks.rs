@@ -17,8 +17,9 @@ use serde_json::Value;
 
 use super::error::{Code, Failure};
 use super::ops;
-use super::order::{self, Order};
+use super::order::{self, taggable, Order};
 use super::repair::sync_halts;
+use super::summary::untaggable;
 use super::workspace::{Next, Status, Workspace, MAX_ORDER_BYTES};
 use super::{Folder, Paths};
 use crate::context::Ctx;
@@ -28,6 +29,7 @@ use crate::error::Result;
 use crate::hook::output::Reply;
 use crate::layouts::unit::Halt;
 use crate::layouts::{Input, Layout, Step, StoreRef};
+use crate::shell::quote;
 use crate::signals::SignalKind;
 use crate::store::{parse_json, schema};
 
@@ -153,7 +155,7 @@ pub fn halt(paths: &Paths, stop: &super::order::Stop) -> Halt {
             "Stop {} reached (cdd workspace {}): {message}. The orchestrator waits here until a person passes it with: taskhook cdd continue {}",
             stop.id,
             paths.id(),
-            stop.id
+            quote(&stop.id)
         ),
     }
 }
@@ -268,6 +270,16 @@ fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Step) -> Result<()> {
             tell(step, paths, h.message.clone());
             step.halt = Some(h);
         }
+        Ok(Next::Task(t, _)) if !taggable(&t.name) => tell(
+            step,
+            paths,
+            format!(
+                "next is {} ({}): {}.",
+                quote(&t.name),
+                describe(&t),
+                untaggable(&t.name)
+            ),
+        ),
         Ok(Next::Task(t, _)) => tell(
             step,
             paths,
@@ -368,16 +380,19 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
             &mut step,
             &paths,
             format!(
-                "{unit} reported BLOCKED ({}); it stays in {}/. Clear the blocker and relaunch it, or run `taskhook cdd escalate {unit} \"why\"` or `taskhook cdd fail {unit}`.",
+                "{unit} reported BLOCKED ({}); it stays in {}/. Clear the blocker and relaunch it, or run `taskhook cdd escalate {} \"why\"` or `taskhook cdd fail {}`.",
                 reason.unwrap_or("no reason given"),
-                f.as_str()
+                f.as_str(),
+                quote(unit),
+                quote(unit)
             ),
         ),
         (Input::NoSignal, Status::In(Folder::InProgress)) => tell(
             &mut step,
             &paths,
             format!(
-                "the subagent working on {unit} stopped without <signal>{unit}_DONE</signal> or <signal>{unit}_FAILED: why</signal>; {unit} stays in in_progress/. Check its work, then run `taskhook cdd done {unit}`, or relaunch it."
+                "the subagent working on {unit} stopped without <signal>{unit}_DONE</signal> or <signal>{unit}_FAILED: why</signal>; {unit} stays in in_progress/. Check its work, then run `taskhook cdd done {}`, or relaunch it.",
+                quote(unit)
             ),
         ),
         (Input::Signal(kind, _), other) => {

@@ -18,6 +18,7 @@ use super::{hooks, Folder, Paths, FOLDERS};
 use crate::context::Ctx;
 use crate::engine::notices;
 use crate::error::Error;
+use crate::shell::quote;
 
 /// Largest task file copied when an import crosses filesystems.
 const MAX_TASK_FILE: usize = 64 * 1024 * 1024;
@@ -172,6 +173,7 @@ pub fn import(cx: &Ctx, paths: &Paths, source: Option<&Path>) -> CResult<Value> 
             ))
         }
     };
+    incoming.check_new_ids(&format!("`{}`", src_file.display()))?;
     // Decided first on what is there (nothing is created for an import that is refused), then
     // again under the lock.
     plan_import(cx, paths, &incoming, &src_file, same)?;
@@ -313,7 +315,7 @@ pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
                 Code::StopNotPassed,
                 format!(
                     "{name} comes after stop {}, which has not been passed; a person runs `taskhook cdd continue {}` first",
-                    s.id, s.id
+                    s.id, quote(&s.id)
                 ),
             ));
         }

@@ -11,8 +11,9 @@ use serde_json::Value;
 
 use super::check_task_name;
 use super::error::{CResult, Code, Failure};
+use crate::error::Error;
 use crate::layouts::json::str_field;
-use crate::store::schema;
+use crate::store::{check_unit_id, check_word, schema};
 
 /// The schema of order.json.
 pub const SCHEMA: &str = "cdd-order";
@@ -52,6 +53,46 @@ impl Item {
             Item::Stop(s) => &s.id,
         }
     }
+
+    /// Its position in `tasks`.
+    pub fn index(&self) -> usize {
+        match self {
+            Item::Task(t) => t.index,
+            Item::Stop(s) => s.index,
+        }
+    }
+
+    /// Why its name is no valid id for a new entry (whitespace, which tags, signals and
+    /// printed commands cannot carry); an order written by hand may still hold one.
+    pub fn id_error(&self) -> Option<Error> {
+        match self {
+            Item::Task(t) => check_unit_id("task name", &t.name).err(),
+            Item::Stop(s) => check_word("stop id", &s.id).err(),
+        }
+    }
+
+    /// What `status` and SessionStart say of an entry whose name is no valid id.
+    pub fn id_problem(&self) -> Option<String> {
+        let reason = match self.id_error()? {
+            Error::UnsafeId { reason, .. } => reason.to_string(),
+            other => other.one_line(),
+        };
+        Some(match self {
+            Item::Task(t) => format!(
+                "task name {:?} is not a valid id ({reason}); rename it (its order.json entry and its file)",
+                t.name
+            ),
+            Item::Stop(s) => format!(
+                "stop id {:?} is not a valid id ({reason}); rename it in order.json",
+                s.id
+            ),
+        })
+    }
+}
+
+/// Whether task `name` can be named by `<task>` and `<signal>` tags.
+pub fn taggable(name: &str) -> bool {
+    check_word("task name", name).is_ok()
 }
 
 /// A checked order.json.
@@ -105,6 +146,24 @@ impl Order {
             items.push(item);
         }
         Ok(Order { doc, items })
+    }
+
+    /// Checks the ids of an order a plan brings in (`import`): each must be a valid id for a
+    /// new entry ([`Item::id_error`]). `what` names the order.
+    pub fn check_new_ids(&self, what: &str) -> CResult<()> {
+        for item in &self.items {
+            if let Some(e) = item.id_error() {
+                return Err(Failure::new(
+                    Code::InvalidOrder,
+                    format!(
+                        "{what} tasks[{}]: {}; rename it (in the order, and its file for a task) and import again",
+                        item.index(),
+                        e.one_line()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The tasks, in order.

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::{CResult, Code, Failure};
 use super::history::{bad_lines_warning, StopState};
-use super::order::{level_of, LADDER};
+use super::order::{level_of, Item, LADDER};
 use super::workspace::{task_json, Status, Workspace};
 use super::{Folder, Paths, FOLDERS};
 use crate::context::Ctx;
@@ -161,6 +161,7 @@ pub fn problems(ws: &Workspace) -> Vec<String> {
     let Some(order) = &ws.order else {
         return out;
     };
+    out.extend(order.items.iter().filter_map(Item::id_problem));
     for t in order.tasks() {
         match ws.status(&t.name) {
             Status::Several(fs) => out.push(format!(

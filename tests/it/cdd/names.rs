@@ -176,3 +176,136 @@ fn an_edit_of_order_json_naming_the_history_is_blocked_and_logged() {
     let run = w.hook(&edit);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
 }
+
+const WS: &str =
+    "it contains whitespace, which <task> and <signal> tags and printed commands cannot carry";
+
+#[test]
+fn an_import_naming_a_task_or_stop_with_whitespace_is_refused_and_moves_nothing() {
+    let w = Ws::new();
+    super::ok(&w.cdd(&["init"]));
+    for (name, entry, what) in [
+        ("my task.md", json!({"task": "my task.md"}), "task name"),
+        (" lead.md", json!({"task": " lead.md"}), "task name"),
+        (
+            "nbsp\u{a0}.md",
+            json!({"task": "nbsp\u{a0}.md"}),
+            "task name",
+        ),
+        ("verify core", json!({"stop": "verify core"}), "stop id"),
+    ] {
+        let mut order: Value = serde_json::from_str(SEED_ORDER).unwrap();
+        order["tasks"].as_array_mut().unwrap().insert(1, entry);
+        w.write_tasks(
+            &serde_json::to_string(&order).unwrap(),
+            &["foo.md", "bar.md", "baz.md"],
+        );
+        if what == "task name" {
+            std::fs::write(w.path(&format!("tasks/{name}")), "x\n").unwrap();
+        }
+        let before = snapshot(&w.dir);
+        let run = w.cdd(&["import"]);
+        assert_eq!(code(&run), "INVALID_ORDER", "{name:?}: {run:?}");
+        assert_eq!(
+            error(&run),
+            format!(
+                "`{}` tasks[1]: invalid {what} {name:?}: {WS}; rename it (in the order, and its file for a task) and import again",
+                w.path("tasks/order.json").display()
+            )
+        );
+        assert_eq!(snapshot(&w.dir), before, "{name:?}: nothing moved");
+        if what == "task name" {
+            std::fs::remove_file(w.path(&format!("tasks/{name}"))).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_hand_written_id_with_whitespace_is_reported_and_its_commands_quoted() {
+    let w = Ws::seeded();
+    // Written by hand (or by the seed's scripts): a task and a stop whose names hold a space.
+    let mut order: Value = serde_json::from_str(SEED_ORDER).unwrap();
+    let tasks = order["tasks"].as_array_mut().unwrap();
+    tasks.insert(0, json!({"task": "my task.md", "group": "Core"}));
+    tasks.insert(1, json!({"stop": "check it", "message": "Look at it"}));
+    std::fs::write(
+        w.path("tasks/order.json"),
+        serde_json::to_string(&order).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(w.path("tasks/pending/my task.md"), "x\n").unwrap();
+    let invalid_task = format!(
+        "task name \"my task.md\" is not a valid id ({WS}); rename it (its order.json entry and its file)"
+    );
+    let invalid_stop =
+        format!("stop id \"check it\" is not a valid id ({WS}); rename it in order.json");
+    let ctx = session_start(&w).context();
+    assert!(ctx.contains(&invalid_task), "{ctx}");
+    assert!(ctx.contains(&invalid_stop), "{ctx}");
+    assert!(
+        ctx.contains("Next: 'my task.md' (Core, default model/none): no <task> tag can bind a subagent to it and no signal can finish it (its name is not a valid id); rename it, or move it yourself: `taskhook cdd start 'my task.md'`, then `taskhook cdd done 'my task.md'`."),
+        "{ctx}"
+    );
+    assert!(!ctx.contains("<task>my task.md</task>"), "{ctx}");
+    // The verbs still work on it, so nothing already there is stranded.
+    super::ok(&w.cdd(&["start", "my task.md"]));
+    let ctx = session_start(&w).context();
+    assert!(
+        ctx.contains("Next: 'my task.md' is in progress; no signal can finish it (its name is not a valid id): run `taskhook cdd done 'my task.md'` when its work is done."),
+        "{ctx}"
+    );
+    super::ok(&w.cdd(&["done", "my task.md"]));
+    let ctx = session_start(&w).context();
+    assert!(
+        ctx.contains("a person passes it with `taskhook cdd continue 'check it'`"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains("until a person runs `taskhook cdd continue 'check it'`"),
+        "{ctx}"
+    );
+    let refused = w.cdd(&["start", "foo.md"]);
+    assert!(
+        error(&refused).contains("a person runs `taskhook cdd continue 'check it'` first"),
+        "{refused:?}"
+    );
+    // `status` reports both ids.
+    let mut c = w.p.cmd();
+    c.env("CDD_DIR", &w.dir);
+    let st = w.p.run_with(c, &["status", "--json"], "").json();
+    let problems = st["stores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["layout"] == "cdd")
+        .unwrap()["problems"]
+        .clone();
+    assert_eq!(problems, json!([invalid_task, invalid_stop]), "{st}");
+}
+
+#[test]
+fn a_signal_before_a_task_no_tag_can_name_says_how_to_move_it() {
+    let w = Ws::seeded();
+    let mut order: Value = serde_json::from_str(SEED_ORDER).unwrap();
+    order["tasks"]
+        .as_array_mut()
+        .unwrap()
+        .insert(1, json!({"task": "my task.md"}));
+    std::fs::write(
+        w.path("tasks/order.json"),
+        serde_json::to_string(&order).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(w.path("tasks/pending/my task.md"), "x\n").unwrap();
+    let mut stop = payload(&w, "SubagentStop.json");
+    stop["agent_id"] = json!("a1");
+    stop["last_assistant_message"] = json!("<signal>foo.md_DONE</signal>");
+    let run = w.hook(&stop);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(w.folders_of("foo.md"), ["completed"]);
+    let ctx = w.hook(&payload(&w, "PostToolUse.Read.json")).context();
+    assert!(
+        ctx.contains("next is 'my task.md' (group -, model (default), thinking none): no <task> tag can bind a subagent to it and no signal can finish it (its name is not a valid id); rename it, or move it yourself: `taskhook cdd start 'my task.md'`, then `taskhook cdd done 'my task.md'`."),
+        "{ctx}"
+    );
+}

@@ -6,6 +6,7 @@ mod commands;
 mod history;
 mod hooks;
 mod names;
+mod ownership;
 mod repair;
 
 use std::path::PathBuf;

@@ -41,6 +41,23 @@ fn is_windows_device(name: &str) -> bool {
     }
 }
 
+/// The error refusing `id` (cut to 80 characters) for `reason`.
+pub fn unsafe_id(kind: &'static str, id: &str, reason: &'static str) -> Error {
+    Error::UnsafeId {
+        kind,
+        id: id.chars().take(80).collect(),
+        reason,
+    }
+}
+
+/// `id` unchanged, or refused for `reason`.
+fn verdict<'a>(kind: &'static str, id: &'a str, reason: Option<&'static str>) -> Result<&'a str> {
+    match reason {
+        Some(reason) => Err(unsafe_id(kind, id, reason)),
+        None => Ok(id),
+    }
+}
+
 /// Checks an id given by a person or the model; returns it unchanged when it is safe.
 ///
 /// Refused: empty, longer than [`MAX_ID_LEN`] bytes, containing `/`, `\`, `..`, NUL or another
@@ -70,14 +87,7 @@ pub fn check_id<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
     } else {
         None
     };
-    match reason {
-        Some(reason) => Err(Error::UnsafeId {
-            kind,
-            id: id.chars().take(80).collect(),
-            reason,
-        }),
-        None => Ok(id),
-    }
+    verdict(kind, id, reason)
 }
 
 /// Why an id cannot be one word of a tag or a command: whitespace of any kind.
@@ -97,14 +107,7 @@ pub fn check_word<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
     } else {
         None
     };
-    match reason {
-        Some(reason) => Err(Error::UnsafeId {
-            kind,
-            id: id.chars().take(80).collect(),
-            reason,
-        }),
-        None => Ok(id),
-    }
+    verdict(kind, id, reason)
 }
 
 /// Checks the id of a new unit that becomes a path (a project id, slug, task id or cdd task

@@ -32,7 +32,7 @@ use crate::error::Result;
 use crate::hook::output::Reply;
 use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
 use crate::project::Project;
-use crate::store::{check_id, folder_lock_path, sanitize_id};
+use crate::store::{check_id, folder_lock_path, sanitize_id, unsafe_id};
 
 use error::{CResult, Code, Failure};
 use workspace::{Status, Workspace};
@@ -96,11 +96,11 @@ pub fn check_task_name(name: &str) -> Result<&str> {
     check_id("task name", name)?;
     let lower = name.to_lowercase();
     if OWN_NAMES.contains(&lower.as_str()) || OWN_PREFIXES.iter().any(|p| lower.starts_with(p)) {
-        return Err(crate::error::Error::UnsafeId {
-            kind: "task name",
-            id: name.to_string(),
-            reason: "it is a name the workspace uses itself (order.json, history.jsonl and their copies order.json.* and history.jsonl.*, the folders pending, in_progress, completed, failed, tmp and tasks)",
-        });
+        return Err(unsafe_id(
+            "task name",
+            name,
+            "it is a name the workspace uses itself (order.json, history.jsonl and their copies order.json.* and history.jsonl.*, the folders pending, in_progress, completed, failed, tmp and tasks)",
+        ));
     }
     Ok(name)
 }

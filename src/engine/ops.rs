@@ -78,7 +78,10 @@ pub fn reconcile(
         };
         for store in stores {
             match layout.reconcile(cx, &store, start) {
-                Ok(r) => {
+                Ok(mut r) => {
+                    if let Some(s) = r.summary.as_mut() {
+                        s.flag_invalid_ids();
+                    }
                     done.push(Reconciliation {
                         store: format!("{} {}", store.layout, store.id),
                         changes: r.changes.clone(),
@@ -124,9 +127,11 @@ pub fn status(cx: &Ctx, project: &Project) -> Vec<Summary> {
             )),
             Ok(stores) => {
                 for store in stores {
-                    out.push(layout.summarize(cx, &store).unwrap_or_else(|e| {
+                    let mut s = layout.summarize(cx, &store).unwrap_or_else(|e| {
                         Summary::problem(store.layout, &store.id, store.root.clone(), e.one_line())
-                    }));
+                    });
+                    s.flag_invalid_ids();
+                    out.push(s);
                 }
             }
         }

@@ -41,7 +41,7 @@ use serde_json::Value;
 
 pub use clock::Clock;
 pub use fs::Entry;
-pub use ids::{check_id, sanitize_id};
+pub use ids::{check_id, check_unit_id, check_word, sanitize_id, unsafe_id};
 pub use temps::{temp_prefix, STALE_TEMP_AGE};
 pub use txn::Pass;
 

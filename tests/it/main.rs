@@ -43,3 +43,4 @@ mod schemas;
 mod special_files;
 mod status;
 mod store;
+mod unit_ids;

@@ -166,7 +166,7 @@ impl Plan {
         }
         for a in &self.abandoned {
             out.push(match &self.layer {
-                Some(l) => format!("Resume: Skip {a}, stop layer {l} ({a} is abandoned after {MAX_ATTEMPTS} attempts; `taskhook execute reset-task {a}` gives it fresh attempts)."),
+                Some(l) => format!("Resume: Skip {a}, stop layer {l} ({a} is abandoned after {MAX_ATTEMPTS} attempts; `taskhook execute reset-task {}` gives it fresh attempts).", crate::shell::quote(a)),
                 None => format!("Resume: Skip {a} (abandoned after {MAX_ATTEMPTS} attempts)."),
             });
         }

@@ -1,5 +1,5 @@
 //! `taskhook execute …`: seed 001's runs by hand: init, status, start, done, fail, merged,
-//! resume [--dry-run], reset-task, reset --all, metrics. `--json` everywhere.
+//! resume [--dry-run], stop [--reason], reset-task, reset --all, metrics. `--json` everywhere.
 
 use std::path::PathBuf;
 
@@ -75,6 +75,12 @@ pub enum Cmd {
         /// Print the plan and what would change; write nothing.
         #[arg(long)]
         dry_run: bool,
+    },
+    /// Stop the run: launches of its tasks are refused until `taskhook execute resume`.
+    Stop {
+        /// Why (shown in every refusal).
+        #[arg(long)]
+        reason: Option<String>,
     },
     /// Back up the state to execute-state.json.bak, then make a task pending with fresh attempts.
     ResetTask { task: String },
@@ -364,6 +370,36 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 super::out_json(io, &json!({"dry_run": dry_run, "stores": all}))?;
             } else if stores.is_empty() {
                 super::out(io, "No execute runs.")?;
+            }
+            Ok(0)
+        }
+        Cmd::Stop { reason } => {
+            let store = commands::pick_store(cx, &project, store_flag)?;
+            let done = commands::stop(cx, &store, reason.as_deref())?;
+            let (record, line) = match &done {
+                commands::Stop::Stopped(r) => (r, format!(
+                    "Stopped run {}: launches of its tasks are refused until `taskhook execute resume`{}.",
+                    store.id,
+                    r["reason"].as_str().map(|w| format!(" (reason: {w})")).unwrap_or_default()
+                )),
+                commands::Stop::Already(r) => {
+                    let since = match (r["at"].as_str(), r["reason"].as_str()) {
+                        (Some(at), Some(w)) => format!(" (since {at}: {w})"),
+                        (Some(at), None) => format!(" (since {at})"),
+                        (None, Some(w)) => format!(" ({w})"),
+                        (None, None) => String::new(),
+                    };
+                    (r, format!("Run {} is already stopped{since}.", store.id))
+                }
+            };
+            if json {
+                super::out_json(
+                    io,
+                    &json!({"store": store.id, "status": "stopped", "stop": record,
+                        "already": matches!(done, commands::Stop::Already(_))}),
+                )?;
+            } else {
+                super::out(io, &line)?;
             }
             Ok(0)
         }

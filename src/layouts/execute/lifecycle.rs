@@ -18,8 +18,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::derive::next_priority;
-use super::state::{attempts, global, layer_of, layer_tasks, status, task_mut, MAX_ATTEMPTS};
+use super::derive::{derive, next_priority};
+use super::policy::{may_launch, Hold};
+use super::state::{attempts, layer_of, layer_tasks, status, task_mut, MAX_ATTEMPTS};
 
 /// Most blocks Claude Code follows in a row for one subagent.
 pub const MAX_BLOCKS: u64 = 8;
@@ -65,8 +66,8 @@ pub enum Effect {
     Unchanged,
     /// A launch started attempt `attempt` (or, `resumed`, continues the one running).
     Started { attempt: u64, resumed: bool },
-    /// A launch refused: the task is abandoned, or the run is abandoned or stopped.
-    Denied { why: String },
+    /// A launch refused ([`super::policy::may_launch`]).
+    Denied(Hold),
     /// DONE while in progress: verification asked for (blocked) or waiting for a subagent.
     Verify { attempt: u64 },
     /// DONE while verifying: verified and queued for merge.
@@ -199,7 +200,6 @@ fn record_git(t: &mut Map<String, Value>, worktree: Option<&str>, branch: Option
 
 /// Applies one event to task `id`. `now` stamps errors and merges.
 pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str) -> Outcome {
-    let run = global(state).to_string();
     let Some(task) = super::state::task(state, id) else {
         return Outcome::of(Effect::Unchanged);
     };
@@ -217,30 +217,29 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
         }
     };
     match ev {
-        Event::Launch { worktree, branch } => match st.as_str() {
-            "pending" | "failed" if matches!(run.as_str(), "abandoned" | "stopped") => {
-                Outcome::of(Effect::Denied {
-                    why: format!("the run is {run}"),
-                })
+        Event::Launch { worktree, branch } => {
+            let mut view = state.clone();
+            derive(state, &mut view, now);
+            if let Err(hold) = may_launch(&view, id) {
+                return Outcome::of(Effect::Denied(hold));
             }
-            "pending" | "failed" | "in_progress" | "verifying" => {
-                let resumed = is_running(&st);
-                let attempt = if resumed {
-                    super::state::task(state, id).map_or(0, attempts).max(1)
-                } else {
-                    start(state, id)
-                };
-                set(state, id, "attempts", json!(attempt));
-                if let Some(t) = task_mut(state, id) {
-                    record_git(t, worktree, branch);
+            match st.as_str() {
+                "pending" | "failed" | "in_progress" | "verifying" => {
+                    let resumed = is_running(&st);
+                    let attempt = if resumed {
+                        super::state::task(state, id).map_or(0, attempts).max(1)
+                    } else {
+                        start(state, id)
+                    };
+                    set(state, id, "attempts", json!(attempt));
+                    if let Some(t) = task_mut(state, id) {
+                        record_git(t, worktree, branch);
+                    }
+                    Outcome::of(Effect::Started { attempt, resumed })
                 }
-                Outcome::of(Effect::Started { attempt, resumed })
+                _ => Outcome::of(Effect::Unchanged),
             }
-            "abandoned" => Outcome::of(Effect::Denied {
-                why: format!("{id} is abandoned after {MAX_ATTEMPTS} attempts"),
-            }),
-            _ => Outcome::of(Effect::Unchanged),
-        },
+        }
         Event::Done => {
             let st = if matches!(st.as_str(), "pending" | "failed") {
                 start(state, id);

@@ -117,20 +117,12 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
         status(&t)
     );
     match &out.effect {
-        Effect::Denied { why } => {
-            let fix = if why.starts_with("the run is stopped") {
-                "`taskhook execute resume` continues a stopped run.".to_string()
-            } else if why.starts_with("the run") {
-                let who_failed: Vec<String> = plan(state).abandoned;
-                format!(
-                    "{} failed {MAX_ATTEMPTS} times and its layer is stopped: ask the user, or give it fresh attempts with `taskhook execute reset-task {}`.",
-                    who_failed.join(", "),
-                    who_failed.first().map_or("ID", String::as_str)
-                )
-            } else {
-                format!("`taskhook execute reset-task {id}` gives it fresh attempts.")
-            };
-            step.deny = Some(format!("taskhook: {who}: not starting {id}: {why}. {fix}"));
+        Effect::Denied(hold) => {
+            step.deny = Some(format!(
+                "taskhook: {who}: not starting {id}: {}. {}",
+                hold.why(),
+                hold.fix()
+            ));
         }
         Effect::Verify { .. } if out.block => step.instruction = Some(verify(id, &t)),
         Effect::Verify { .. } if out.limit => {

@@ -17,6 +17,7 @@ pub mod init;
 pub mod lifecycle;
 pub mod messages;
 pub mod plan;
+pub mod policy;
 pub mod recovery;
 pub mod resume;
 pub mod state;
@@ -130,6 +131,13 @@ pub fn apply_event(
         }
         let mut s = before.clone();
         let out = lifecycle::step(&mut s, id, ev, who, &now);
+        if matches!(
+            out.effect,
+            lifecycle::Effect::Denied(_) | lifecycle::Effect::Unchanged
+        ) {
+            // A refused or empty step writes nothing (not even a recount).
+            return Ok((Some((out, s)), false));
+        }
         derive::derive(&before, &mut s, &now);
         let changed = state::differs(&before, &s);
         if pass.writes() && changed {

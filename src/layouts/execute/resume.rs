@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::derive::derive;
 use super::git;
 use super::recovery;
-use super::state::{self, bak_path, corrupt, differs, global, state_path, task_ids, Read};
+use super::state::{self, bak_path, corrupt, differs, state_path, task_ids, Read};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::StoreRef;
@@ -105,8 +105,11 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             changes.push(format!("removed {} abandoned temp file(s)", temps.len()));
         }
         let before = s.clone();
-        if lift_stop && global(&s) == "stopped" {
+        if lift_stop && super::policy::stop_of(&s).is_some() {
             s["status"] = json!("in_progress");
+            if let Some(m) = s.as_object_mut() {
+                m.shift_remove("stop");
+            }
             changes.push("the run was stopped; it continues".into());
         }
         let mut notes = Vec::new();

@@ -4,6 +4,7 @@
 mod commands;
 mod git;
 mod lifecycle;
+mod policy;
 
 use std::path::PathBuf;
 

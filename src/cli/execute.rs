@@ -9,7 +9,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::execute::commands::{self, HandEvent};
 use crate::layouts::execute::init::{self as new_run, Init};
-use crate::layouts::execute::{derive, plan, resume, state};
+use crate::layouts::execute::{derive, resume, state};
 use crate::layouts::{Step, StoreRef};
 
 use super::Io;
@@ -129,7 +129,7 @@ fn status_of(cx: &Ctx, s: &StoreRef) -> Result<Value> {
     let st = state::load(cx, s)?;
     let mut d = st.clone();
     derive::derive(&st, &mut d, &cx.store.clock().stamp());
-    let p = plan::plan(&d);
+    let p = crate::layouts::execute::plan_with_git(cx, s, &d);
     let tasks: serde_json::Map<String, Value> = state::task_ids(&d)
         .into_iter()
         .map(|id| {
@@ -333,7 +333,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 let Some(r) = resume::resume(cx, s, true)? else {
                     continue;
                 };
-                let p = plan::plan(&r.state);
+                let p = r.plan();
                 if !json {
                     let verb = if dry_run { "would change" } else { "changed" };
                     super::out(

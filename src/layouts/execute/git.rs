@@ -171,6 +171,15 @@ pub fn has_branch(root: &Path, name: &str) -> bool {
     .is_some()
 }
 
+/// The names of the local branches (`refs/heads/`); `None` when git cannot say.
+pub fn branch_names(root: &Path) -> Option<Vec<String>> {
+    let text = run(
+        root,
+        &["for-each-ref", "--format=%(refname:short)", "refs/heads/"],
+    )?;
+    Some(text.lines().map(str::to_string).collect())
+}
+
 fn split(line: &str, n: usize) -> Option<Vec<&str>> {
     let parts: Vec<&str> = line.splitn(n, '\u{1f}').collect();
     (parts.len() == n).then_some(parts)

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::lifecycle::{Effect, Outcome, MAX_BLOCKS};
 use super::plan::plan;
-use super::state::{attempts, layer_of, status, task, MAX_ATTEMPTS};
+use super::state::{attempts, branch_of, layer_of, status, task, MAX_ATTEMPTS};
 use crate::layouts::unit::Budget;
 use crate::layouts::{Step, StoreRef};
 
@@ -192,14 +192,6 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
         step.tell_user.push(format!("taskhook: {limit}"));
     }
     step
-}
-
-/// The branch to merge for a task.
-pub fn branch_of(t: &Value, id: &str) -> String {
-    t["branch"]
-        .as_str()
-        .filter(|b| !b.is_empty())
-        .map_or_else(|| format!("worktree-{id}"), str::to_string)
 }
 
 /// What the main agent hears after merges: completed tasks, a layer finished, the next layer,

@@ -59,6 +59,18 @@ pub fn git_root(cx: &Ctx, store: &StoreRef) -> Option<PathBuf> {
     project::git_root(&cx.store, &project_root(cx, store), &cx.home)
 }
 
+/// The resume plan of a derived state, its merge queue checked against the branches git has
+/// (when the project is in a git repository and the queue has entries to merge).
+pub fn plan_with_git(cx: &Ctx, store: &StoreRef, state: &Value) -> plan::Plan {
+    let mut p = plan::plan(state);
+    if !p.merge.is_empty() {
+        if let Some(names) = git_root(cx, store).and_then(|r| git::branch_names(&r)) {
+            p.check_branches(state, &names);
+        }
+    }
+    p
+}
+
 /// Whether `parent/name` is a real folder (a symlink is not).
 fn real_dir(cx: &Ctx, parent: &Path, name: &str) -> bool {
     cx.store
@@ -338,7 +350,7 @@ impl Layout for Execute {
         };
         let mut s = state.clone();
         derive::derive(&state, &mut s, &cx.store.clock().stamp());
-        let p = plan::plan(&s);
+        let p = plan_with_git(cx, store, &s);
         Ok(summary::summarize(
             store,
             &project_root(cx, store),
@@ -352,7 +364,7 @@ impl Layout for Execute {
         let Some(r) = resume::resume(cx, store, false)? else {
             return Ok(Reconciled::default());
         };
-        let p = plan::plan(&r.state);
+        let p = r.plan();
         let tell_user = r
             .changes
             .iter()

@@ -18,7 +18,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::policy::may_launch;
-use super::state::{attempts, global, layer_of, layer_order, status, task_ids, MAX_ATTEMPTS};
+use super::state::{
+    attempts, branch_of, global, layer_of, layer_order, status, task_ids, MAX_ATTEMPTS,
+};
 
 /// A task to retry: its next attempt and the feedback for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -55,6 +57,15 @@ pub struct Merge {
     pub status: String,
 }
 
+/// A queue entry git has no branch for: nothing to merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unmergeable {
+    pub task: String,
+    pub priority: i64,
+    /// The branch it would be merged from.
+    pub branch: String,
+}
+
 /// What resuming the run means now.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Plan {
@@ -75,6 +86,8 @@ pub struct Plan {
     pub held: Vec<Held>,
     /// The ready queue, in merge (priority) order.
     pub merge: Vec<Merge>,
+    /// Queue entries whose branch git does not have ([`Plan::check_branches`]).
+    pub unmergeable: Vec<Unmergeable>,
 }
 
 /// The retry feedback recorded for `attempt`.
@@ -175,6 +188,25 @@ pub fn plan(state: &Value) -> Plan {
 }
 
 impl Plan {
+    /// Takes the queue entries whose branch is not among the branches git has (`names`) out of
+    /// the merge order: the plan never says to merge what git cannot.
+    pub fn check_branches(&mut self, state: &Value, names: &[String]) {
+        let (keep, gone): (Vec<Merge>, Vec<Merge>) =
+            std::mem::take(&mut self.merge).into_iter().partition(|m| {
+                let b = branch_of(&state["tasks"][&m.task], &m.task);
+                names.iter().any(|n| *n == b)
+            });
+        self.merge = keep;
+        self.unmergeable = gone
+            .into_iter()
+            .map(|m| Unmergeable {
+                branch: branch_of(&state["tasks"][&m.task], &m.task),
+                task: m.task,
+                priority: m.priority,
+            })
+            .collect();
+    }
+
     /// The plan for the SessionStart context: [`Plan::lines`] without the tasks to continue,
     /// execute or hold, which the summary already lists (held ones as blocked, with why).
     pub fn context_lines(&self) -> Vec<String> {
@@ -271,6 +303,14 @@ impl Plan {
                 .map(|m| format!("{} (priority {}, {})", m.task, m.priority, m.status))
                 .collect();
             out.push(format!("Merge in priority order: {}.", list.join(", ")));
+        }
+        for u in &self.unmergeable {
+            out.push(format!(
+                "Cannot merge {t} (priority {}): it is verified, but git has no branch {}. If its work was merged another way (a squash merge, say): `taskhook execute merged {t}`; if the work is lost: `taskhook execute reset-task {t}`.",
+                u.priority,
+                u.branch,
+                t = u.task
+            ));
         }
         out
     }

@@ -27,6 +27,19 @@ pub struct Resumed {
     pub rebuilt: bool,
     /// Why git recovery did not run, when it did not.
     pub git_skipped: Option<String>,
+    /// The branches git has, when git recovery ran.
+    pub branches: Option<Vec<String>>,
+}
+
+impl Resumed {
+    /// The resume plan of the state after, its merge queue checked against git's branches.
+    pub fn plan(&self) -> super::plan::Plan {
+        let mut p = super::plan::plan(&self.state);
+        if let Some(names) = &self.branches {
+            p.check_branches(&self.state, names);
+        }
+        p
+    }
 }
 
 /// The state, or the backup in its place when the state is unusable (moving the bad bytes
@@ -135,6 +148,10 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
                 changes,
                 notes,
                 rebuilt,
+                branches: view
+                    .as_ref()
+                    .filter(|_| git_skipped.is_none())
+                    .map(|v| v.branches.iter().map(|b| b.name.clone()).collect()),
                 git_skipped: git_skipped.clone(),
             }),
             dirty,

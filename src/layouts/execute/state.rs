@@ -155,6 +155,14 @@ pub fn task_mut<'a>(state: &'a mut Value, id: &str) -> Option<&'a mut Map<String
     slot.as_object_mut()
 }
 
+/// The branch a task is merged from: its `branch`, else `worktree-ID`.
+pub fn branch_of(t: &Value, id: &str) -> String {
+    t["branch"]
+        .as_str()
+        .filter(|b| !b.is_empty())
+        .map_or_else(|| format!("worktree-{id}"), str::to_string)
+}
+
 /// The global status.
 pub fn global(state: &Value) -> &str {
     state

@@ -103,6 +103,13 @@ pub fn summarize(
             id: h.task.clone(),
             ..detail(format!("held: {}", h.why))
         }))
+        .chain(plan.unmergeable.iter().map(|u| Item {
+            id: u.task.clone(),
+            ..detail(format!(
+                "verified, but git has no branch {} to merge",
+                u.branch
+            ))
+        }))
         .collect();
     s.context_extra.extend(plan.context_lines());
     if !s.quiet {

@@ -250,3 +250,49 @@ fn git_recovery_at_session_start() {
     later(&e.p.payload("SessionStart.startup.json"));
     assert_eq!(e.status("L1-001"), "in_progress");
 }
+
+#[test]
+fn a_verified_task_whose_branch_is_gone_is_not_proposed_for_merge() {
+    let e = Exec::init_in(repo(), "app", &["1-core=L1-001,L1-002"]);
+    let g = |a: &[&str]| git(&e.p.root, &e.p.home, a);
+    for id in ["L1-001", "L1-002"] {
+        g(&["branch", &format!("worktree-{id}")]);
+        silent(&e.launch(id));
+        reason(&e.bound(id, &format!("<signal>{id}_DONE</signal>")));
+        silent(&e.bound(id, &format!("<signal>{id}_DONE</signal>")));
+    }
+    g(&["branch", "-D", "worktree-L1-001"]);
+    let gone = "Cannot merge L1-001 (priority 1): it is verified, but git has no branch worktree-L1-001. If its work was merged another way (a squash merge, say): `taskhook execute merged L1-001`; if the work is lost: `taskhook execute reset-task L1-001`.";
+    // `execute status` (read-only) checks the branches git has.
+    let v = e.cmd(&["status", "--json"]).json();
+    let lines: Vec<&str> = v["stores"][0]["plan_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        lines.contains(&"Merge in priority order: L1-002 (priority 2, ready)."),
+        "{lines:#?}"
+    );
+    assert!(lines.contains(&gone), "{lines:#?}");
+    let st = e.p.run(&["status", "--json"], "").json();
+    assert_eq!(
+        st["stores"][0]["blocked"],
+        json!([{"id": "L1-001", "detail": "verified, but git has no branch worktree-L1-001 to merge"}]),
+        "{st:#}"
+    );
+    // SessionStart says the same, after clearing the branch git lacks.
+    let ctx =
+        e.p.hook(&e.p.payload("SessionStart.startup.json"))
+            .context();
+    assert!(ctx.contains(gone), "{ctx}");
+    assert!(!ctx.contains("L1-001 (priority 1, ready)"), "{ctx}");
+    assert!(
+        ctx.contains("Reconciled: L1-001: branch worktree-L1-001 is gone (git has no such branch); cleared branch."),
+        "{ctx}"
+    );
+    assert_eq!(e.task("L1-001")["branch"], Value::Null);
+    let dry = e.cmd(&["resume", "--dry-run"]).stdout;
+    assert!(dry.contains(gone), "{dry}");
+}

@@ -126,6 +126,28 @@ pub fn binding(cx: &Ctx, project: &Path, agent_id: &str) -> Result<Vec<String>> 
         .unwrap_or_default())
 }
 
+/// The agents remembered as bound to any of `names` (a unit as `ID` and as `STORE/ID`), oldest
+/// first. Reads only.
+pub fn agents_bound_to(cx: &Ctx, project: &Path, names: &[String]) -> Result<Vec<String>> {
+    let Loaded::Valid(doc) = cx.store.load_json(&path(project), SCHEMA)? else {
+        return Ok(Vec::new());
+    };
+    Ok(doc["bindings"]
+        .as_object()
+        .map(|b| {
+            b.iter()
+                .filter(|(_, v)| {
+                    v["units"].as_array().is_some_and(|u| {
+                        u.iter()
+                            .any(|x| x.as_str().is_some_and(|x| names.iter().any(|n| n == x)))
+                    })
+                })
+                .map(|(agent, _)| agent.clone())
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
 /// Keeps notices for the main agent, and sets or lifts halts, in one write.
 pub fn keep(
     cx: &Ctx,

@@ -121,6 +121,7 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
         HandEvent::Start => Event::Launch {
             worktree: worktree.as_deref(),
             branch: branch.as_deref(),
+            bound_before: &[],
         },
         HandEvent::Done => Event::Done,
         HandEvent::Fail { .. } => {
@@ -134,7 +135,11 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
             })
         }
     };
-    let Some((out, s)) = apply_event(cx, store, id, event, Who::default())? else {
+    let who = Who {
+        by_hand: true,
+        ..Who::default()
+    };
+    let Some((out, s)) = apply_event(cx, store, id, event, who)? else {
         return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
     };
     let step = messages::reply(store, id, &out, &s, messages::Origin::Hand);
@@ -258,6 +263,7 @@ pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Valu
                 }
             }
             t.shift_remove("subagent");
+            t.shift_remove("verification");
             t.insert("status".into(), json!("pending"));
             t.insert("attempts".into(), json!(0));
             crate::layouts::json::array_at(t, "resets").push(Value::Object(old));
@@ -312,6 +318,7 @@ pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
                     "retry_feedback",
                     "merged_at",
                     "subagent",
+                    "verification",
                     "batch",
                     "resets",
                 ] {

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::lifecycle::{Effect, Outcome, MAX_BLOCKS};
+use super::lifecycle::{Effect, NotAsked, Outcome, MAX_BLOCKS};
 use super::plan::plan;
 use super::state::{attempts, branch_of, layer_of, status, task, MAX_ATTEMPTS};
 use crate::layouts::unit::Budget;
@@ -135,6 +135,30 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
         Effect::Verify { .. } => step.tell_main.push(format!(
             "{who}: {id} is verifying (a subagent not bound to it signalled DONE). Launch a subagent with <task>{id}</task> to verify it."
         )),
+        Effect::NotVerification { from, why } => {
+            let x = from.as_deref().map_or("a subagent".to_string(), |a| format!("subagent {a}"));
+            let (why, todo) = match why {
+                NotAsked::AskedOf(a) => (
+                    format!("verification was asked of subagent {a}"),
+                    format!("Wait for its report, or launch a subagent with <task>{id}</task> to verify it."),
+                ),
+                NotAsked::NoneLaunched => (
+                    "no subagent has been launched to verify it since verification was asked".to_string(),
+                    format!("Launch a subagent with <task>{id}</task> to verify it."),
+                ),
+                NotAsked::Earlier => (
+                    format!("{} was working on it before verification was asked", from.as_deref().unwrap_or("it")),
+                    "Wait for the report of the subagent launched to verify it.".to_string(),
+                ),
+                NotAsked::Unbound => (
+                    "it is not bound to the task".to_string(),
+                    format!("Launch a subagent with <task>{id}</task> to verify it."),
+                ),
+            };
+            step.tell_main.push(format!(
+                "{who}: {id} is verifying; the DONE from {x} does not count as the verification pass ({why}). {todo}"
+            ));
+        }
         Effect::Verified { priority } => {
             let next = plan(state).merge.into_iter().next();
             let next = match next {

@@ -145,7 +145,9 @@ pub fn apply_event(
         let out = lifecycle::step(&mut s, id, ev, who, &now);
         if matches!(
             out.effect,
-            lifecycle::Effect::Denied(_) | lifecycle::Effect::Unchanged
+            lifecycle::Effect::Denied(_)
+                | lifecycle::Effect::Unchanged
+                | lifecycle::Effect::NotVerification { .. }
         ) {
             // A refused or empty step writes nothing (not even a recount).
             return Ok((Some((out, s)), false));
@@ -416,10 +418,18 @@ impl Layout for Execute {
             Input::Launch => git_place(cx, store, unit),
             _ => (None, None),
         };
+        let bound_before = match input {
+            Input::Launch => {
+                let names = [unit.to_string(), format!("{}/{unit}", store.id)];
+                notices::agents_bound_to(cx, &project_root(cx, store), &names).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         let ev = match input {
             Input::Launch => Event::Launch {
                 worktree: worktree.as_deref(),
                 branch: branch.as_deref(),
+                bound_before: &bound_before,
             },
             Input::NoSignal => Event::NoSignal,
             Input::Signal(SignalKind::Done, _) => Event::Done,
@@ -433,6 +443,7 @@ impl Layout for Execute {
         let who = Who {
             bound: turn.bound && input != Input::Launch,
             agent: turn.agent_id,
+            by_hand: false,
         };
         match apply_event(cx, store, unit, ev, who)? {
             Some((out, s)) => Ok(messages::reply(

@@ -92,6 +92,22 @@ fn recorded_branches(state: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The branches of tasks not completed (`worktree-ID` and the branch the task records).
+fn unfinished_branches(state: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in task_ids(state) {
+        let t = &state["tasks"][&id];
+        if state::status(t) == "completed" {
+            continue;
+        }
+        out.push(format!("worktree-{id}"));
+        if let Some(b) = t["branch"].as_str().filter(|b| !b.is_empty()) {
+            out.push(b.to_string());
+        }
+    }
+    out
+}
+
 /// Resumes the store; `lift_stop` continues a run the user stopped (`taskhook execute
 /// resume`). `None` when the store has no state file.
 pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resumed>> {
@@ -103,7 +119,13 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             _ => Value::Null,
         },
     };
-    let view = super::git_root(cx, store).map(|root| git::view(&root, &recorded_branches(&peek)));
+    let view = super::git_root(cx, store).map(|root| {
+        git::view(
+            &root,
+            &recorded_branches(&peek),
+            &unfinished_branches(&peek),
+        )
+    });
     let now = cx.store.clock().stamp();
     cx.store.transact(&state::lock_path(&store.root), |pass| {
         let Some((mut s, mut changes, rebuilt)) = load_or_rebuild(cx, store, pass.writes())? else {

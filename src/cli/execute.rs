@@ -354,6 +354,9 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     for c in &r.changes {
                         super::out(io, &format!("  {verb}: {c}"))?;
                     }
+                    for l in &r.rebuild_report {
+                        super::out(io, &format!("  {l}"))?;
+                    }
                     for n in &r.notes {
                         super::out(io, &format!("  note: {n}"))?;
                     }
@@ -363,7 +366,8 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 }
                 all.push(
                     json!({"store": s.id, "plan": p, "plan_lines": p.lines(), "changes": r.changes,
-                    "notes": r.notes, "rebuilt": r.rebuilt, "git_skipped": r.git_skipped}),
+                    "notes": r.notes, "rebuilt": r.rebuilt, "rebuild_report": r.rebuild_report,
+                    "git_skipped": r.git_skipped}),
                 );
             }
             if json {

@@ -254,7 +254,15 @@ impl Store {
         self.replace_via(path, &bytes, temp_dir, temp_prefix)
     }
 
-    fn checked_json(&self, path: &Path, schema: &'static str, value: &Value) -> Result<Vec<u8>> {
+    /// The bytes [`Store::replace_json`] would write for `value` (validated against `schema`
+    /// first; an invalid value is [`Error::SchemaInvalid`] naming `path`), for a caller that
+    /// writes the same bytes to two files.
+    pub fn checked_json(
+        &self,
+        path: &Path,
+        schema: &'static str,
+        value: &Value,
+    ) -> Result<Vec<u8>> {
         if let Err(issues) = schema::check(schema, value)? {
             return Err(Error::SchemaInvalid {
                 path: path.to_path_buf(),

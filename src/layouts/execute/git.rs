@@ -203,7 +203,7 @@ fn merge_time(root: &Path, tip: &str, tip_time: &str) -> Option<String> {
             &format!("{tip}..HEAD"),
         ],
     )?;
-    let Some(oldest) = text.lines().filter_map(|l| split(l, 3)).last() else {
+    let Some(oldest) = text.lines().rev().find_map(|l| split(l, 3)) else {
         return Some(tip_time.to_string());
     };
     let first_parent = oldest[1].split(' ').next().unwrap_or("");

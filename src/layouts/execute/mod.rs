@@ -280,6 +280,33 @@ fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply
     })
 }
 
+/// After an edit of the store's state file (Claude's Write or Edit tool: the seed's skill
+/// writing it), a valid state is copied as the latest ([`state::LAST_GOOD`]); an invalid one is
+/// the edit check's to report, and leaves the copy as it was.
+fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reply> {
+    let path = state_path(&store.root);
+    if edited != path {
+        return Ok(Reply::default());
+    }
+    cx.store.transact(&state::lock_path(&store.root), |pass| {
+        if !matches!(state::read(cx, &path)?, Read::Valid(_)) {
+            return Ok(((), false));
+        }
+        let bytes = cx
+            .store
+            .read_capped(&path, state::MAX_STATE_BYTES)?
+            .unwrap_or_default();
+        if state::copy_is_current(cx, store, &bytes)? {
+            return Ok(((), false));
+        }
+        if pass.writes() {
+            state::refresh_copy(cx, store, &bytes)?;
+        }
+        Ok(((), true))
+    })?;
+    Ok(Reply::default())
+}
+
 impl Layout for Execute {
     fn name(&self) -> &'static str {
         NAME
@@ -337,10 +364,21 @@ impl Layout for Execute {
         let state = match state::read(cx, &path)? {
             Read::Valid(v) => v,
             Read::Missing => return Ok(Summary::problem(NAME, &store.id, path, "missing".into())),
+            Read::TooBig(n) => {
+                return Ok(Summary::problem(
+                    NAME,
+                    &store.id,
+                    path,
+                    state::too_big(store, n).one_line(),
+                ))
+            }
             Read::Invalid(why) => {
-                let fix = match state::read(cx, &state::bak_path(&store.root))? {
-                    Read::Valid(_) => format!("the next session start (or `taskhook execute resume`) rebuilds it from {} and git", state::BAK),
-                    _ => format!("there is no valid {} to rebuild it from: restore it from git or a copy, or fix it by hand (`taskhook validate` shows why)", state::BAK),
+                let fix = match state::read(cx, &state::last_good_path(&store.root))? {
+                    Read::Valid(copy) => format!(
+                        "the next session start (or `taskhook execute resume`) rebuilds it from {} and git",
+                        resume::copy_source(&copy)
+                    ),
+                    _ => resume::no_copy(resume::bak_note(cx, store)?.as_deref()),
                 };
                 return Ok(Summary::problem(
                     NAME,
@@ -461,25 +499,49 @@ impl Layout for Execute {
         match fact {
             Fact::Commit(c) => record_commit(cx, store, c),
             Fact::Merge(branches) => record_merge(cx, store, branches),
+            Fact::Edit(path) => copy_after_edit(cx, store, Path::new(path)),
             _ => Ok(Reply::default()),
         }
     }
 
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
-        match resume::resume(cx, store, false)? {
-            None => Err(Error::NotFound(format!(
-                "`{}` does not exist; nothing to recover",
-                state_path(&store.root).display()
-            ))),
-            Some(r) if r.changes.is_empty() => Ok(format!(
-                "{} is valid and agrees with git; nothing to recover.",
-                state_path(&store.root).display()
-            )),
-            Some(r) => Ok(format!(
-                "Recovered {}: {}.",
-                state_path(&store.root).display(),
+        let path = state_path(&store.root);
+        let dry = cx.store.is_dry_run();
+        let r = match resume::resume(cx, store, false)? {
+            None => {
+                return Err(Error::NotFound(format!(
+                    "`{}` does not exist; nothing to recover",
+                    path.display()
+                )))
+            }
+            Some(r) => r,
+        };
+        let mut lines = match (&r.unusable, dry) {
+            (Some(why), true) => vec![format!(
+                "Would rebuild {}: {FILE} is unusable ({why}).",
+                path.display()
+            )],
+            (None, _) if r.changes.is_empty() => {
+                return Ok(format!(
+                    "{} is valid and agrees with git; nothing to recover.",
+                    path.display()
+                ))
+            }
+            (_, true) => vec![format!(
+                "Would recover {}: {}.",
+                path.display(),
                 r.changes.join("; ")
-            )),
+            )],
+            (_, false) => vec![format!(
+                "Recovered {}: {}.",
+                path.display(),
+                r.changes.join("; ")
+            )],
+        };
+        lines.extend(r.rebuild_report.iter().map(|l| format!("  {l}")));
+        if dry && r.unusable.is_some() {
+            lines.extend(r.changes.iter().skip(1).map(|c| format!("  then: {c}.")));
         }
+        Ok(lines.join("\n"))
     }
 }

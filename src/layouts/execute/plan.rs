@@ -194,7 +194,7 @@ impl Plan {
         let (keep, gone): (Vec<Merge>, Vec<Merge>) =
             std::mem::take(&mut self.merge).into_iter().partition(|m| {
                 let b = branch_of(&state["tasks"][&m.task], &m.task);
-                names.iter().any(|n| *n == b)
+                names.contains(&b)
             });
         self.merge = keep;
         self.unmergeable = gone

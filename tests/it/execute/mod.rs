@@ -5,6 +5,7 @@ mod commands;
 mod git;
 mod lifecycle;
 mod policy;
+mod recovery;
 
 use std::path::PathBuf;
 

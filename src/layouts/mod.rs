@@ -117,6 +117,23 @@ pub trait Layout: Sync {
         Ok(Vec::new())
     }
 
+    /// The status of `unit` now, which a notice about it is checked against before it is
+    /// delivered (a notice whose unit has changed since it was written is dropped: a later
+    /// event made it false). `None` when it cannot be told. By default the unit's activity
+    /// from [`Layout::units`] (`active`, `inactive`, or `gone`); a layout with exact statuses
+    /// returns them.
+    fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
+        let units = self.units(cx, store)?;
+        Ok(Some(
+            match units.iter().find(|u| u.id == unit) {
+                Some(u) if u.active => "active",
+                Some(_) => "inactive",
+                None => "gone",
+            }
+            .to_string(),
+        ))
+    }
+
     /// One lifecycle step of `unit`: a signal, a bound subagent's stop without one, a launch.
     fn step(
         &self,

@@ -436,6 +436,15 @@ impl Layout for Execute {
             .collect())
     }
 
+    /// The task's status (`None` when the state cannot be read): a notice about a task whose
+    /// status changed since is not delivered.
+    fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
+        Ok(match state::read(cx, &state_path(&store.root))? {
+            Read::Valid(s) => Some(task(&s, unit).map_or("gone", state::status).to_string()),
+            _ => None,
+        })
+    }
+
     fn step(
         &self,
         cx: &Ctx,

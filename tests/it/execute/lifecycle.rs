@@ -606,3 +606,47 @@ fn a_verification_by_hand_counts() {
     assert_eq!(e.cmd(&["done", "L1-001"]).code, 0);
     assert_eq!(e.status("L1-001"), "verified");
 }
+
+#[test]
+fn a_notice_a_later_event_made_false_is_not_delivered() {
+    let e = Exec::init("shop", &["0-setup=L0-001,L0-002"]);
+    silent(&e.launch("L0-002"));
+    for _ in 0..5 {
+        e.bound("L0-002", "<signal>L0-002_FAILED: red</signal>");
+    }
+    assert_eq!(e.status("L0-002"), "abandoned");
+    // Before the main agent's next tool call: the user resets L0-002, it is redone, verified
+    // (another notice: "it is next: `git merge worktree-L0-002`") and merged by hand.
+    assert_eq!(e.cmd(&["reset-task", "L0-002"]).code, 0);
+    silent(&e.launch("L0-002"));
+    reason(&e.bound("L0-002", "<signal>L0-002_DONE</signal>"));
+    silent(&e.bound("L0-002", "<signal>L0-002_DONE</signal>"));
+    assert_eq!(e.cmd(&["merged", "L0-002"]).code, 0);
+    // L0-001 is verified and waits for its merge: that notice is still true.
+    silent(&e.launch("L0-001"));
+    reason(&e.bound("L0-001", "<signal>L0-001_DONE</signal>"));
+    silent(&e.bound("L0-001", "<signal>L0-001_DONE</signal>"));
+    let ctx = main_tool_use(&e).context();
+    assert_eq!(
+        ctx,
+        "execute shop: L0-001 is verified and queued for merge (priority 2). Merge in priority order; it is next: `git merge worktree-L0-001` (after a merge done another way: `taskhook execute merged ID`)."
+    );
+    silent(&main_tool_use(&e));
+}
+
+#[test]
+fn a_later_notice_about_a_task_supersedes_an_earlier_one() {
+    let e = Exec::init("shop", &["1-core=L1-001"]);
+    for n in 1..=2 {
+        silent(&e.launch("L1-001"));
+        silent(&e.stop(
+            "other",
+            "Something else.",
+            &format!("<signal>L1-001_FAILED: red {n}</signal>"),
+        ));
+    }
+    assert_eq!(
+        main_tool_use(&e).context(),
+        "execute shop: L1-001 failed attempt 2 of 5. Relaunch it with <task>L1-001</task> for attempt 3 and give the subagent this feedback: Fix what failed: red 2"
+    );
+}

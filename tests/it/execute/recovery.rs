@@ -141,8 +141,8 @@ fn the_copy_follows_a_state_written_by_someone_else() {
     std::fs::write(e.file(), &edited).unwrap();
     let mut w = e.p.payload("PostToolUse.Write.json");
     w["tool_input"]["file_path"] = json!(e.file());
-    let run = e.p.hook(&w);
-    assert!(run.code == 0 && !run.stdout.contains("decision"), "{run:?}");
+    // (Silent: the notice that L0-002 was abandoned is false since its reset and completion.)
+    silent(&e.p.hook(&w));
     assert_eq!(
         text(&e.dir().join(LAST_GOOD)),
         String::from_utf8(edited).unwrap()

@@ -84,6 +84,15 @@ pub trait Layout: Sync {
     /// Finds this layout's stores in the project. Cheap: a few stats and folder listings.
     fn discover(&self, cx: &Ctx, project: &Project) -> Result<Vec<StoreRef>>;
 
+    /// What looks meant as a store of this layout in the project but is not one, each as a
+    /// [`Summary::problem`] saying why (a path the project's configuration lists that taskhook
+    /// refuses, a store folder that is a symbolic link): `status` and `doctor` report them
+    /// rather than ignore them silently. Read-only; none by default.
+    fn refused(&self, cx: &Ctx, project: &Project) -> Result<Vec<Summary>> {
+        let _ = (cx, project);
+        Ok(Vec::new())
+    }
+
     /// The stores a fact should reach: by default those [`Layout::discover`] finds. A layout
     /// whose facts may create its store (claude-tasks' first TodoWrite) also returns one that
     /// does not exist yet.

@@ -79,29 +79,114 @@ fn real_dir(cx: &Ctx, parent: &Path, name: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The store at a path `.claude/taskhook.json` lists: relative, inside the project through
-/// real folders only, named `execute-state.json`.
-fn listed_store(cx: &Ctx, root: &Path, rel: &str) -> Option<StoreRef> {
-    let rel = Path::new(rel);
-    if rel.file_name()? != FILE || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-        return None;
+/// A path `.claude/taskhook.json` lists under `execute`, as taskhook takes it.
+enum Listed {
+    Store(StoreRef),
+    /// Not a store: why, in one line.
+    Refused(PathBuf, String),
+}
+
+/// The store at a path `.claude/taskhook.json` lists: relative (or absolute inside the
+/// project), inside the project through real folders only, named `execute-state.json`.
+fn listed_store(cx: &Ctx, root: &Path, listed: &str) -> Listed {
+    let head = format!("`.claude/taskhook.json` lists {listed:?} under \"execute\"");
+    let raw = Path::new(listed);
+    let rel = if raw.is_absolute() {
+        raw.strip_prefix(root).unwrap_or(raw)
+    } else {
+        raw
+    };
+    if rel.is_absolute()
+        || !rel.components().all(|c| matches!(c, Component::Normal(_)))
+        || rel.as_os_str().is_empty()
+    {
+        return Listed::Refused(
+            raw.to_path_buf(),
+            format!(
+                "{head}: refused, it is outside the project ({}); taskhook reads and writes runs only inside the project: move the run into it (e.g. docs/tasks/SLUG/) and list that path",
+                root.display()
+            ),
+        );
     }
-    let folder = rel.parent()?;
+    let full = root.join(rel);
+    if rel.file_name().is_none_or(|n| n != FILE) {
+        return Listed::Refused(
+            full,
+            format!("{head}, which is not a run: the file must be named {FILE}"),
+        );
+    }
+    let missing = || Listed::Refused(full.clone(), format!("{head}, which does not exist"));
     let mut at = root.to_path_buf();
-    for c in folder.components() {
-        let name = c.as_os_str().to_str()?;
-        if !real_dir(cx, &at, name) {
-            return None;
+    for c in rel.parent().unwrap_or(Path::new("")).components() {
+        at.push(c);
+        if fs::is_symlink(&at) {
+            let shown = at.strip_prefix(root).unwrap_or(&at).display().to_string();
+            return Listed::Refused(
+                full.clone(),
+                format!("{head}: refused, {shown} is a symbolic link and taskhook never reads or writes a run through a link (if you did not make it, remove it)"),
+            );
         }
-        at.push(name);
+        if !fs::is_dir(&at) {
+            return missing();
+        }
     }
-    let id = at.file_name()?.to_string_lossy().into_owned();
-    (at != root && cx.store.exists(&state_path(&at))).then_some(StoreRef {
+    if at == root || !cx.store.exists(&state_path(&at)) {
+        return missing();
+    }
+    Listed::Store(StoreRef {
         project: root.to_path_buf(),
         layout: NAME,
-        id,
+        id: at
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
         root: at,
     })
+}
+
+/// Run folders under `docs/tasks/` that taskhook does not track because a link leads to them
+/// (`docs`, `docs/tasks` or the run's folder itself), one problem each.
+fn linked_run_folders(root: &Path) -> Vec<(PathBuf, String)> {
+    let has_run = |dir: &Path| fs::is_file(&state_path(dir));
+    let why = "taskhook never reads or writes a run through a link";
+    let fix = "(if you did not make it, remove it)";
+    let docs = root.join("docs");
+    let tasks = docs.join("tasks");
+    for link in [&docs, &tasks] {
+        if fs::is_symlink(link) {
+            let runs = fs::list_dir(&tasks)
+                .unwrap_or_default()
+                .iter()
+                .filter(|e| has_run(&tasks.join(&e.name)))
+                .count();
+            if runs == 0 {
+                return Vec::new();
+            }
+            let shown = link
+                .strip_prefix(root)
+                .unwrap_or(link)
+                .display()
+                .to_string();
+            return vec![(
+                link.to_path_buf(),
+                format!("{shown} is a symbolic link to {runs} run folder(s): {why}, so they are not tracked {fix}"),
+            )];
+        }
+    }
+    fs::list_dir(&tasks)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| tasks.join(&e.name))
+        .filter(|d| fs::is_symlink(d) && has_run(d))
+        .map(|d| {
+            let shown = d.strip_prefix(root).unwrap_or(&d).display().to_string();
+            let text = format!(
+                "{shown} is a symbolic link to a run folder: {why}, so this run is not tracked {fix}"
+            );
+            (d, text)
+        })
+        .collect()
 }
 
 /// Reads the failure report of a final message: `<details>` and `<feedback>` (the first of
@@ -342,11 +427,33 @@ impl Layout for Execute {
             }
         }
         for rel in &project.config(&cx.store)?.execute {
-            if let Some(s) = listed_store(cx, root, rel) {
+            if let Listed::Store(s) = listed_store(cx, root, rel) {
                 if !out.iter().any(|o| o.root == s.root) {
                     out.push(s);
                 }
             }
+        }
+        Ok(out)
+    }
+
+    /// Paths `.claude/taskhook.json` lists that taskhook refuses (outside the project, through
+    /// a link, not named execute-state.json, missing), and run folders under `docs/tasks/`
+    /// reached through a link.
+    fn refused(&self, cx: &Ctx, project: &Project) -> Result<Vec<Summary>> {
+        let root = &project.root;
+        let mut out = Vec::new();
+        for rel in &project.config(&cx.store)?.execute {
+            if let Listed::Refused(path, why) = listed_store(cx, root, rel) {
+                out.push(Summary::problem(NAME, rel, path, why));
+            }
+        }
+        for (path, why) in linked_run_folders(root) {
+            let id = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            out.push(Summary::problem(NAME, &id, path, why));
         }
         Ok(out)
     }

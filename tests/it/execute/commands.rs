@@ -482,3 +482,64 @@ fn silent_launch_refused(e: &Exec, refusal: &str) -> bool {
     let run = e.launch("L1-001");
     run.stdout.contains(refusal) || run.stderr.contains(refusal)
 }
+
+#[test]
+fn refused_run_paths_and_linked_run_folders_are_reported_not_ignored() {
+    let p = Project::new();
+    let run = p.run(
+        &["execute", "init", "work/plan", "--layer", "1-a=L1-001"],
+        "",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let outside = p.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::copy(
+        p.root.join("work/plan/execute-state.json"),
+        outside.join("execute-state.json"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, p.root.join("link")).unwrap();
+    // The seed's own example: an absolute tasks_path outside the project.
+    let abs = outside.join("execute-state.json").display().to_string();
+    p.write(
+        ".claude/taskhook.json",
+        serde_json::to_vec(&json!({"execute": ["work/plan/execute-state.json", p.root.join("work/plan/execute-state.json"), abs, "../outside/execute-state.json", "link/execute-state.json", "work/plan/other.json", "work/gone/execute-state.json"]})).unwrap(),
+    );
+    // A run folder under docs/tasks that is a link to a run elsewhere.
+    std::fs::create_dir_all(p.root.join("docs/tasks")).unwrap();
+    std::os::unix::fs::symlink(&outside, p.root.join("docs/tasks/linked")).unwrap();
+    let listing = || {
+        [p.root.join("work/plan"), outside.clone()]
+            .iter()
+            .map(|d| crate::common::snapshot(d))
+            .collect::<Vec<_>>()
+    };
+    let before = listing();
+    let root = p.root.display().to_string();
+    let want = [
+        format!("`.claude/taskhook.json` lists \"{abs}\" under \"execute\": refused, it is outside the project ({root}); taskhook reads and writes runs only inside the project: move the run into it (e.g. docs/tasks/SLUG/) and list that path"),
+        format!("`.claude/taskhook.json` lists \"../outside/execute-state.json\" under \"execute\": refused, it is outside the project ({root}); taskhook reads and writes runs only inside the project: move the run into it (e.g. docs/tasks/SLUG/) and list that path"),
+        "`.claude/taskhook.json` lists \"link/execute-state.json\" under \"execute\": refused, link is a symbolic link and taskhook never reads or writes a run through a link (if you did not make it, remove it)".to_string(),
+        "`.claude/taskhook.json` lists \"work/plan/other.json\" under \"execute\", which is not a run: the file must be named execute-state.json".to_string(),
+        "`.claude/taskhook.json` lists \"work/gone/execute-state.json\" under \"execute\", which does not exist".to_string(),
+        "docs/tasks/linked is a symbolic link to a run folder: taskhook never reads or writes a run through a link, so this run is not tracked (if you did not make it, remove it)".to_string(),
+    ];
+    let st = p.run(&["status", "--json"], "").json();
+    let problems: Vec<String> = st["stores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["layout"] == "execute")
+        .flat_map(|s| s["problems"].as_array().unwrap().clone())
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(problems, want, "{st:#}");
+    // The listed run inside the project (also by its absolute path) is the one run found.
+    let ex = p.run(&["execute", "status", "--json"], "").json();
+    assert_eq!(ex["stores"].as_array().unwrap().len(), 1, "{ex}");
+    let doctor = p.run(&["doctor"], "").stdout;
+    for w in &want {
+        assert!(doctor.contains(w.as_str()), "missing {w:?} in:\n{doctor}");
+    }
+    assert_eq!(listing(), before, "reported, nothing written");
+}

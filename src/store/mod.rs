@@ -14,8 +14,8 @@
 //!   caps every read ([`limits`]).
 //!
 //! What a crash can lose: a write that had not reached its rename is lost whole (the old file
-//! stays); a stray temp file may remain, which the next replace of that file removes once it is
-//! five minutes old ([`Store::clean_stale_temps`]).
+//! stays); a stray temp file may remain, which the next replace of that file and the next
+//! SessionStart remove once no live process holds its lock ([`Store::clean_stale_temps`]).
 
 pub mod check;
 pub mod checkpoint;
@@ -42,7 +42,7 @@ use serde_json::Value;
 pub use clock::Clock;
 pub use fs::Entry;
 pub use ids::{check_id, sanitize_id};
-pub use temps::{temp_prefix, STALE_TEMP_AGE};
+pub use temps::{temp_prefix, OWN_TEMP_AGE, STALE_TEMP_AGE};
 pub use txn::Pass;
 
 use crate::error::{Error, Result};
@@ -182,7 +182,12 @@ impl Store {
                 old,
             });
             // Temp files of writes killed earlier go at the next write to the same file.
-            let _ = self.clean_stale_temps(temp_dir, temp_prefix, STALE_TEMP_AGE);
+            let age = if temp_prefix == temps::temp_prefix(path) {
+                OWN_TEMP_AGE
+            } else {
+                STALE_TEMP_AGE
+            };
+            let _ = self.clean_stale_temps(temp_dir, temp_prefix, age);
         }
         self.mark(path);
         Ok(true)
@@ -210,7 +215,7 @@ impl Store {
         let temp_name = format!("{prefix}{}", uuid::Uuid::new_v4());
         fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f))?;
         // Temp files of writes killed earlier go at the next write to the same file.
-        let _ = self.clean_stale_temps(dir, &prefix, STALE_TEMP_AGE);
+        let _ = self.clean_stale_temps(dir, &prefix, OWN_TEMP_AGE);
         self.mark(path);
         Ok(())
     }

@@ -503,7 +503,9 @@ impl Layout for Execute {
             &project_root(cx, store),
             &s,
             &p,
-            Vec::new(),
+            state::seed_temp_note(cx, store, state["updated_at"].as_str())
+                .into_iter()
+                .collect(),
         ))
     }
 

@@ -260,7 +260,9 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             }
             changes.push("the run was stopped; it continues".into());
         }
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = state::seed_temp_note(cx, store, s["updated_at"].as_str())
+            .into_iter()
+            .collect();
         let git_skipped = match &view {
             Some(v) if v.problems.is_empty() || !v.worktrees.is_empty() => {
                 let found = recovery::apply(&mut s, v, &now);

@@ -139,6 +139,38 @@ pub fn refresh_copy(cx: &Ctx, store: &StoreRef, current: &[u8]) -> Result<bool> 
     cx.store.replace(&last_good_path(&store.root), current)
 }
 
+/// The seed's own temp file (`execute-state.json.tmp`, its "Atomic Updates" step 1).
+pub const SEED_TEMP: &str = "execute-state.json.tmp";
+
+/// What to say about the seed's own temp file left beside the state (a write by the seed's
+/// skill that never reached its rename): what it holds, and that taskhook leaves it (it may be
+/// the newest state); `None` when there is none.
+pub fn seed_temp_note(cx: &Ctx, store: &StoreRef, state_updated: Option<&str>) -> Option<String> {
+    let path = store.root.join(SEED_TEMP);
+    if !fs::exists(&path) {
+        return None;
+    }
+    let size = cx
+        .store
+        .len(&path)
+        .map(|n| format!("{n} bytes, "))
+        .unwrap_or_default();
+    let what = match read(cx, &path) {
+        Ok(Read::Valid(v)) => format!(
+            "a valid state updated {}; the state's is {}",
+            v["updated_at"].as_str().unwrap_or("at an unknown time"),
+            state_updated.unwrap_or("unknown")
+        ),
+        Ok(Read::Invalid(why)) => format!("not a valid state: {why}"),
+        Ok(Read::TooBig(_)) => format!("over the {} cap", fs::human(MAX_STATE_BYTES as u64)),
+        Ok(Read::Missing) => return None,
+        Err(e) => format!("not readable: {}", e.one_line()),
+    };
+    Some(format!(
+        "{SEED_TEMP} is left beside the state ({size}{what}): the seed's own write that never reached its rename. taskhook leaves it: if it is the state you want, `mv` it over {FILE}; otherwise remove it"
+    ))
+}
+
 /// Whether two states differ in more than the clock (`updated_at`, elapsed seconds).
 pub fn differs(a: &Value, b: &Value) -> bool {
     let strip = |v: &Value| {

@@ -154,3 +154,63 @@ fn the_copy_follows_a_state_written_by_someone_else() {
     assert_eq!(e.task("L0-001")["attempts"], 2);
     assert_eq!(e.state()["updated_at"], NOW);
 }
+
+/// A file beside the state, last modified `secs_ago` seconds ago.
+fn left_file(e: &Exec, name: &str, bytes: &[u8], secs_ago: u64) -> std::path::PathBuf {
+    let path = e.dir().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let f = std::fs::File::options().write(true).open(&path).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago))
+        .unwrap();
+    path
+}
+
+#[test]
+fn temp_files_of_a_killed_write_go_at_the_next_session_start_unless_a_live_process_holds_them() {
+    let e = Exec::init("shop", &["1-core=L1-001"]);
+    // A write killed a moment ago (no process holds its temp file): removed now, not in 5
+    // minutes.
+    let killed = left_file(&e, ".execute-state.json.tmp-0b6c", b"{\"half", 0);
+    // A write still running (its process holds the temp file's lock), even an old one: kept.
+    let live = left_file(&e, ".execute-state.json.tmp-77aa", b"{\"busy", 600);
+    let mut held = fd_lock::RwLock::new(std::fs::File::open(&live).unwrap());
+    let guard = held.try_write().unwrap();
+    let ctx =
+        e.p.hook(&e.p.payload("SessionStart.startup.json"))
+            .context();
+    assert!(
+        ctx.contains("Reconciled: removed 1 abandoned temp file(s)."),
+        "{ctx}"
+    );
+    assert!(!killed.exists());
+    assert!(live.exists());
+    drop(guard);
+    // Once its process is gone, it goes too.
+    e.p.hook(&e.p.payload("SessionStart.startup.json"));
+    assert!(!live.exists());
+}
+
+#[test]
+fn the_seeds_own_temp_file_is_reported_never_removed() {
+    let e = Exec::init("shop", &["1-core=L1-001"]);
+    let mut newer = e.state();
+    newer["updated_at"] = json!("2026-03-01T12:05:00Z");
+    let bytes = serde_json::to_vec_pretty(&newer).unwrap();
+    let tmp = left_file(&e, "execute-state.json.tmp", &bytes, 600);
+    let note = format!("execute-state.json.tmp is left beside the state ({} bytes, a valid state updated 2026-03-01T12:05:00Z; the state's is 2026-03-01T12:00:00Z): the seed's own write that never reached its rename. taskhook leaves it: if it is the state you want, `mv` it over execute-state.json; otherwise remove it", bytes.len());
+    let ctx =
+        e.p.hook(&e.p.payload("SessionStart.startup.json"))
+            .context();
+    assert!(ctx.contains(&note), "{ctx}");
+    let st = e.p.run(&["status", "--json"], "").json();
+    assert_eq!(st["stores"][0]["problems"], json!([note]), "{st:#}");
+    assert_eq!(std::fs::read(&tmp).unwrap(), bytes);
+    std::fs::write(&tmp, b"{\"tas").unwrap();
+    let ctx =
+        e.p.hook(&e.p.payload("SessionStart.startup.json"))
+            .context();
+    assert!(
+        ctx.contains("execute-state.json.tmp is left beside the state (5 bytes, not a valid state: not valid JSON: "),
+        "{ctx}"
+    );
+}

@@ -296,14 +296,7 @@ fn stores_listed_in_taskhook_json_are_found_and_hostile_paths_are_not() {
     let st = p.run(&["execute", "status", "--json"], "").json();
     assert_eq!(st["stores"][0]["store"], "plan");
     // Paths outside the project, or through a symlink, are never stores.
-    let outside = p.tmp.path().join("outside");
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::copy(
-        p.root.join("work/plan/execute-state.json"),
-        outside.join("execute-state.json"),
-    )
-    .unwrap();
-    std::os::unix::fs::symlink(&outside, p.root.join("link")).unwrap();
+    plant_outside_run(&p);
     p.write(".claude/taskhook.json", r#"{"execute": ["work/plan/execute-state.json", "../outside/execute-state.json", "/etc/execute-state.json", "link/execute-state.json", "work/plan/other.json"]}"#);
     let st = p.run(&["execute", "status", "--json"], "").json();
     assert_eq!(st["stores"].as_array().unwrap().len(), 1, "{st}");
@@ -491,14 +484,7 @@ fn refused_run_paths_and_linked_run_folders_are_reported_not_ignored() {
         "",
     );
     assert_eq!(run.code, 0, "{run:?}");
-    let outside = p.tmp.path().join("outside");
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::copy(
-        p.root.join("work/plan/execute-state.json"),
-        outside.join("execute-state.json"),
-    )
-    .unwrap();
-    std::os::unix::fs::symlink(&outside, p.root.join("link")).unwrap();
+    let outside = plant_outside_run(&p);
     // The seed's own example: an absolute tasks_path outside the project.
     let abs = outside.join("execute-state.json").display().to_string();
     p.write(
@@ -542,4 +528,18 @@ fn refused_run_paths_and_linked_run_folders_are_reported_not_ignored() {
         assert!(doctor.contains(w.as_str()), "missing {w:?} in:\n{doctor}");
     }
     assert_eq!(listing(), before, "reported, nothing written");
+}
+
+/// A copy of `work/plan`'s run outside the project, and `link` in the project pointing to it;
+/// returns the outside folder.
+fn plant_outside_run(p: &Project) -> std::path::PathBuf {
+    let outside = p.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::copy(
+        p.root.join("work/plan/execute-state.json"),
+        outside.join("execute-state.json"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, p.root.join("link")).unwrap();
+    outside
 }

@@ -349,46 +349,22 @@ fn recovery_dates_merges_by_git_and_places_commits_in_their_attempts_window() {
         )));
     }
     // L1-002: merged with a merge commit at 12:50; L1-003: fast-forwarded, its tip made at 12:55.
-    at(
-        "2026-03-01T11:40:00Z",
-        &root,
-        &["checkout", "-q", "worktree-L1-002"],
-    );
-    std::fs::write(root.join("b.txt"), "b").unwrap();
-    at("2026-03-01T12:15:00Z", &root, &["add", "b.txt"]);
-    at("2026-03-01T12:15:00Z", &root, &["commit", "-q", "-m", "b"]);
-    at("2026-03-01T11:40:00Z", &root, &["checkout", "-q", "main"]);
-    at(
-        "2026-03-01T12:50:00Z",
-        &root,
-        &[
-            "merge",
-            "-q",
-            "--no-ff",
-            "-m",
-            "Merge branch 'worktree-L1-002'",
-            "worktree-L1-002",
-        ],
-    );
-    at(
-        "2026-03-01T11:40:00Z",
-        &root,
-        &["checkout", "-q", "worktree-L1-003"],
-    );
-    at(
-        "2026-03-01T11:40:00Z",
-        &root,
-        &["merge", "-q", "--ff-only", "main"],
-    );
-    std::fs::write(root.join("c.txt"), "c").unwrap();
-    at("2026-03-01T12:55:00Z", &root, &["add", "c.txt"]);
-    at("2026-03-01T12:55:00Z", &root, &["commit", "-q", "-m", "c"]);
-    at("2026-03-01T11:40:00Z", &root, &["checkout", "-q", "main"]);
-    at(
-        "2026-03-01T13:10:00Z",
-        &root,
-        &["merge", "-q", "--ff-only", "worktree-L1-003"],
-    );
+    let commit_on = |branch: &str, file: &str, date: &str| {
+        at("2026-03-01T11:40:00Z", &root, &["checkout", "-q", branch]);
+        std::fs::write(root.join(file), file).unwrap();
+        at(date, &root, &["add", file]);
+        at(date, &root, &["commit", "-q", "-m", file]);
+        at("2026-03-01T11:40:00Z", &root, &["checkout", "-q", "main"]);
+    };
+    commit_on("worktree-L1-002", "b.txt", "2026-03-01T12:15:00Z");
+    let merge = "Merge branch 'worktree-L1-002'";
+    let no_ff = ["merge", "-q", "--no-ff", "-m", merge, "worktree-L1-002"];
+    at("2026-03-01T12:50:00Z", &root, &no_ff);
+    let reset = ["branch", "-f", "worktree-L1-003", "main"];
+    at("2026-03-01T11:40:00Z", &root, &reset);
+    commit_on("worktree-L1-003", "c.txt", "2026-03-01T12:55:00Z");
+    let ff = ["merge", "-q", "--ff-only", "worktree-L1-003"];
+    at("2026-03-01T13:10:00Z", &root, &ff);
 
     let ctx =
         e.p.hook(&e.p.payload("SessionStart.startup.json"))

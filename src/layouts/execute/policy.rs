@@ -9,7 +9,8 @@
 //! the layers before it).
 //!
 //! The state given is derived ([`super::derive::derive`]): layer statuses are read, not
-//! recounted, so a plan over many tasks decides each in constant time.
+//! recounted, so deciding one task costs a walk over the layers, not over the tasks (a task's
+//! earlier layer's unfinished tasks are listed only when it is refused for them).
 
 use serde_json::Value;
 

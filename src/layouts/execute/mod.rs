@@ -145,6 +145,9 @@ fn listed_store(cx: &Ctx, root: &Path, listed: &str) -> Listed {
     })
 }
 
+/// Most entries of `docs/tasks/` looked at for runs behind links.
+const MAX_LINKED_LOOKS: usize = 1000;
+
 /// Run folders under `docs/tasks/` that taskhook does not track because a link leads to them
 /// (`docs`, `docs/tasks` or the run's folder itself), one problem each.
 fn linked_run_folders(root: &Path) -> Vec<(PathBuf, String)> {
@@ -158,6 +161,7 @@ fn linked_run_folders(root: &Path) -> Vec<(PathBuf, String)> {
             let runs = fs::list_dir(&tasks)
                 .unwrap_or_default()
                 .iter()
+                .take(MAX_LINKED_LOOKS)
                 .filter(|e| has_run(&tasks.join(&e.name)))
                 .count();
             if runs == 0 {
@@ -177,6 +181,7 @@ fn linked_run_folders(root: &Path) -> Vec<(PathBuf, String)> {
     fs::list_dir(&tasks)
         .unwrap_or_default()
         .into_iter()
+        .take(MAX_LINKED_LOOKS)
         .map(|e| tasks.join(&e.name))
         .filter(|d| fs::is_symlink(d) && has_run(d))
         .map(|d| {
@@ -497,7 +502,9 @@ impl Layout for Execute {
         };
         let mut s = state.clone();
         derive::derive(&state, &mut s, &cx.store.clock().stamp());
-        let p = plan_with_git(cx, store, &s);
+        // No git here: `taskhook status` and the status line stay cheap (SessionStart and
+        // `taskhook execute status` check the merge queue against git's branches).
+        let p = plan::plan(&s);
         Ok(summary::summarize(
             store,
             &project_root(cx, store),

@@ -43,7 +43,7 @@ pub struct Work {
     /// Stores (or parts) that failed, with their error.
     pub errors: Vec<(String, Error)>,
     /// For the main agent at its next PostToolUse.
-    pub notices: Vec<String>,
+    pub notices: Vec<notices::Notice>,
     /// Halts to keep until a person lifts them: (key, message).
     pub halts: Vec<(String, String)>,
 }
@@ -169,7 +169,7 @@ fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
             let kept = std::mem::take(&mut work.notices);
             work.reply
                 .system
-                .extend(kept.into_iter().map(|n| format!("taskhook: {n}")));
+                .extend(kept.into_iter().map(|n| format!("taskhook: {}", n.text)));
             work.fail("agent notices", e);
         }
     }
@@ -197,7 +197,8 @@ fn layouts_on<'a>(cx: &Ctx, project: impl Fn() -> &'a Project, fact: &Fact<'_>, 
                 for store in stores {
                     match layout.on_fact(cx, &store, fact) {
                         Ok(mut r) => {
-                            work.notices.append(&mut r.tell_main);
+                            work.notices
+                                .extend(r.tell_main.drain(..).map(notices::Notice::plain));
                             work.reply.merge(r)
                         }
                         Err(e) => work.fail(&format!("{} {}", store.layout, store.id), e),

@@ -135,6 +135,15 @@ pub fn status(cx: &Ctx, project: &Project) -> Vec<Summary> {
                 }
             }
         }
+        match layout.refused(cx, project) {
+            Ok(r) => out.extend(r),
+            Err(e) => out.push(Summary::problem(
+                layout.name(),
+                "",
+                project.root.clone(),
+                e.one_line(),
+            )),
+        }
     }
     out
 }

@@ -110,21 +110,33 @@ fn resolve_all(cands: &[Candidate], names: &[String], work: &mut Work) -> Vec<(u
     out
 }
 
-/// Applies the one reply policy to a step of `unit` in `c`.
-fn apply(c: &Candidate, unit: &str, step: Step, bound: bool, work: &mut Work) {
+/// Applies the one reply policy to a step of `unit` in `c`; the notices it keeps for the main
+/// agent are `about` the unit.
+fn apply(
+    c: &Candidate,
+    unit: &str,
+    step: Step,
+    bound: bool,
+    about: Option<notices::About>,
+    work: &mut Work,
+) {
+    let notice = |text: String| notices::Notice {
+        text,
+        about: about.clone(),
+    };
     if let Some(again) = step.instruction {
         if bound {
             work.reply.block.push(again);
         } else {
-            work.notices.push(format!(
+            work.notices.push(notice(format!(
                 "{} {}: {unit} is now {} (signalled by a subagent not bound to it); launch a subagent with <task>{unit}</task> to continue.",
                 c.layout.name(),
                 c.store.id,
                 step.status.as_deref().unwrap_or("in progress")
-            ));
+            )));
         }
     }
-    work.notices.extend(step.tell_main);
+    work.notices.extend(step.tell_main.into_iter().map(notice));
     work.reply.system.extend(step.tell_user);
     if !step.extra.is_empty() {
         work.reply.merge(crate::hook::output::Reply {
@@ -149,7 +161,11 @@ fn run_step(
     work: &mut Work,
 ) {
     match c.layout.step(cx, &c.store, unit, input, turn) {
-        Ok(step) => apply(c, unit, step, turn.bound, work),
+        Ok(step) => {
+            let tells = !step.tell_main.is_empty() || (step.instruction.is_some() && !turn.bound);
+            let about = tells.then(|| notices::about(cx, c.layout, &c.store, unit));
+            apply(c, unit, step, turn.bound, about, work)
+        }
         Err(e) => work.fail(&format!("{} {}", c.store.layout, c.store.id), e),
     }
 }
@@ -221,6 +237,7 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         bound,
         stop_hook_active: ev.stop_hook_active,
         final_text: &final_text,
+        by_hand: false,
     };
     let mut signalled: Vec<(usize, String)> = Vec::new();
     let mut applied = Vec::new();
@@ -254,6 +271,7 @@ pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Wor
         bound: true,
         stop_hook_active: false,
         final_text: "",
+        by_hand: false,
     };
     for (i, id) in resolve_all(&cands, &l.names, work) {
         let c = &cands[i];
@@ -376,15 +394,15 @@ mod tests {
             ..Default::default()
         };
         let mut w = Work::default();
-        apply(&c, "T1", step(), true, &mut w);
+        apply(&c, "T1", step(), true, None, &mut w);
         assert_eq!(w.reply.block, ["again"]);
         assert!(w.notices.is_empty());
         let mut w = Work::default();
-        apply(&c, "T1", step(), false, &mut w);
+        apply(&c, "T1", step(), false, None, &mut w);
         assert!(w.reply.block.is_empty());
         assert_eq!(
             w.notices,
-            ["fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue."]
+            [notices::Notice::plain("fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue.".into())]
         );
     }
 }

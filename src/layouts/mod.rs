@@ -86,6 +86,15 @@ pub trait Layout: Sync {
     /// Finds this layout's stores in the project. Cheap: a few stats and folder listings.
     fn discover(&self, cx: &Ctx, project: &Project) -> Result<Vec<StoreRef>>;
 
+    /// What looks meant as a store of this layout in the project but is not one, each as a
+    /// [`Summary::problem`] saying why (a path the project's configuration lists that taskhook
+    /// refuses, a store folder that is a symbolic link): `status` and `doctor` report them
+    /// rather than ignore them silently. Read-only; none by default.
+    fn refused(&self, cx: &Ctx, project: &Project) -> Result<Vec<Summary>> {
+        let _ = (cx, project);
+        Ok(Vec::new())
+    }
+
     /// The stores a fact should reach: by default those [`Layout::discover`] finds. A layout
     /// whose facts may create its store (claude-tasks' first TodoWrite) also returns one that
     /// does not exist yet.
@@ -130,6 +139,23 @@ pub trait Layout: Sync {
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
         let _ = (cx, store);
         Ok(Vec::new())
+    }
+
+    /// The status of `unit` now, which a notice about it is checked against before it is
+    /// delivered (a notice whose unit has changed since it was written is dropped: a later
+    /// event made it false). `None` when it cannot be told. By default the unit's activity
+    /// from [`Layout::units`] (`active`, `inactive`, or `gone`); a layout with exact statuses
+    /// returns them.
+    fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
+        let units = self.units(cx, store)?;
+        Ok(Some(
+            match units.iter().find(|u| u.id == unit) {
+                Some(u) if u.active => "active",
+                Some(_) => "inactive",
+                None => "gone",
+            }
+            .to_string(),
+        ))
     }
 
     /// One lifecycle step of `unit`: a signal, a bound subagent's stop without one, a launch.

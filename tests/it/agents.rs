@@ -127,3 +127,34 @@ fn an_ambiguous_bare_id_on_subagent_stop_is_reported_once() {
     );
     assert_eq!(p.snapshot(), before);
 }
+
+#[test]
+fn a_notice_whose_task_was_finished_since_is_not_delivered_in_any_layout() {
+    // Seed 000 (projects): an unbound FAILED leaves a notice to retry T1; the user then marks
+    // T1 COMPLETE by hand. The notice is false by the main agent's next tool call.
+    let p = Project::new();
+    for args in [
+        &["projects", "new", "web"][..],
+        &["projects", "add", "web", "T1", "--title", "One"],
+        &["projects", "add", "web", "T2", "--title", "Two"],
+    ] {
+        assert_eq!(p.run(args, "").code, 0, "{args:?}");
+    }
+    for t in ["T1", "T2"] {
+        let stop = p.subagent_stop(
+            "other",
+            "Something else.",
+            &format!("<signal>{t}_FAILED: red</signal>"),
+        );
+        assert_eq!(p.hook(&stop).code, 0);
+    }
+    let run = p.run(&["projects", "set", "web", "T1", "COMPLETE"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    let ctx = p.hook(&p.payload("PostToolUse.Read.json")).context();
+    assert!(!ctx.contains("T1 FAILED"), "{ctx}");
+    assert!(
+        ctx.starts_with("projects web: T2 FAILED (red); it is PENDING again"),
+        "{ctx}"
+    );
+    assert_eq!(agents_file(&p)["notices"], json!([]));
+}

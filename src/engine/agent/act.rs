@@ -252,6 +252,7 @@ pub fn act(
             bound: true,
             stop_hook_active: false,
             final_text: "",
+            by_hand: true,
         };
         let renewed = |c: &Claim| {
             let mut c = c.clone();

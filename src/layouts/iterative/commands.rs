@@ -289,6 +289,7 @@ pub fn signal(
         bound: true,
         stop_hook_active: false,
         final_text: &text,
+        by_hand: true,
     };
     let step = stop::stop(cx, &store, unit, Some(&signal), &turn)?;
     let after = load(cx, &store, false)?;

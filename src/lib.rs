@@ -15,6 +15,7 @@
 //! - [`install`]: merging taskhook's registrations into Claude Code's `settings.json`.
 //! - [`cli`]: the clap commands, thin.
 
+pub mod agents;
 pub mod cli;
 pub mod config;
 pub mod context;

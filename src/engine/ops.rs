@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::agents;
 use crate::context::Ctx;
 use crate::engine::claims::{self, Claims};
 use crate::engine::facts::Start;
-use crate::engine::{index, notices};
+use crate::engine::index;
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
 use crate::layouts::{registry, StoreRef, Summary};
@@ -197,7 +198,7 @@ pub fn validate(cx: &Ctx, project: &Project) -> Result<Vec<FileReport>> {
             errors,
         });
     }
-    let own = notices::path(&project.root);
+    let own = agents::path(&project.root);
     if cx.store.exists(&own) {
         let errors = check::document(&cx.store, &own, "taskhook-agents")?;
         out.push(FileReport {

@@ -13,9 +13,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::agents;
 use crate::context::Ctx;
 use crate::engine::facts::{AgentReturned, Launch, Stopped};
-use crate::engine::{agent, notices, Work};
+use crate::engine::{agent, Work};
 use crate::layouts::{registry, Input, Layout, Step, StoreRef, Turn, Unit};
 use crate::project::Project;
 use crate::signals::{bound_names, parse_signals, read_transcript, split_name, UnitName};
@@ -117,10 +118,10 @@ fn apply(
     unit: &str,
     step: Step,
     bound: bool,
-    about: Option<notices::About>,
+    about: Option<agents::About>,
     work: &mut Work,
 ) {
-    let notice = |text: String| notices::Notice {
+    let notice = |text: String| agents::Notice {
         text,
         about: about.clone(),
     };
@@ -163,7 +164,7 @@ fn run_step(
     match c.layout.step(cx, &c.store, unit, input, turn) {
         Ok(step) => {
             let tells = !step.tell_main.is_empty() || (step.instruction.is_some() && !turn.bound);
-            let about = tells.then(|| notices::about(cx, c.layout, &c.store, unit));
+            let about = tells.then(|| agents::about(cx, c.layout, &c.store, unit));
             apply(c, unit, step, turn.bound, about, work)
         }
         Err(e) => work.fail(&format!("{} {}", c.store.layout, c.store.id), e),
@@ -209,7 +210,7 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         return;
     }
     let remembered = match ev.agent_id {
-        Some(a) => notices::binding(cx, &project.root, a).unwrap_or_default(),
+        Some(a) => agents::binding(cx, &project.root, a).unwrap_or_default(),
         None => Vec::new(),
     };
     // Without a remembered binding the prompt must come from the transcript.
@@ -305,7 +306,7 @@ pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Wor
 pub(crate) fn returned(cx: &Ctx, project: &Project, r: &AgentReturned<'_>, work: &mut Work) {
     if let Some(agent_id) = r.agent_id {
         if !r.names.is_empty() {
-            if let Err(e) = notices::remember_binding(cx, &project.root, agent_id, &r.names) {
+            if let Err(e) = agents::remember_binding(cx, &project.root, agent_id, &r.names) {
                 work.fail("agent bindings", e);
             }
         }
@@ -402,7 +403,7 @@ mod tests {
         assert!(w.reply.block.is_empty());
         assert_eq!(
             w.notices,
-            [notices::Notice::plain("fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue.".into())]
+            [agents::Notice::plain("fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue.".into())]
         );
     }
 }

@@ -1,6 +1,6 @@
 //! The layouts: one folder per seed format, each behind the [`Layout`] trait and registered in
 //! [`registry`]. A layout owns its types, transitions and reconciliation, takes typed facts
-//! ([`crate::engine::facts::Fact`]) and plain Rust values (never the wire format), and reaches
+//! ([`crate::layouts::fact::Fact`]) and plain Rust values (never the wire format), and reaches
 //! the disk only through [`crate::store::Store`].
 //!
 //! A new layout is one folder here, one line in [`registry`] and one CLI file. It provides:
@@ -14,9 +14,11 @@
 pub mod cdd;
 pub mod claude_tasks;
 pub mod execute;
+pub mod fact;
 pub mod iterative;
 pub mod json;
 pub mod projects;
+pub mod registry;
 pub mod summary;
 pub mod unit;
 pub mod work;
@@ -26,11 +28,12 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::context::Ctx;
-use crate::engine::facts::{Fact, Start};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Fact, Start};
 use crate::project::Project;
 
+pub use registry::registry;
 pub use summary::{Item, StoreStatus, Summary};
 pub use unit::{Input, Step, Turn};
 pub use work::{Phase, Shown, WorkUnit};
@@ -234,16 +237,4 @@ pub trait Layout: Sync {
             store.root.display()
         )))
     }
-}
-
-/// Every layout, in a stable order.
-pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[
-        &iterative::LAYOUT,
-        &claude_tasks::LAYOUT,
-        &projects::LAYOUT,
-        &execute::LAYOUT,
-        &cdd::LAYOUT,
-    ];
-    REGISTRY
 }

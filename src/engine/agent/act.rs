@@ -348,7 +348,7 @@ pub fn act(
         // A stop the step reached halts the main agent until a person passes it, as it does
         // when a subagent's signal reaches it.
         if !halts.is_empty() {
-            crate::engine::notices::keep(cx, &project.root, "", &[], &halts)?;
+            crate::agents::keep(cx, &project.root, "", &[], &halts)?;
         }
         Ok(Acted {
             then: claim_after.as_ref().map(|_| then(&r, true)),

@@ -26,11 +26,11 @@ use super::repair::sync_halts;
 use super::summary::untaggable;
 use super::workspace::{Next, Status, Workspace, MAX_ORDER_BYTES};
 use super::{Folder, Paths};
+use crate::agents;
 use crate::context::Ctx;
-use crate::engine::facts::Bash;
-use crate::engine::notices;
 use crate::error::Result;
 use crate::hook::output::Reply;
+use crate::layouts::fact::Bash;
 use crate::layouts::unit::Halt;
 use crate::layouts::{Input, Layout, Step, StoreRef};
 use crate::shell::{self, base, quote, Unparsed};
@@ -334,7 +334,7 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
         if let Ok(Next::Stop(s, _)) = ws.next() {
             if s.id == id {
                 let h = halt(&paths, &s);
-                notices::keep(cx, &project, "", &[], &[(h.key, h.message.clone())])?;
+                agents::keep(cx, &project, "", &[], &[(h.key, h.message.clone())])?;
                 reply.halt = Some(h.message);
             }
         }

@@ -27,10 +27,10 @@ pub mod workspace;
 use std::path::{Path, PathBuf};
 
 use crate::context::Ctx;
-use crate::engine::facts::{Fact, Start};
 use crate::env::CDD_DIR;
 use crate::error::Result;
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
     Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
 };

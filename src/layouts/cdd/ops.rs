@@ -15,8 +15,8 @@ use super::history::{Line, StopState};
 use super::order::{next_rung, Order, Stop, Task, SCHEMA as ORDER_SCHEMA};
 use super::workspace::{not_initialized, read_order, task_json, Next, Status, Workspace};
 use super::{hooks, Folder, Paths, FOLDERS};
+use crate::agents;
 use crate::context::Ctx;
-use crate::engine::notices;
 use crate::error::Error;
 use crate::shell::quote;
 
@@ -450,10 +450,10 @@ pub fn continue_stop(cx: &Ctx, paths: &Paths, project: &Path, id: &str) -> CResu
         Ok(json!({"already_passed": false}))
     });
     let lifted = match &logged {
-        Ok(_) => notices::lift_halt(cx, project, &key)?,
+        Ok(_) => agents::lift_halt(cx, project, &key)?,
         // A stop no longer in the order cannot be passed, but its halt must not stay.
         Err(f) if f.code == Code::NotFound => {
-            if notices::lift_halt(cx, project, &key)? {
+            if agents::lift_halt(cx, project, &key)? {
                 return Ok(json!({"stop": id, "passed": false, "halt_lifted": true}));
             }
             false

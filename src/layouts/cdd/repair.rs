@@ -25,10 +25,10 @@ use super::history::{self, Line, StopState};
 use super::hooks::{halt, halt_key};
 use super::workspace::{read_order, Next, Workspace};
 use super::{ops, summary, Folder, Paths};
+use crate::agents;
 use crate::context::Ctx;
-use crate::engine::facts::Start;
-use crate::engine::notices;
 use crate::error::{Error, Result};
+use crate::layouts::fact::Start;
 use crate::layouts::{Reconciled, StoreRef, Summary};
 use crate::store::Pass;
 
@@ -177,7 +177,7 @@ pub fn sync_halts(cx: &Ctx, ws: &Workspace, project: &std::path::Path) -> Result
     let Some(order) = &ws.order else {
         return Ok(Vec::new());
     };
-    let keys = notices::halt_keys(cx, project)?;
+    let keys = agents::halt_keys(cx, project)?;
     let prefix = halt_key(&ws.paths, "");
     let mut done = Vec::new();
     for key in keys.iter().filter(|k| k.starts_with(&prefix)) {
@@ -185,7 +185,7 @@ pub fn sync_halts(cx: &Ctx, ws: &Workspace, project: &std::path::Path) -> Result
         let passed = order
             .stop(stop)
             .is_none_or(|_| ws.history.stop_state(stop) == StopState::Passed);
-        if passed && notices::lift_halt(cx, project, key)? {
+        if passed && agents::lift_halt(cx, project, key)? {
             done.push(format!(
                 "the halt at stop {stop} was lifted: the stop has been passed"
             ));
@@ -194,7 +194,7 @@ pub fn sync_halts(cx: &Ctx, ws: &Workspace, project: &std::path::Path) -> Result
     if let Ok(Next::Stop(s, StopState::Reached)) = ws.next() {
         let h = halt(&ws.paths, &s);
         if !keys.contains(&h.key) {
-            notices::keep(cx, project, "", &[], &[(h.key, h.message)])?;
+            agents::keep(cx, project, "", &[], &[(h.key, h.message)])?;
             done.push(format!(
                 "stop {} was reached and has not been passed: the orchestrator stays halted there",
                 s.id

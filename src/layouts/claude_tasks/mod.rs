@@ -46,9 +46,9 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::context::Ctx;
-use crate::engine::facts::{Fact, Start, TaskToolKind};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Fact, Start, TaskToolKind};
 use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
 use crate::project::Project;
 use crate::signals::SignalKind;

@@ -18,9 +18,9 @@ use super::pipeline::{dep_path, reachable, reaching};
 use super::scope::Keys;
 use super::write::{update, MAX_DEPENDENCIES};
 use crate::context::Ctx;
-use crate::engine::facts::{TaskTool, TaskToolKind};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{TaskTool, TaskToolKind};
 use crate::layouts::json::{array_at, merge_keys, object_at, set_str, str_field, string_list};
 use crate::layouts::StoreRef;
 

@@ -28,11 +28,11 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::agents;
 use crate::context::Ctx;
-use crate::engine::facts::{Commit, Fact, Start};
-use crate::engine::notices;
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Commit, Fact, Start};
 use crate::layouts::{
     Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
@@ -308,7 +308,7 @@ fn commit_task(
 
 fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
     let bound = match c.agent_id {
-        Some(a) => notices::binding(cx, &project_root(cx, store), a).unwrap_or_default(),
+        Some(a) => agents::binding(cx, &project_root(cx, store), a).unwrap_or_default(),
         None => Vec::new(),
     };
     let now = cx.store.clock().stamp();
@@ -587,7 +587,7 @@ impl Layout for Execute {
         let bound_before = match input {
             Input::Launch => {
                 let names = [unit.to_string(), format!("{}/{unit}", store.id)];
-                notices::agents_bound_to(cx, &project_root(cx, store), &names).unwrap_or_default()
+                agents::agents_bound_to(cx, &project_root(cx, store), &names).unwrap_or_default()
             }
             _ => Vec::new(),
         };

@@ -28,9 +28,9 @@ pub mod work;
 use std::path::{Component, Path, PathBuf};
 
 use crate::context::Ctx;
-use crate::engine::facts::{Fact, Start};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
     Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
 };

@@ -29,8 +29,8 @@ use super::model::{self, BLOCKED, COMPLETE, PENDING, RESEARCHED, STALE_TWICE, ST
 use super::pending;
 use super::summary;
 use crate::context::Ctx;
-use crate::engine::facts::Start;
 use crate::error::Result;
+use crate::layouts::fact::Start;
 use crate::layouts::{Item, Reconciled, StoreRef};
 use crate::store::{clock::parse_time, fs, STALE_TEMP_AGE};
 

@@ -31,6 +31,19 @@ use crate::context::Ctx;
 use crate::env::Env;
 use crate::error::{Error, Result};
 
+/// What the top-level `--help` (and the man page) says after the commands: how to start, and
+/// the exit statuses.
+const AFTER_HELP: &str = "\
+Get started: `cd my-project && taskhook install`, then start a new Claude Code session. Bind a \
+subagent to a task with <task>T1</task> in its prompt; it reports with <signal>T1_DONE</signal> \
+(or T1_FAILED: why, T1_BLOCKED: why).
+
+Exit status: 0 done (for `hook`: the event was handled, decisions included); 1 refused or \
+failed, with one `taskhook: ...` line on stderr (for `doctor`, `validate` and `reconcile`: \
+something needs action; for the cdd verbs: {\"success\":false,...} on stdout); 2 a usage \
+error, with what is wrong and the usage on stderr (and for `hook`: a refused TaskCompleted, as \
+Claude Code's protocol wants).";
+
 /// Keeps coding agents' task state (task lists, progress logs, checkpoints, retry counters)
 /// correct, durable and resumable. Run by Claude Code as a hook.
 #[derive(Debug, Parser)]
@@ -40,9 +53,7 @@ use crate::error::{Error, Result};
     about,
     max_term_width = 100,
     arg_required_else_help = true,
-    after_help = "Get started: `cd my-project && taskhook install`, then start a new Claude Code \
-                  session. Bind a subagent to a task with <task>T1</task> in its prompt; it \
-                  reports with <signal>T1_DONE</signal> (or T1_FAILED: why, T1_BLOCKED: why)."
+    after_help = AFTER_HELP
 )]
 pub struct Cli {
     /// Project folder (else TASKHOOK_PROJECT_DIR, the payload's cwd walked up to a folder with
@@ -165,39 +176,68 @@ pub fn run(
         };
         return finish_run(dispatch(cli, env, cwd, io), io);
     }
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => {
-            use clap::error::ErrorKind::{
-                DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
-            };
-            // `taskhook` alone (or `taskhook tasks`) prints the help, exit 0, like `--help`.
-            if matches!(
-                e.kind(),
-                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
-                let text = e.to_string();
-                let _ = write!(io.stdout, "{}", text.trim_end());
-                let _ = writeln!(io.stdout);
-                return 0;
-            }
-            let _ = writeln!(io.stderr, "taskhook: {}", usage_error_line(&e.to_string()));
-            return crate::hook::EXIT_ERROR;
-        }
+        Err(e) => return clap_error(&e, &args, io),
     };
     finish_run(dispatch(cli, env, cwd, io), io)
 }
 
-/// clap's error in one line: the error itself, then its tips ("a similar subcommand exists:
-/// 'status'"), then where to read more.
-fn usage_error_line(text: &str) -> String {
-    let first = text.lines().next().unwrap_or("invalid arguments");
-    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
-    for tip in text.lines().filter_map(|l| l.trim().strip_prefix("tip: ")) {
-        line.push_str("; ");
-        line.push_str(tip);
+/// Exit status of a usage error (a command line taskhook cannot run), as clap, cargo and gh
+/// use it; 1 stays for refusals and failures.
+pub const EXIT_USAGE: u8 = 2;
+
+/// A command line clap did not accept: help and version go to stdout with exit 0; anything
+/// else is a usage error, clap's whole message on stderr (what is wrong, the tip, the usage),
+/// exit 2. Under `taskhook cdd` the orchestrator also gets its one JSON object on stdout.
+fn clap_error(e: &clap::Error, args: &[OsString], io: &mut Io<'_>) -> u8 {
+    use clap::error::ErrorKind::{
+        DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
+    };
+    let text = e.to_string();
+    // `taskhook` alone (or `taskhook tasks`) prints the help, exit 0, like `--help`.
+    if matches!(
+        e.kind(),
+        DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = writeln!(io.stdout, "{}", text.trim_end());
+        return 0;
     }
-    line.push_str(" (see taskhook --help)");
+    if command_word(args).as_deref() == Some("cdd") && !args.iter().any(|a| a == "--human") {
+        let _ = out_json(io, &cdd::usage_failure(&usage_error_line(&text)));
+    }
+    let _ = writeln!(io.stderr, "{}", text.trim_end());
+    EXIT_USAGE
+}
+
+/// The first word of a command line that is not a global flag or its value: the command.
+fn command_word(args: &[OsString]) -> Option<String> {
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(w) = words.next() {
+        if ["--project-dir", "--home"].contains(&w.as_ref()) {
+            words.next();
+        } else if !w.starts_with('-') {
+            return Some(w.into_owned());
+        }
+    }
+    None
+}
+
+/// clap's error in one line: the error itself, then its tips ("a similar subcommand exists:
+/// 'start'"), then where to read more.
+fn usage_error_line(text: &str) -> String {
+    let mut parts = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.is_empty());
+    let first = parts.next().unwrap_or("invalid arguments");
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for more in parts {
+        line.push_str(if line.ends_with(':') { " " } else { "; " });
+        line.push_str(more.strip_prefix("tip: ").unwrap_or(more));
+    }
+    line.push_str(" (see taskhook cdd --help)");
     crate::error::one_line(&line)
 }
 
@@ -207,7 +247,10 @@ fn finish_run(result: Result<u8>, io: &mut Io<'_>) -> u8 {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(io.stderr, "taskhook: {}", e.one_line());
-            crate::hook::EXIT_ERROR
+            match e {
+                Error::Usage(_) => EXIT_USAGE,
+                _ => crate::hook::EXIT_ERROR,
+            }
         }
     }
 }

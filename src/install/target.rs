@@ -63,7 +63,7 @@ pub fn locate(cx: &Ctx, scope: Scope) -> Result<Target> {
     if scope != Scope::User {
         let user_dir = real(&cx.claude_config_dir());
         if real(&project) == real(&cx.home) || real(&project.join(".claude")) == user_dir {
-            return Err(Error::Usage(format!(
+            return Err(Error::Rule(format!(
                 "the project folder `{}` is your home folder, so `{}` is your user-level \
                  settings; run `taskhook install --user` to register taskhook for every project, \
                  or run `taskhook install` inside a project folder to register it there",

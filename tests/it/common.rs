@@ -56,11 +56,37 @@ impl Run {
 
     /// Asserts exit 1 with exactly one `taskhook: ` line on stderr and nothing on stdout.
     pub fn assert_one_line_error(&self) {
-        assert_eq!(self.code, 1, "{self:?}");
+        self.assert_one_line_exit(1);
+    }
+
+    /// Asserts a usage error taskhook (not clap) found: exit 2, one `taskhook: ` line.
+    pub fn assert_one_line_usage_error(&self) {
+        self.assert_one_line_exit(2);
+    }
+
+    /// Asserts exit `code` with exactly one `taskhook: ` line on stderr and nothing on stdout.
+    pub fn assert_one_line_exit(&self, code: i32) {
+        assert_eq!(self.code, code, "{self:?}");
         assert!(self.stdout.is_empty(), "{self:?}");
         let lines: Vec<&str> = self.stderr.lines().collect();
         assert_eq!(lines.len(), 1, "{self:?}");
         assert!(lines[0].starts_with("taskhook: "), "{self:?}");
+    }
+}
+
+impl Run {
+    /// Asserts a usage error: exit 2, nothing on stdout, clap's whole message on stderr (what
+    /// is wrong, its tips and usage line where clap gives them, where to read more).
+    pub fn assert_usage_error(&self) {
+        assert_eq!(self.code, 2, "{self:?}");
+        assert!(self.stdout.is_empty(), "{self:?}");
+        assert!(self.stderr.starts_with("error: "), "{self:?}");
+        assert!(
+            self.stderr
+                .trim_end()
+                .ends_with("For more information, try '--help'."),
+            "{self:?}"
+        );
     }
 }
 

@@ -277,6 +277,15 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
             | Command::Demo(_)
     ) {
         cx.store.check_env()?;
+        cx.check_project_override()?;
+    }
+    // The commands that create a project's stores refuse the home folder (its .claude/ is
+    // Claude Code's own).
+    if matches!(
+        cli.command,
+        Command::Iterative(_) | Command::Projects(_) | Command::Execute(_)
+    ) {
+        cx.project_for_writes()?;
     }
     match cli.command {
         Command::Hook if io.stdin_is_terminal => Err(Error::Usage(

@@ -32,6 +32,7 @@ mod iterative;
 mod iterative_state;
 mod iterative_units;
 mod journal;
+mod newcomer;
 mod plugin;
 mod projects;
 mod protocol;

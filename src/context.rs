@@ -68,13 +68,16 @@ impl Ctx {
         };
         // Claude Code's folder is the user's own: a linked folder there is a dotfiles setup.
         cx.store.trust(&cx.claude_config_dir(), true);
-        // What the environment names is the user's choice too: a cdd workspace (one named by
-        // the repository's own `.claude/taskhook.json` must lie inside the project) and the
-        // capture file. No link below them is followed.
+        // What the environment names is the user's choice too: the capture file, and a cdd
+        // workspace (a relative CDD_DIR is the project's, trusted where it is located; one named
+        // by the repository's own `.claude/taskhook.json` must lie inside the project). No link
+        // below them is followed.
         for var in [env::CDD_DIR, env::TASKHOOK_CAPTURE] {
             if let Some(p) = cx.env.get_os(var) {
-                cx.store
-                    .trust(&absolute(&cx.process_cwd, Path::new(p)), false);
+                if var == env::TASKHOOK_CAPTURE || Path::new(p).is_absolute() {
+                    cx.store
+                        .trust(&absolute(&cx.process_cwd, Path::new(p)), false);
+                }
             }
         }
         Ok(cx)

@@ -21,7 +21,7 @@ use crate::context::Ctx;
 use crate::engine::ops;
 use crate::env;
 use crate::install::{self, target, Form, REGISTRATIONS};
-use crate::layouts::claude_tasks;
+use crate::layouts::{cdd, claude_tasks};
 use crate::store::{check_id, fs, lock, Clock};
 
 /// How much a finding matters.
@@ -394,8 +394,9 @@ fn environment(cx: &Ctx, out: &mut Vec<Finding>) {
             out.push(f(Level::Error, T, e.one_line(), Some("use a plain name")));
         }
     }
-    if let Some(dir) = cx.env.get_os(env::CDD_DIR) {
-        let dir = cx.absolute(Path::new(dir));
+    if cx.env.get_os(env::CDD_DIR).is_some() {
+        let project = cx.project(None);
+        let dir = cdd::locate(cx, &project).map(|p| p.ws).unwrap_or_default();
         if !fs::is_dir(&dir) {
             out.push(f(
                 Level::Warn,

@@ -75,3 +75,42 @@ fn a_missing_project_dir_is_an_error_and_creates_nothing() {
     let run = p.run(&["--project-dir", file.to_str().unwrap(), "status"], "");
     run.assert_one_line_usage_error();
 }
+
+/// Item 7: a relative `CDD_DIR` is relative to the project folder (as `cdd_dir` in
+/// `.claude/taskhook.json` is), so `cdd init` from a subfolder finds the same workspace and
+/// never makes a second one.
+#[test]
+fn a_relative_cdd_dir_is_the_projects_from_any_subfolder() {
+    let p = Project::new();
+    let sub = p.root.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let cdd = |cwd: &std::path::Path, args: &[&str]| {
+        let mut c = p.cmd();
+        c.current_dir(cwd).env("CDD_DIR", "work");
+        let mut all = vec!["cdd"];
+        all.extend_from_slice(args);
+        p.run_with(c, &all, "")
+    };
+    let run = cdd(&p.root, &["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(p.root.join("work/tasks/pending").is_dir());
+    let run = cdd(&sub, &["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.json()["data"]["created"],
+        serde_json::json!([]),
+        "{run:?}"
+    );
+    assert!(
+        !sub.join("work").exists(),
+        "a second workspace in the subfolder"
+    );
+    let run = cdd(&sub, &["next"]);
+    let ws = p.root.join("work/tasks/order.json");
+    assert!(run.stdout.contains(&ws.display().to_string()), "{run:?}");
+    // doctor sees the same folder.
+    let mut c = p.cmd();
+    c.current_dir(&sub).env("CDD_DIR", "work");
+    let run = p.run_with(c, &["doctor", "--json"], "");
+    assert!(!run.stdout.contains("does not exist"), "{run:?}");
+}

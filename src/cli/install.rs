@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::install::target::{self, Scope, Target};
-use crate::install::{self, gitignore, jsonedit, Change};
+use crate::install::{self, gitignore, jsonedit, resolve, Change};
 use crate::store::{parse_json, to_pretty};
 
 use super::Io;
@@ -57,13 +57,17 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         _ => Scope::Project,
     };
     let t = target::locate(cx, scope)?;
-    let command = match &args.command {
-        Some(c) => cx.absolute(c),
-        None => std::env::current_exe()
+    // The shared file runs `taskhook` from PATH: the same bytes on every teammate's machine.
+    // This machine's own files get this binary's absolute path.
+    let command = match (&args.command, scope) {
+        (Some(c), _) => cx.absolute(c).to_string_lossy().into_owned(),
+        (None, Scope::Project) => PATH_COMMAND.to_string(),
+        (None, _) => std::env::current_exe()
             .and_then(|p| p.canonicalize())
-            .map_err(|e| Error::io("locate", "the taskhook binary", e))?,
+            .map_err(|e| Error::io("locate", "the taskhook binary", e))?
+            .to_string_lossy()
+            .into_owned(),
     };
-    let command = command.to_string_lossy().into_owned();
     let old_bytes = target::read(&t)?;
     let old_text = match &old_bytes {
         Some(b) => Some(std::str::from_utf8(b).map_err(|_| {
@@ -136,7 +140,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         target::write(cx, &t, text.as_bytes())?;
     }
     if !args.uninstall {
-        notes.extend(notes_for(cx, &t, &new));
+        notes.extend(notes_for(cx, &t, &new, &command));
     }
     let report = Report {
         t: &t,
@@ -176,9 +180,13 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     Ok(0)
 }
 
+/// The command the project's shared settings run: `taskhook`, found on PATH.
+const PATH_COMMAND: &str = "taskhook";
+
 /// Things worth knowing that are not errors: the same hooks registered elsewhere too (the
-/// taskhook plugin enabled in any settings file, or the project's other settings file).
-fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
+/// taskhook plugin enabled in any settings file, or the project's other settings file), and
+/// a `taskhook` the hooks would not find on their PATH.
+fn notes_for(cx: &Ctx, t: &Target, new: &Value, command: &str) -> Vec<String> {
     let mut out = Vec::new();
     let others: Vec<Target> = [Scope::User, Scope::Project, Scope::Local]
         .into_iter()
@@ -191,6 +199,30 @@ fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
             .flatten()
             .and_then(|b| parse_json(&b).ok())
     };
+    if command == PATH_COMMAND {
+        // The hooks' PATH: local over project over user settings' env, else this one.
+        let mut layered: Vec<(Scope, Value)> = others
+            .iter()
+            .filter_map(|o| Some((o.scope, read(o)?)))
+            .collect();
+        layered.push((t.scope, new.clone()));
+        layered.sort_by_key(|(s, _)| match s {
+            Scope::Local => 0,
+            Scope::Project => 1,
+            Scope::User => 2,
+        });
+        let values: Vec<&Value> = layered.iter().map(|(_, v)| v).collect();
+        let path = resolve::hook_path(cx, &values);
+        if resolve::which(path.as_deref(), PATH_COMMAND).is_none() {
+            out.push(format!(
+                "`taskhook` is not on PATH, and {} runs it from PATH: Claude Code would not \
+                 find it. Put the folder holding taskhook on PATH (./install.sh says which), \
+                 or register this machine's absolute path instead with `taskhook install \
+                 --uninstall && taskhook install --local`",
+                t.path.display()
+            ));
+        }
+    }
     let plugin_in = std::iter::once((t.path.clone(), Some(new.clone())))
         .chain(others.iter().map(|o| (o.path.clone(), read(o))))
         .find(|(_, v)| v.as_ref().is_some_and(install::plugin_enabled))

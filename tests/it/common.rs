@@ -13,6 +13,25 @@ pub fn reference_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.330/payloads")
 }
 
+/// `PATH` with the folder of the built `taskhook` first (as after `cargo install`), for tests
+/// of registrations that run `taskhook` from PATH.
+pub fn path_with_bin() -> std::ffi::OsString {
+    let bin = assert_cmd::cargo::cargo_bin("taskhook");
+    let mut dirs = vec![bin.parent().unwrap().to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// `PATH` without any folder holding a `taskhook` (the test process's PATH may have one).
+pub fn path_without_bin() -> std::ffi::OsString {
+    let dirs: Vec<PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|d| !d.join("taskhook").exists())
+        .collect();
+    std::env::join_paths(dirs).unwrap()
+}
+
 /// The fixed time every test runs at.
 pub const NOW: &str = "2026-03-01T12:00:00Z";
 
@@ -118,7 +137,7 @@ impl Project {
     pub fn cmd(&self) -> Command {
         let mut c = Command::cargo_bin("taskhook").unwrap();
         c.current_dir(&self.root).env_clear();
-        c.env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        c.env("PATH", path_without_bin())
             .env("HOME", &self.home)
             .env("TASKHOOK_NOW", NOW);
         c

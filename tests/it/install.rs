@@ -61,11 +61,8 @@ fn fresh_install_registers_exec_form_hooks() {
         let h = &groups[0]["hooks"][0];
         assert_eq!(h["type"], "command", "{event}");
         assert_eq!(h["args"], json!(["hook"]), "{event}");
-        let cmd = h["command"].as_str().unwrap();
-        assert!(
-            std::path::Path::new(cmd).is_absolute() && cmd.ends_with("/taskhook"),
-            "{cmd}"
-        );
+        // The shared file runs `taskhook` from PATH: the same bytes on every machine.
+        assert_eq!(h["command"], "taskhook", "{event}");
         assert!(h["timeout"].as_u64().unwrap() >= 10, "{event}");
     }
     // CONTRACT §6: PreToolUse only for the tools it acts on, timeout 15 s.
@@ -237,6 +234,63 @@ fn path_and_shell_form_registrations_are_never_doubled() {
     }
 }
 
+/// Issue 26 item 4: the project's shared settings.json runs `taskhook` from PATH (the file
+/// does not flip in git between teammates); `--local` and `--user` keep this machine's
+/// absolute path; an old absolute path in the shared file becomes `taskhook`.
+#[test]
+fn the_shared_file_gets_a_path_command_local_and_user_an_absolute_one() {
+    let p = Project::new();
+    let bin = assert_cmd::cargo::cargo_bin("taskhook");
+    let bin = bin.canonicalize().unwrap();
+    let commands = |s: &Value| -> Vec<String> {
+        s["hooks"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|g| g[0]["hooks"][0]["command"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // taskhook on PATH, as after ./install.sh: nothing to say about PATH.
+    let mut c = p.cmd();
+    c.env("PATH", crate::common::path_with_bin());
+    let run = p.run_with(c, &["install"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("not on PATH"), "{run:?}");
+    assert_eq!(commands(&settings(&p)), vec!["taskhook"; 7]);
+    for (flag, file) in [
+        ("--local", p.root.join(".claude/settings.local.json")),
+        ("--user", p.home.join(".claude/settings.json")),
+    ] {
+        let run = p.run(&["install", flag], "");
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            commands(&read_json(&file)),
+            vec![bin.display().to_string(); 7],
+            "{flag}"
+        );
+    }
+    // A shared file written by an older taskhook (an absolute path) is moved to `taskhook`.
+    let q = Project::new();
+    assert_eq!(
+        q.run(
+            &["install", "--command", "/home/alice/.cargo/bin/taskhook"],
+            ""
+        )
+        .code,
+        0
+    );
+    let run = q.run(&["install"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("~ SessionStart"), "{run:?}");
+    assert_eq!(commands(&settings(&q)), vec!["taskhook"; 7]);
+    // Without taskhook on PATH, install says the hooks would not find it, and what to do.
+    assert!(
+        run.stdout.contains("note: `taskhook` is not on PATH"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("--local"), "{run:?}");
+}
+
 #[test]
 fn local_scope_writes_settings_local_json_and_notes_a_double_registration() {
     let p = Project::new();
@@ -312,16 +366,7 @@ fn broken_settings_are_left_alone() {
 #[test]
 fn committed_snippet_matches_what_install_writes() {
     let p = Project::new();
-    let run = p.run(
-        &[
-            "install",
-            "--dry-run",
-            "--json",
-            "--command",
-            "/usr/local/bin/taskhook",
-        ],
-        "",
-    );
+    let run = p.run(&["install", "--dry-run", "--json"], "");
     let want = run.json()["settings"].clone();
     let snippet: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hooks/settings.json"))
@@ -360,7 +405,9 @@ fn an_enabled_taskhook_plugin_is_noted() {
         r#"{"enabledPlugins": {"taskhook@taskhook": true, "other@x": true}}"#,
     )
     .unwrap();
-    let run = p.run(&["install"], "");
+    let mut c = p.cmd();
+    c.env("PATH", crate::common::path_with_bin());
+    let run = p.run_with(c, &["install"], "");
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         run.stdout
@@ -368,13 +415,21 @@ fn an_enabled_taskhook_plugin_is_noted() {
             && run.stdout.contains("home/.claude/settings.json"),
         "{run:?}"
     );
-    let json = p.run(&["install", "--dry-run", "--json"], "").json();
+    let mut c = p.cmd();
+    c.env("PATH", crate::common::path_with_bin());
+    let json = p
+        .run_with(c, &["install", "--dry-run", "--json"], "")
+        .json();
     assert_eq!(json["notes"].as_array().unwrap().len(), 1, "{json}");
     std::fs::write(
         p.home.join(".claude/settings.json"),
         r#"{"enabledPlugins": {"taskhook@taskhook": false}}"#,
     )
     .unwrap();
-    let json = p.run(&["install", "--dry-run", "--json"], "").json();
+    let mut c = p.cmd();
+    c.env("PATH", crate::common::path_with_bin());
+    let json = p
+        .run_with(c, &["install", "--dry-run", "--json"], "")
+        .json();
     assert_eq!(json["notes"], json!([]));
 }

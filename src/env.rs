@@ -20,6 +20,9 @@ pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
 pub const CLAUDE_CODE_TASK_LIST_ID: &str = "CLAUDE_CODE_TASK_LIST_ID";
 /// Seed 002's switch: `false` turns Claude Code's task system off (legacy TodoWrite instead).
 pub const CLAUDE_CODE_ENABLE_TASKS: &str = "CLAUDE_CODE_ENABLE_TASKS";
+/// Turns Claude Code's task tools on (TaskCreate/TaskUpdate; TodoWrite with
+/// `CLAUDE_CODE_ENABLE_TASKS=0`): off by default with current models (`taskhook doctor` says so).
+pub const CLAUDE_CODE_ENABLE_TODO_TOOLS: &str = "CLAUDE_CODE_ENABLE_TODO_TOOLS";
 /// Seed 002's agent teams, whose teammates share one task list (one numbering).
 pub const CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: &str = "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS";
 /// Seed 004's workspace.
@@ -42,6 +45,7 @@ pub const READ: &[&str] = &[
     CLAUDE_CONFIG_DIR,
     CLAUDE_CODE_TASK_LIST_ID,
     CLAUDE_CODE_ENABLE_TASKS,
+    CLAUDE_CODE_ENABLE_TODO_TOOLS,
     CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS,
     CDD_DIR,
     HOME,

@@ -57,6 +57,9 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         _ => Scope::Project,
     };
     let t = target::locate(cx, scope)?;
+    if !args.uninstall {
+        refuse_beside_plugin(cx)?;
+    }
     // The shared file runs `taskhook` from PATH: the same bytes on every teammate's machine.
     // This machine's own files get this binary's absolute path.
     let command = match (&args.command, scope) {
@@ -180,12 +183,36 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     Ok(0)
 }
 
+/// With the taskhook plugin enabled, its hooks already run taskhook for every event: hooks
+/// registered in a settings file as well would handle every event twice. Refused, with how to
+/// proceed.
+fn refuse_beside_plugin(cx: &Ctx) -> Result<()> {
+    let files: Vec<(PathBuf, Value)> = [Scope::Local, Scope::Project, Scope::User]
+        .into_iter()
+        .filter_map(|s| target::locate(cx, s).ok())
+        .filter_map(|t| {
+            let v = parse_json(&target::read(&t).ok()??).ok()?;
+            Some((t.path, v))
+        })
+        .collect();
+    let Some((key, path)) = install::enabled_plugin(files.iter().map(|(p, v)| (p.as_path(), v)))
+    else {
+        return Ok(());
+    };
+    Err(Error::Rule(format!(
+        "the taskhook plugin is enabled in {} ({key}): its hooks already run taskhook for \
+         every event, and registering them here too would handle every event twice; nothing \
+         written. Keep the plugin (nothing else to do), or disable it first (`claude plugin \
+         disable {key}`) and run `taskhook install` again",
+        path.display()
+    )))
+}
+
 /// The command the project's shared settings run: `taskhook`, found on PATH.
 const PATH_COMMAND: &str = "taskhook";
 
-/// Things worth knowing that are not errors: the same hooks registered elsewhere too (the
-/// taskhook plugin enabled in any settings file, or the project's other settings file), and
-/// a `taskhook` the hooks would not find on their PATH.
+/// Things worth knowing that are not errors: the same hooks registered in the project's other
+/// settings file too, and a `taskhook` the hooks would not find on their PATH.
 fn notes_for(cx: &Ctx, t: &Target, new: &Value, command: &str) -> Vec<String> {
     let mut out = Vec::new();
     let others: Vec<Target> = [Scope::User, Scope::Project, Scope::Local]
@@ -222,18 +249,6 @@ fn notes_for(cx: &Ctx, t: &Target, new: &Value, command: &str) -> Vec<String> {
                 t.path.display()
             ));
         }
-    }
-    let plugin_in = std::iter::once((t.path.clone(), Some(new.clone())))
-        .chain(others.iter().map(|o| (o.path.clone(), read(o))))
-        .find(|(_, v)| v.as_ref().is_some_and(install::plugin_enabled))
-        .map(|(p, _)| p);
-    if let Some(p) = plugin_in {
-        out.push(format!(
-            "the taskhook plugin is enabled in {}: its hooks and these would both run; keep \
-             one (`taskhook install{} --uninstall`, or `claude plugin disable taskhook`)",
-            p.display(),
-            t.scope.flag()
-        ));
     }
     if t.scope == Scope::User {
         return out;

@@ -67,22 +67,9 @@ impl Settings {
             })
     }
 
-    /// The taskhook plugin key (`taskhook@MARKETPLACE`) enabled in `enabledPlugins`, where the
-    /// highest-precedence file naming a key decides it; with the file that enables it.
+    /// The taskhook plugin enabled (see [`install::enabled_plugin`]).
     fn enabled_plugin(&self) -> Option<(String, PathBuf)> {
-        let mut decided: Vec<String> = Vec::new();
-        for (path, v) in &self.files {
-            for (key, on) in v["enabledPlugins"].as_object().into_iter().flatten() {
-                if !key.starts_with("taskhook@") || decided.contains(key) {
-                    continue;
-                }
-                decided.push(key.clone());
-                if on == &Value::Bool(true) {
-                    return Some((key.clone(), path.clone()));
-                }
-            }
-        }
-        None
+        install::enabled_plugin(self.files.iter().map(|(p, v)| (p.as_path(), v)))
     }
 }
 
@@ -97,6 +84,7 @@ pub(super) fn check(cx: &Ctx, settings: &Settings, out: &mut Vec<Finding>) {
     let timeout = lock::timeout_from_env(&cx.env).unwrap_or(lock::DEFAULT_TIMEOUT);
     let mut unresolved: Vec<(PathBuf, Resolved, Vec<&str>)> = Vec::new();
     let mut in_settings = false;
+    let mut doubled: Vec<(Vec<String>, Vec<&str>)> = Vec::new();
     let mut missing: Vec<&str> = Vec::new();
     for r in REGISTRATIONS {
         let mut found: Vec<(&PathBuf, &Value, Option<&str>)> = Vec::new();
@@ -113,21 +101,18 @@ pub(super) fn check(cx: &Ctx, settings: &Settings, out: &mut Vec<Finding>) {
         if found.is_empty() && plugin.is_none() {
             missing.push(r.event);
         }
-        let count = found.len() + usize::from(plugin.is_some());
-        if count > 1 {
-            let mut wher: Vec<String> = found
-                .iter()
-                .map(|(p, _, _)| p.display().to_string())
-                .collect();
-            if plugin.is_some() {
-                wher.push("the taskhook plugin".into());
+        let mut sources: Vec<String> = found
+            .iter()
+            .map(|(p, _, _)| p.display().to_string())
+            .collect();
+        if let Some((key, _)) = &plugin {
+            sources.push(format!("the plugin {key}"));
+        }
+        if sources.len() > 1 {
+            match doubled.iter_mut().find(|(s, _)| *s == sources) {
+                Some((_, events)) => events.push(r.event),
+                None => doubled.push((sources, vec![r.event])),
             }
-            out.push(f(
-                Level::Warn,
-                T,
-                format!("{} is registered {count} times ({}): Claude Code would run taskhook twice", r.event, wher.join(", ")),
-                Some("keep one: `taskhook install --uninstall` (add --local or --user for that file), or `claude plugin disable taskhook`"),
-            ));
         }
         for (file, h, matcher) in &found {
             match resolve::program(h, None, path.as_deref()) {
@@ -168,6 +153,34 @@ pub(super) fn check(cx: &Ctx, settings: &Settings, out: &mut Vec<Finding>) {
                 }
             }
         }
+    }
+    for (sources, events) in &doubled {
+        let which = if events.len() == REGISTRATIONS.len() {
+            "every event".to_string()
+        } else {
+            events.join(", ")
+        };
+        let fix = match &plugin {
+            Some((key, _)) => format!(
+                "keep one: `taskhook install --uninstall` (add --local or --user for that file), \
+                 or `claude plugin disable {key}`"
+            ),
+            None => "keep one: `taskhook install --uninstall` (add --local or --user for that \
+                     file)"
+                .to_string(),
+        };
+        out.push(f(
+            Level::Warn,
+            T,
+            format!(
+                "{which} is registered {} times ({}): Claude Code runs taskhook {} times per \
+                 event (taskhook applies each event once, but every run costs)",
+                sources.len(),
+                sources.join(", "),
+                sources.len()
+            ),
+            Some(&fix),
+        ));
     }
     for (file, bad, events) in &unresolved {
         let which = if events.len() == REGISTRATIONS.len() {

@@ -119,13 +119,26 @@ fn is_taskhook_name(name: &str) -> bool {
     name == "taskhook" || name == "taskhook.exe"
 }
 
-/// Whether a settings object enables the taskhook plugin (from any marketplace): its hooks
+/// The taskhook plugin (`taskhook@MARKETPLACE`, from any marketplace) enabled by `files`, given
+/// highest precedence first (local, project, user settings, as Claude Code layers them): the
+/// first file naming a key decides it. Returns the key and the file that enables it. Its hooks
 /// run beside any registered in settings.
-pub fn plugin_enabled(settings: &Value) -> bool {
-    settings["enabledPlugins"].as_object().is_some_and(|m| {
-        m.iter()
-            .any(|(k, on)| k.starts_with("taskhook@") && on == &Value::Bool(true))
-    })
+pub fn enabled_plugin<'a>(
+    files: impl IntoIterator<Item = (&'a std::path::Path, &'a Value)>,
+) -> Option<(String, std::path::PathBuf)> {
+    let mut decided: Vec<&String> = Vec::new();
+    for (path, v) in files {
+        for (key, on) in v["enabledPlugins"].as_object().into_iter().flatten() {
+            if !key.starts_with("taskhook@") || decided.contains(&key) {
+                continue;
+            }
+            decided.push(key);
+            if on == &Value::Bool(true) {
+                return Some((key.clone(), path.to_path_buf()));
+            }
+        }
+    }
+    None
 }
 
 /// Whether a handler object is taskhook's (any form).

@@ -288,3 +288,39 @@ fn doctor_says_whether_claude_codes_task_tools_are_on() {
 fn v_last(p: &Project) -> Value {
     doctor(p).1
 }
+
+/// Issue 26 item 5, the reverse of install's refusal: the plugin enabled and a settings file
+/// registering taskhook too is one warning, naming both and how to keep one.
+#[test]
+fn the_plugin_beside_a_settings_registration_is_a_warning() {
+    let p = Project::new();
+    assert_eq!(p.run(&["install"], "").code, 0);
+    install_plugin(&p, "taskhook");
+    let (code, v) = doctor(&p);
+    assert_eq!(code, 1, "{v}");
+    let warns: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["message"]
+                .as_str()
+                .unwrap()
+                .contains("registered 2 times")
+        })
+        .collect();
+    assert_eq!(warns.len(), 1, "{v}");
+    let msg = warns[0]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("every event is registered 2 times"),
+        "{msg}"
+    );
+    assert!(msg.contains("the plugin taskhook@taskhook"), "{msg}");
+    assert!(
+        warns[0]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("claude plugin disable taskhook@taskhook"),
+        "{v}"
+    );
+}

@@ -396,40 +396,44 @@ fn a_moved_binary_is_updated_in_place_and_only_its_path_changes() {
     assert_eq!(second, first.replace("/old/taskhook", "/new/taskhook"));
 }
 
+/// Issue 26 item 5: with the taskhook plugin enabled, its hooks already run taskhook for every
+/// event; registering them in settings too would apply every event twice. `install` refuses,
+/// saying how to proceed, and writes nothing; `--uninstall` still works.
 #[test]
-fn an_enabled_taskhook_plugin_is_noted() {
+fn install_refuses_while_the_plugin_is_enabled() {
     let p = Project::new();
     std::fs::create_dir_all(p.home.join(".claude")).unwrap();
+    let user = p.home.join(".claude/settings.json");
     std::fs::write(
-        p.home.join(".claude/settings.json"),
+        &user,
         r#"{"enabledPlugins": {"taskhook@taskhook": true, "other@x": true}}"#,
     )
     .unwrap();
-    let mut c = p.cmd();
-    c.env("PATH", crate::common::path_with_bin());
-    let run = p.run_with(c, &["install"], "");
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("note: the taskhook plugin is enabled in")
-            && run.stdout.contains("home/.claude/settings.json"),
-        "{run:?}"
-    );
-    let mut c = p.cmd();
-    c.env("PATH", crate::common::path_with_bin());
-    let json = p
-        .run_with(c, &["install", "--dry-run", "--json"], "")
-        .json();
-    assert_eq!(json["notes"].as_array().unwrap().len(), 1, "{json}");
-    std::fs::write(
-        p.home.join(".claude/settings.json"),
+    let before = p.snapshot();
+    for args in [
+        &["install"][..],
+        &["install", "--local"],
+        &["install", "--user"],
+        &["install", "--dry-run", "--json"],
+    ] {
+        let run = p.run(args, "");
+        run.assert_one_line_error();
+        assert!(
+            run.stderr.contains("the taskhook plugin is enabled in")
+                && run.stderr.contains("home/.claude/settings.json"),
+            "{run:?}"
+        );
+        assert!(run.stderr.contains("claude plugin disable"), "{run:?}");
+        assert_eq!(p.snapshot(), before, "{args:?} wrote something");
+    }
+    // A project that turns the plugin off for itself (local over user) may install.
+    p.write(
+        ".claude/settings.local.json",
         r#"{"enabledPlugins": {"taskhook@taskhook": false}}"#,
-    )
-    .unwrap();
-    let mut c = p.cmd();
-    c.env("PATH", crate::common::path_with_bin());
-    let json = p
-        .run_with(c, &["install", "--dry-run", "--json"], "")
-        .json();
-    assert_eq!(json["notes"], json!([]));
+    );
+    assert_eq!(p.run(&["install"], "").code, 0);
+    // Uninstalling is always possible.
+    std::fs::remove_file(p.root.join(".claude/settings.local.json")).unwrap();
+    let run = p.run(&["install", "--uninstall"], "");
+    assert_eq!(run.code, 0, "{run:?}");
 }

@@ -62,6 +62,10 @@ pub static SCHEMAS: &[SchemaDef] = &[
         "taskhook-agents",
         ".claude/taskhook/agents.json (subagent bindings, notices)"
     ),
+    schema!(
+        "taskhook-applied",
+        ".claude/taskhook/applied.json (events applied, each once)"
+    ),
 ];
 
 /// One schema violation: where in the instance (JSON pointer) and what.

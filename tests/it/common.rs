@@ -164,14 +164,21 @@ impl Project {
     }
 
     /// A SubagentStop of `agent` whose transcript (written in the temp folder) starts with
-    /// `prompt` and whose final message is `message`.
+    /// `prompt` and whose final message is `message`. A later stop of the same agent with the
+    /// same prompt (its next pass) appends to the transcript, as Claude Code does: each stop is
+    /// a distinct event.
     pub fn subagent_stop(&self, agent: &str, prompt: &str, message: &str) -> Value {
         let transcript = self.tmp.path().join(format!("agent-{agent}.jsonl"));
-        let lines = [
-            serde_json::json!({"type": "user", "message": {"role": "user", "content": prompt}}),
-            serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}}),
-        ];
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let first =
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": prompt}});
+        let last = serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}});
+        let text = match std::fs::read_to_string(&transcript) {
+            Ok(old) if old.starts_with(&format!("{first}\n")) => {
+                let more = serde_json::json!({"type": "user", "message": {"role": "user", "content": "(stop hook feedback)"}});
+                format!("{old}{more}\n{last}\n")
+            }
+            _ => format!("{first}\n{last}\n"),
+        };
         std::fs::write(&transcript, text).unwrap();
         let mut payload = self.payload("SubagentStop.json");
         payload["agent_id"] = Value::String(agent.into());
@@ -205,10 +212,17 @@ impl Project {
         child
     }
 
-    /// A captured payload with its `cwd` pointed at this project.
+    /// A captured payload with its `cwd` pointed at this project. Each call is a new tool call
+    /// (a fresh `tool_use_id`, as Claude Code gives every call): taskhook applies a tool event
+    /// once per id.
     pub fn payload(&self, file: &str) -> Value {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let mut v = reference_payload(file);
         v["cwd"] = Value::String(self.root.display().to_string());
+        if v.get("tool_use_id").is_some() {
+            let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            v["tool_use_id"] = Value::String(format!("toolu_test_{n:06}"));
+        }
         v
     }
 

@@ -114,3 +114,128 @@ fn a_relative_cdd_dir_is_the_projects_from_any_subfolder() {
     let run = p.run_with(c, &["doctor", "--json"], "");
     assert!(!run.stdout.contains("does not exist"), "{run:?}");
 }
+
+/// (status, iterations_used, confirmations_used) of an iterative unit, and the number of its
+/// progress entries.
+fn unit_record(p: &Project, slug: &str, unit: &str) -> (String, u64, u64, usize) {
+    let dir = p.root.join(".claude/iterative").join(slug);
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap()).unwrap();
+    let u = &s["tasks"][unit];
+    let progress = std::fs::read_to_string(dir.join("progress.md")).unwrap();
+    (
+        u["status"].as_str().unwrap().to_string(),
+        u["iterations_used"].as_u64().unwrap_or(0),
+        u["confirmations_used"].as_u64().unwrap_or(0),
+        progress.matches(&format!("## {unit} - Iteration")).count(),
+    )
+}
+
+/// Item 5: the same SubagentStop handled twice (the plugin and a settings registration both
+/// running taskhook) is applied once, whether the two runs overlap or follow each other.
+#[test]
+fn the_same_subagent_stop_twice_is_applied_once() {
+    let once = Project::new();
+    once.new_slug("s", &["T1"], 5);
+    let payload = once.subagent_stop(
+        "a1",
+        "Work on <task>T1</task>.",
+        "Done.\n<signal>T1_DONE</signal>",
+    );
+    let first = once.hook(&payload);
+    assert_eq!(first.code, 0, "{first:?}");
+    let want = unit_record(&once, "s", "T1");
+    assert_eq!(want.0, "confirming", "{want:?}");
+
+    // One after the other: the second run changes nothing and says nothing.
+    let seq = Project::new();
+    seq.new_slug("s", &["T1"], 5);
+    let payload = seq.subagent_stop(
+        "a1",
+        "Work on <task>T1</task>.",
+        "Done.\n<signal>T1_DONE</signal>",
+    );
+    let a = seq.hook(&payload);
+    assert_eq!(a.stdout, first.stdout, "{a:?}");
+    let b = seq.hook(&payload);
+    assert_eq!(
+        (b.code, b.stdout.as_str(), b.stderr.as_str()),
+        (0, "", ""),
+        "{b:?}"
+    );
+    assert_eq!(unit_record(&seq, "s", "T1"), want);
+
+    // At once: one of them applies it.
+    for round in 0..5 {
+        let par = Project::new();
+        par.new_slug("s", &["T1"], 5);
+        let payload = par.subagent_stop(
+            "a1",
+            "Work on <task>T1</task>.",
+            "Done.\n<signal>T1_DONE</signal>",
+        );
+        let children = [par.spawn_hook(&payload), par.spawn_hook(&payload)];
+        let outs: Vec<_> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect();
+        for o in &outs {
+            assert!(o.status.success(), "{round}: {o:?}");
+        }
+        let replies: Vec<String> = outs
+            .iter()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .collect();
+        assert_eq!(
+            replies
+                .iter()
+                .filter(|r| r.contains("confirmation pass"))
+                .count(),
+            1,
+            "{round}: {replies:?}"
+        );
+        assert_eq!(unit_record(&par, "s", "T1"), want, "{round}");
+    }
+
+    // The next pass of the same subagent (its transcript has grown) is a new event.
+    let next = seq.subagent_stop(
+        "a1",
+        "Work on <task>T1</task>.",
+        "Confirmed.\n<signal>T1_DONE</signal>",
+    );
+    let run = seq.hook(&next);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_ne!(
+        unit_record(&seq, "s", "T1"),
+        want,
+        "the confirmation pass counted"
+    );
+}
+
+/// Item 5, tool events: a tool event taskhook acts on is keyed by its `tool_use_id` in the
+/// record of applied events; one it does not act on (a Read) never touches the record.
+#[test]
+fn tool_events_are_keyed_by_their_tool_use_id() {
+    let p = Project::new();
+    p.new_slug("s", &["T1"], 5);
+    let mut launch = p.payload("PreToolUse.Agent.json");
+    launch["tool_input"]["prompt"] = serde_json::json!("Work on <task>T1</task>.");
+    let id = launch["tool_use_id"].as_str().unwrap().to_string();
+    let run = p.hook(&launch);
+    assert_eq!(run.code, 0, "{run:?}");
+    let record = p.root.join(".claude/taskhook/applied.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(
+        text.contains("PreToolUse ") && text.contains(&id),
+        "{text}"
+    );
+    // The record is not among the files the event changed (the journal's list).
+    let log = std::fs::read_to_string(p.root.join(".claude/taskhook/journal.jsonl")).unwrap();
+    assert!(!log.contains("applied.json"), "{log}");
+    // A Read changes nothing and never reads the record.
+    std::fs::remove_file(&record).unwrap();
+    let read = p.payload("PostToolUse.Read.json");
+    let run = p.hook(&read);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert!(!record.exists());
+}

@@ -136,7 +136,8 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             Ok(exit_of(f.code))
         }
         (Ok(data), true) => {
-            super::out(io, &human_text(args.verb.name(), &data))?;
+            let text = human_text(args.verb.name(), &data, super::paint::Paint::of(io));
+            super::out(io, &text)?;
             Ok(0)
         }
         (Err(f), true) => {
@@ -174,12 +175,13 @@ fn names(v: &Value) -> String {
 }
 
 /// What `--human` prints for a successful command.
-fn human_text(verb: &str, d: &Value) -> String {
+fn human_text(verb: &str, d: &Value, paint: super::paint::Paint) -> String {
     let task_line = |t: &Value| {
+        let status = s(&t["status"]);
         format!(
             "{} [{}] group {}, model {}, thinking {}",
             s(&t["task"]),
-            s(&t["status"]),
+            paint.status(&status, &status),
             s(&t["group"]),
             s(&t["model"]),
             s(&t["thinking"])
@@ -254,10 +256,11 @@ fn human_text(verb: &str, d: &Value) -> String {
                 .map(task_line)
                 .collect();
             for st in d["stops"].as_array().into_iter().flatten() {
+                let status = s(&st["status"]);
                 lines.push(format!(
                     "stop {} [{}] {}",
                     s(&st["stop"]),
-                    s(&st["status"]),
+                    paint.status(&status, &status),
                     s(&st["message"])
                 ));
             }

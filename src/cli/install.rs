@@ -11,6 +11,7 @@ use crate::install::target::{self, Scope, Target};
 use crate::install::{self, gitignore, jsonedit, resolve, Change};
 use crate::store::{parse_json, to_pretty};
 
+use super::paint::Paint;
 use super::Io;
 
 #[derive(Debug, clap::Args)]
@@ -178,7 +179,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         }
         super::out_json(io, &v)?;
     } else {
-        super::out(io, &report.text())?;
+        super::out(io, &report.text(Paint::of(io)))?;
     }
     Ok(0)
 }
@@ -285,7 +286,7 @@ struct Report<'a> {
 }
 
 impl Report<'_> {
-    fn text(&self) -> String {
+    fn text(&self, paint: Paint) -> String {
         let path = self.t.path.display();
         let mut out = Vec::new();
         if !self.changed && self.uninstall {
@@ -314,10 +315,10 @@ impl Report<'_> {
         if self.changed {
             for c in self.changes {
                 let mark = match c.action {
-                    "added" => "+",
-                    "updated" => "~",
-                    "removed" => "-",
-                    _ => "=",
+                    "added" => paint.green("+"),
+                    "updated" => paint.yellow("~"),
+                    "removed" => paint.red("-"),
+                    _ => paint.dim("="),
                 };
                 let detail = match c.action {
                     "present" => "already registered".to_string(),
@@ -336,7 +337,7 @@ impl Report<'_> {
             }
         }
         for n in self.notes {
-            out.push(format!("note: {n}"));
+            out.push(format!("{} {n}", paint.yellow("note:")));
         }
         if let Some(st) = self.ignore.filter(|st| !st.missing.is_empty()) {
             let gi = st.path.display();

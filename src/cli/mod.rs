@@ -11,6 +11,7 @@ mod install;
 mod iterative;
 mod log;
 mod man;
+mod paint;
 mod projects;
 mod reconcile;
 mod recover;
@@ -63,6 +64,9 @@ pub struct Cli {
     /// Home folder (else HOME).
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Colour in human output: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -130,6 +134,9 @@ pub struct Io<'a> {
     pub stdin: &'a mut dyn Read,
     /// Whether stdin is an interactive terminal (no payload will ever arrive).
     pub stdin_is_terminal: bool,
+    /// Whether human output may be coloured: at start, whether stdout is a terminal; the
+    /// command line's `--color` and `NO_COLOR` then decide (see [`paint`]).
+    pub color: bool,
     pub stdout: &'a mut dyn Write,
     pub stderr: &'a mut dyn Write,
 }
@@ -146,9 +153,11 @@ pub fn main() -> std::process::ExitCode {
     let code = std::panic::catch_unwind(|| {
         let (mut i, mut o, mut e) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
         let stdin_is_terminal = std::io::IsTerminal::is_terminal(&i);
+        let color = std::io::IsTerminal::is_terminal(&o);
         let mut io = Io {
             stdin: &mut i,
             stdin_is_terminal,
+            color,
             stdout: &mut o,
             stderr: &mut e,
         };
@@ -172,6 +181,7 @@ pub fn run(
         let cli = Cli {
             project_dir: None,
             home: None,
+            color: "never".into(),
             command: Command::Hook,
         };
         return finish_run(dispatch(cli, env, cwd, io), io);
@@ -256,6 +266,11 @@ fn finish_run(result: Result<u8>, io: &mut Io<'_>) -> u8 {
 }
 
 fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
+    io.color = match cli.color.as_str() {
+        "always" => true,
+        "never" => false,
+        _ => io.color && env.get(crate::env::NO_COLOR).is_none(),
+    };
     let dry_run = match &cli.command {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,

@@ -42,3 +42,4 @@ mod schemas;
 mod special_files;
 mod status;
 mod store;
+mod teach;

@@ -187,6 +187,7 @@ fn hook_refuses_a_terminal_stdin_instead_of_waiting() {
     let mut io = taskhook::cli::Io {
         stdin: &mut stdin,
         stdin_is_terminal: true,
+        color: false,
         stdout: &mut stdout,
         stderr: &mut stderr,
     };

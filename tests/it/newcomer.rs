@@ -225,10 +225,7 @@ fn tool_events_are_keyed_by_their_tool_use_id() {
     assert_eq!(run.code, 0, "{run:?}");
     let record = p.root.join(".claude/taskhook/applied.json");
     let text = std::fs::read_to_string(&record).unwrap();
-    assert!(
-        text.contains("PreToolUse ") && text.contains(&id),
-        "{text}"
-    );
+    assert!(text.contains("PreToolUse ") && text.contains(&id), "{text}");
     // The record is not among the files the event changed (the journal's list).
     let log = std::fs::read_to_string(p.root.join(".claude/taskhook/journal.jsonl")).unwrap();
     assert!(!log.contains("applied.json"), "{log}");

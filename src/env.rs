@@ -33,6 +33,9 @@ pub const HOME: &str = "HOME";
 pub const TASKHOOK_CAPTURE: &str = "TASKHOOK_CAPTURE";
 /// Turns colour off in human output (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
+/// Set by the shell completion scripts (`taskhook completions SHELL`) when they ask for
+/// completions: the shell's name.
+pub const TASKHOOK_COMPLETE: &str = "TASKHOOK_COMPLETE";
 /// Where `taskhook doctor` looks for the binary (as the plugin's hooks do).
 pub const PATH: &str = "PATH";
 
@@ -51,6 +54,7 @@ pub const READ: &[&str] = &[
     HOME,
     TASKHOOK_CAPTURE,
     NO_COLOR,
+    TASKHOOK_COMPLETE,
     PATH,
 ];
 

@@ -20,6 +20,7 @@ mod schema;
 mod status;
 mod statusline;
 mod tasks;
+mod teach;
 mod validate;
 
 use std::ffi::OsString;
@@ -27,6 +28,8 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+
+pub use teach::command;
 
 use crate::context::Ctx;
 use crate::env::Env;
@@ -186,7 +189,13 @@ pub fn run(
         };
         return finish_run(dispatch(cli, env, cwd, io), io);
     }
-    let cli = match Cli::try_parse_from(&args) {
+    if let Some(shell) = env.get(crate::env::TASKHOOK_COMPLETE) {
+        return teach::complete(shell, &args, &cwd, io);
+    }
+    let parsed = teach::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return clap_error(&e, &args, io),
     };

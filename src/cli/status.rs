@@ -21,6 +21,9 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Only the stores of this layout (iterative, claude-tasks, projects, execute, cdd).
+    #[arg(long, value_name = "LAYOUT", value_parser = crate::layouts::registry().iter().map(|l| l.name()).collect::<Vec<_>>())]
+    pub layout: Option<String>,
 }
 
 fn item_line(i: &Item) -> String {
@@ -97,6 +100,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let project = cx.project(None);
     let stores: Vec<StoreStatus> = engine::ops::status(cx, &project)
         .iter()
+        .filter(|s| args.layout.as_deref().is_none_or(|l| s.layout == l))
         .map(|s| s.status())
         .collect();
     if args.json {

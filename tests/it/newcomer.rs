@@ -131,17 +131,23 @@ fn unit_record(p: &Project, slug: &str, unit: &str) -> (String, u64, u64, usize)
     )
 }
 
+/// An iterative store `s` with T1, and the SubagentStop of a subagent bound to T1 signalling
+/// DONE.
+fn bound_done(p: &Project) -> serde_json::Value {
+    p.new_slug("s", &["T1"], 5);
+    p.subagent_stop(
+        "a1",
+        "Work on <task>T1</task>.",
+        "Done.\n<signal>T1_DONE</signal>",
+    )
+}
+
 /// Item 5: the same SubagentStop handled twice (the plugin and a settings registration both
 /// running taskhook) is applied once, whether the two runs overlap or follow each other.
 #[test]
 fn the_same_subagent_stop_twice_is_applied_once() {
     let once = Project::new();
-    once.new_slug("s", &["T1"], 5);
-    let payload = once.subagent_stop(
-        "a1",
-        "Work on <task>T1</task>.",
-        "Done.\n<signal>T1_DONE</signal>",
-    );
+    let payload = bound_done(&once);
     let first = once.hook(&payload);
     assert_eq!(first.code, 0, "{first:?}");
     let want = unit_record(&once, "s", "T1");
@@ -149,12 +155,7 @@ fn the_same_subagent_stop_twice_is_applied_once() {
 
     // One after the other: the second run changes nothing and says nothing.
     let seq = Project::new();
-    seq.new_slug("s", &["T1"], 5);
-    let payload = seq.subagent_stop(
-        "a1",
-        "Work on <task>T1</task>.",
-        "Done.\n<signal>T1_DONE</signal>",
-    );
+    let payload = bound_done(&seq);
     let a = seq.hook(&payload);
     assert_eq!(a.stdout, first.stdout, "{a:?}");
     let b = seq.hook(&payload);
@@ -168,12 +169,7 @@ fn the_same_subagent_stop_twice_is_applied_once() {
     // At once: one of them applies it.
     for round in 0..5 {
         let par = Project::new();
-        par.new_slug("s", &["T1"], 5);
-        let payload = par.subagent_stop(
-            "a1",
-            "Work on <task>T1</task>.",
-            "Done.\n<signal>T1_DONE</signal>",
-        );
+        let payload = bound_done(&par);
         let children = [par.spawn_hook(&payload), par.spawn_hook(&payload)];
         let outs: Vec<_> = children
             .into_iter()

@@ -6,9 +6,9 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use crate::env::{self, Env};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::project::{self, Project};
-use crate::store::{lock, Clock, Store};
+use crate::store::{fs, lock, Clock, Store};
 
 /// The context every command and handler receives.
 #[derive(Debug)]
@@ -18,6 +18,8 @@ pub struct Ctx {
     pub home: PathBuf,
     /// `--project-dir`, else `TASKHOOK_PROJECT_DIR`.
     project_override: Option<PathBuf>,
+    /// Which of the two named it (for messages).
+    project_override_from: &'static str,
     /// The process's working folder.
     process_cwd: PathBuf,
     pub store: Store,
@@ -46,6 +48,11 @@ impl Ctx {
         let home = home_flag
             .or_else(|| env.get_os(env::HOME).map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("/"));
+        let project_override_from = if project_flag.is_some() {
+            "--project-dir"
+        } else {
+            env::TASKHOOK_PROJECT_DIR
+        };
         let project_override = project_flag
             .or_else(|| env.get_os(env::TASKHOOK_PROJECT_DIR).map(PathBuf::from))
             .map(|p| absolute(&process_cwd, &p));
@@ -54,19 +61,23 @@ impl Ctx {
             home: absolute(&process_cwd, &home),
             env,
             project_override,
+            project_override_from,
             process_cwd,
             store,
             payload: RefCell::default(),
         };
         // Claude Code's folder is the user's own: a linked folder there is a dotfiles setup.
         cx.store.trust(&cx.claude_config_dir(), true);
-        // What the environment names is the user's choice too: a cdd workspace (one named by
-        // the repository's own `.claude/taskhook.json` must lie inside the project) and the
-        // capture file. No link below them is followed.
+        // What the environment names is the user's choice too: the capture file, and a cdd
+        // workspace (a relative CDD_DIR is the project's, trusted where it is located; one named
+        // by the repository's own `.claude/taskhook.json` must lie inside the project). No link
+        // below them is followed.
         for var in [env::CDD_DIR, env::TASKHOOK_CAPTURE] {
             if let Some(p) = cx.env.get_os(var) {
-                cx.store
-                    .trust(&absolute(&cx.process_cwd, Path::new(p)), false);
+                if var == env::TASKHOOK_CAPTURE || Path::new(p).is_absolute() {
+                    cx.store
+                        .trust(&absolute(&cx.process_cwd, Path::new(p)), false);
+                }
             }
         }
         Ok(cx)
@@ -109,6 +120,44 @@ impl Ctx {
         }
         project::walk_up(&self.store, &self.process_cwd, &self.home)
             .unwrap_or_else(|| self.process_cwd.clone())
+    }
+
+    /// A project folder named by `--project-dir` or `TASKHOOK_PROJECT_DIR` must be a folder
+    /// that exists: a mistyped one is a usage error, never a new folder.
+    pub fn check_project_override(&self) -> Result<()> {
+        match &self.project_override {
+            Some(p) if !fs::is_dir(p) => Err(Error::Usage(format!(
+                "{} `{}` does not exist or is not a folder; name the project's folder (taskhook \
+                 creates no project folder)",
+                self.project_override_from,
+                p.display()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether `root` as a project would be the home folder: the folder itself, or one whose
+    /// `.claude/` is Claude Code's user folder (`CLAUDE_CONFIG_DIR`). Its `.claude/` holds the
+    /// user's settings and Claude Code's own `projects/`, never a project's stores.
+    pub fn is_home(&self, root: &Path) -> bool {
+        fs::real(root) == fs::real(&self.home)
+            || fs::real(&root.join(".claude")) == fs::real(&self.claude_config_dir())
+    }
+
+    /// The project of a command that creates or changes a project's stores: refused, with what
+    /// to do, when it is the home folder (see [`Ctx::is_home`]).
+    pub fn project_for_writes(&self) -> Result<Project> {
+        let project = self.project(None);
+        if self.is_home(&project.root) {
+            return Err(Error::Rule(format!(
+                "the project folder `{}` is your home folder, not a project: taskhook will not \
+                 put stores in `{}` beside Claude Code's own files; `cd` into a project (a \
+                 folder with .git or .claude/) and run it there, or name one with --project-dir",
+                project.root.display(),
+                project.claude_dir().display()
+            )));
+        }
+        Ok(project)
     }
 
     /// Claude Code's user folder: `CLAUDE_CONFIG_DIR`, else `<home>/.claude`.

@@ -20,6 +20,9 @@ pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
 pub const CLAUDE_CODE_TASK_LIST_ID: &str = "CLAUDE_CODE_TASK_LIST_ID";
 /// Seed 002's switch: `false` turns Claude Code's task system off (legacy TodoWrite instead).
 pub const CLAUDE_CODE_ENABLE_TASKS: &str = "CLAUDE_CODE_ENABLE_TASKS";
+/// Turns Claude Code's task tools on (TaskCreate/TaskUpdate; TodoWrite with
+/// `CLAUDE_CODE_ENABLE_TASKS=0`): off by default with current models (`taskhook doctor` says so).
+pub const CLAUDE_CODE_ENABLE_TODO_TOOLS: &str = "CLAUDE_CODE_ENABLE_TODO_TOOLS";
 /// Seed 002's agent teams, whose teammates share one task list (one numbering).
 pub const CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: &str = "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS";
 /// Seed 004's workspace.
@@ -30,6 +33,9 @@ pub const HOME: &str = "HOME";
 pub const TASKHOOK_CAPTURE: &str = "TASKHOOK_CAPTURE";
 /// Turns colour off in human output (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
+/// Set by the shell completion scripts (`taskhook completions SHELL`) when they ask for
+/// completions: the shell's name.
+pub const TASKHOOK_COMPLETE: &str = "TASKHOOK_COMPLETE";
 /// Where `taskhook doctor` looks for the binary (as the plugin's hooks do).
 pub const PATH: &str = "PATH";
 /// The Claude Code session a command runs in: Claude Code 2.1.330 sets it in the environment of
@@ -49,11 +55,13 @@ pub const READ: &[&str] = &[
     CLAUDE_CONFIG_DIR,
     CLAUDE_CODE_TASK_LIST_ID,
     CLAUDE_CODE_ENABLE_TASKS,
+    CLAUDE_CODE_ENABLE_TODO_TOOLS,
     CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS,
     CDD_DIR,
     HOME,
     TASKHOOK_CAPTURE,
     NO_COLOR,
+    TASKHOOK_COMPLETE,
     PATH,
     CLAUDE_CODE_SESSION_ID,
     USER,

@@ -11,7 +11,6 @@ use super::{out, out_json, Io};
 
 /// `taskhook next`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  taskhook next --json\n  taskhook next --store web")]
 pub struct NextArgs {
     /// Only this store (its name as `taskhook status` shows it).
     #[arg(long, value_name = "STORE")]
@@ -23,7 +22,6 @@ pub struct NextArgs {
 
 /// `taskhook show`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  taskhook show web/T1\n  taskhook show T1 --json")]
 pub struct ShowArgs {
     /// The unit: STORE/TASK, or TASK when it is unique in the project.
     pub unit: String,

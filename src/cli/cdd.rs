@@ -1,100 +1,97 @@
-//! `taskhook cdd …`: seed 004's ten commands. Each prints exactly one JSON object on stdout,
-//! `{"success":true,"data":{…}}` (exit 0) or `{"success":false,"error":"…","code":"…"}` (exit
-//! 1), even for a wrong command line (code `USAGE`): the orchestrator parses it. `--human`
-//! prints text for people instead (errors on stderr).
+//! `taskhook cdd …`: the cdd format's ten commands. Each prints exactly one JSON object on
+//! stdout, `{"success":true,"data":{…}}` (exit 0) or `{"success":false,"error":"…","code":"…"}`
+//! (exit 1), even for a wrong command line (code `USAGE`, exit 2, clap's message also on
+//! stderr): the orchestrator parses it. `--human` prints text for people instead (errors on
+//! stderr).
 
 use serde_json::{json, Value};
 
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::cdd::error::{CResult, Code, Failure};
+use crate::layouts::cdd::error::{CResult, Code};
 use crate::layouts::cdd::{locate, ops, report, Paths};
 use crate::shell::quote;
 
 use super::Io;
 
-const USAGE: &str = "\
-usage: taskhook cdd VERB [ARGS] [--human]
-
-  init                      the status folders, tmp/ and an empty history.jsonl (idempotent)
-  import [PATH]             order.json (PATH: a file, or a folder holding order.json) into
-                            tasks/order.json; new task files move into pending/
-  next                      the task in progress, else the next pending task or stop
-  start NAME                pending/ -> in_progress/
-  done NAME                 in_progress/ -> completed/
-  fail NAME [REASON]        pending/ or in_progress/ -> failed/
-  escalate NAME REASON      one rung up the model/thinking ladder, back to pending/
-                            (past level 4: failed/)
-  continue STOP_ID          pass a stop
-  list [STATUS]             the tasks (and stops) in order
-  stats                     counts, elapsed time, escalations, stops
-
-The workspace is $CDD_DIR, else \"cdd_dir\" in .claude/taskhook.json. Every command prints
-one JSON object: {\"success\":true,\"data\":{...}} or {\"success\":false,\"error\":...,\"code\":...}.";
-
+/// The cdd verbs, parsed by clap like every other command (help per verb, suggestions for a
+/// mistyped one); a usage error still prints the one JSON object the orchestrator parses (see
+/// [`usage_failure`]).
 #[derive(Debug, clap::Args)]
-#[command(disable_help_flag = true)]
+#[command(
+    subcommand_required = true,
+    arg_required_else_help = true,
+    after_help = "The workspace is $CDD_DIR (relative: to the project folder), else \"cdd_dir\" in \
+                  .claude/taskhook.json. Every verb prints one JSON object on stdout: \
+                  {\"success\":true,\"data\":{...}} (exit 0) or \
+                  {\"success\":false,\"error\":...,\"code\":...} (exit 1; exit 2 with code USAGE for \
+                  a wrong command line, whose message also goes to stderr). --human prints text \
+                  instead."
+)]
 pub struct Args {
-    /// init | import [PATH] | next | start NAME | done NAME | fail NAME [REASON] |
-    /// escalate NAME REASON | continue STOP_ID | list [STATUS] | stats; --human for text.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "VERB [ARGS]"
-    )]
-    pub args: Vec<String>,
+    /// Print text for people instead of one JSON object (errors on stderr).
+    #[arg(long, global = true)]
+    pub human: bool,
+    /// Accepted for uniformity: the output is JSON unless --human.
+    #[arg(long, global = true, hide = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub verb: Verb,
 }
 
-fn usage(msg: &str) -> Failure {
-    Failure::new(Code::Usage, format!("{msg} (see taskhook cdd help)"))
+/// Seed 004's ten commands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Verb {
+    /// The status folders, tmp/ and an empty history.jsonl (idempotent).
+    Init,
+    /// order.json (PATH: a file, or a folder holding order.json; default the workspace's own)
+    /// into tasks/order.json; new task files move into pending/.
+    Import { path: Option<String> },
+    /// The task in progress, else the next pending task or stop.
+    Next,
+    /// pending/ -> in_progress/.
+    Start { name: String },
+    /// in_progress/ -> completed/.
+    Done { name: String },
+    /// pending/ or in_progress/ -> failed/.
+    Fail {
+        name: String,
+        reason: Option<String>,
+    },
+    /// One rung up the model/thinking ladder, back to pending/ (past level 4: failed/).
+    Escalate { name: String, reason: String },
+    /// Pass a stop.
+    Continue { stop_id: String },
+    /// The tasks (and stops) in order; STATUS: pending, in_progress, completed or failed.
+    List { status: Option<String> },
+    /// Counts, elapsed time, escalations, stops.
+    Stats,
 }
 
-/// The words after the verb, checked: `need` required, at most `max`.
-fn operands<'a>(
-    verb: &str,
-    rest: &'a [&'a str],
-    need: &[&str],
-    max: usize,
-) -> CResult<&'a [&'a str]> {
-    if rest.len() < need.len() {
-        return Err(usage(&format!(
-            "`cdd {verb}` needs {}",
-            need[rest.len()..].join(" ")
-        )));
+impl Verb {
+    fn name(&self) -> &'static str {
+        match self {
+            Verb::Init => "init",
+            Verb::Import { .. } => "import",
+            Verb::Next => "next",
+            Verb::Start { .. } => "start",
+            Verb::Done { .. } => "done",
+            Verb::Fail { .. } => "fail",
+            Verb::Escalate { .. } => "escalate",
+            Verb::Continue { .. } => "continue",
+            Verb::List { .. } => "list",
+            Verb::Stats => "stats",
+        }
     }
-    if rest.len() > max {
-        return Err(usage(&format!(
-            "`cdd {verb}` takes at most {max} argument(s), got {}",
-            rest.len()
-        )));
-    }
-    Ok(rest)
 }
 
-fn exec(cx: &Ctx, words: &[&str]) -> CResult<(String, Value)> {
-    let Some((verb, rest)) = words.split_first() else {
-        return Err(usage("no verb given"));
-    };
-    if let Some(flag) = rest.iter().find(|w| w.starts_with("--")) {
-        return Err(usage(&format!("unknown option {flag}")));
-    }
-    let ops: &[&str] = match *verb {
-        "init" | "next" | "stats" => operands(verb, rest, &[], 0)?,
-        "import" | "list" => operands(verb, rest, &[], 1)?,
-        "start" | "done" => operands(verb, rest, &["NAME"], 1)?,
-        "fail" => operands(verb, rest, &["NAME"], 2)?,
-        "escalate" => operands(verb, rest, &["NAME", "REASON"], 2)?,
-        "continue" => operands(verb, rest, &["STOP_ID"], 1)?,
-        other => return Err(usage(&format!("unknown verb {other:?}"))),
-    };
+fn exec(cx: &Ctx, verb: &Verb) -> CResult<Value> {
     let project = cx.project(None);
     let paths: Paths = locate(cx, &project)?;
-    let arg = |i: usize| ops.get(i).copied();
-    let name = arg(0).unwrap_or_default();
-    let data = match *verb {
-        "init" => ops::init(cx, &paths)?,
-        "import" => {
-            let source = arg(0).map(|p| cx.absolute(std::path::Path::new(p)));
+    Ok(match verb {
+        Verb::Init => ops::init(cx, &paths)?,
+        Verb::Import { path } => {
+            let source = path.as_ref().map(|p| cx.absolute(std::path::Path::new(p)));
             // A folder the person named on the command line is theirs to move files from.
             if let Some(src) = &source {
                 let folder = if cx.store.is_dir(src) {
@@ -106,32 +103,29 @@ fn exec(cx: &Ctx, words: &[&str]) -> CResult<(String, Value)> {
             }
             ops::import(cx, &paths, source.as_deref())?
         }
-        "next" => ops::next(cx, &paths)?,
-        "start" => ops::start(cx, &paths, name)?,
-        "done" => ops::done(cx, &paths, name)?,
-        "fail" => ops::fail(cx, &paths, name, arg(1))?,
-        "escalate" => ops::escalate(cx, &paths, name, arg(1).unwrap_or_default())?,
-        "continue" => ops::continue_stop(cx, &paths, &project.root, name)?,
-        "list" => report::list(cx, &paths, arg(0))?,
-        _ => report::stats(cx, &paths)?,
-    };
-    Ok((verb.to_string(), data))
+        Verb::Next => ops::next(cx, &paths)?,
+        Verb::Start { name } => ops::start(cx, &paths, name)?,
+        Verb::Done { name } => ops::done(cx, &paths, name)?,
+        Verb::Fail { name, reason } => ops::fail(cx, &paths, name, reason.as_deref())?,
+        Verb::Escalate { name, reason } => ops::escalate(cx, &paths, name, reason)?,
+        Verb::Continue { stop_id } => ops::continue_stop(cx, &paths, &project.root, stop_id)?,
+        Verb::List { status } => report::list(cx, &paths, status.as_deref())?,
+        Verb::Stats => report::stats(cx, &paths)?,
+    })
+}
+
+/// The exit status of a failure: 2 for a wrong command line, else 1.
+fn exit_of(code: Code) -> u8 {
+    if code == Code::Usage {
+        super::EXIT_USAGE
+    } else {
+        1
+    }
 }
 
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
-    let human = args.args.iter().any(|a| a == "--human");
-    let words: Vec<&str> = args
-        .args
-        .iter()
-        .map(String::as_str)
-        .filter(|a| *a != "--human" && *a != "--json")
-        .collect();
-    if matches!(words.first(), Some(&("help" | "--help" | "-h"))) {
-        super::out(io, USAGE)?;
-        return Ok(0);
-    }
-    match (exec(cx, &words), human) {
-        (Ok((_, data)), false) => {
+    match (exec(cx, &args.verb), args.human) {
+        (Ok(data), false) => {
             super::out_json(io, &json!({"success": true, "data": data}))?;
             Ok(0)
         }
@@ -140,16 +134,17 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 io,
                 &json!({"success": false, "error": f.message, "code": f.code.as_str()}),
             )?;
-            Ok(1)
+            Ok(exit_of(f.code))
         }
-        (Ok((verb, data)), true) => {
+        (Ok(data), true) => {
             for w in data["warnings"].as_array().into_iter().flatten() {
                 let _ = std::io::Write::write_all(
                     io.stderr,
                     format!("taskhook: warning: {}\n", s(w)).as_bytes(),
                 );
             }
-            super::out(io, &human_text(&verb, &data))?;
+            let text = human_text(args.verb.name(), &data, super::paint::Paint::of(io));
+            super::out(io, &text)?;
             Ok(0)
         }
         (Err(f), true) => {
@@ -157,9 +152,16 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 io,
                 &format!("taskhook: {} [{}]", f.message, f.code.as_str()),
             );
-            Ok(1)
+            Ok(exit_of(f.code))
         }
     }
+}
+
+/// A command line clap refused under `taskhook cdd`: the one JSON object the orchestrator
+/// parses (code `USAGE`, clap's message in one line) unless `--human` was given. clap's full
+/// message goes to stderr either way (the caller prints it).
+pub fn usage_failure(line: &str) -> Value {
+    json!({"success": false, "error": line, "code": Code::Usage.as_str()})
 }
 
 fn s(v: &Value) -> String {
@@ -180,12 +182,13 @@ fn names(v: &Value) -> String {
 }
 
 /// What `--human` prints for a successful command.
-fn human_text(verb: &str, d: &Value) -> String {
+fn human_text(verb: &str, d: &Value, paint: super::paint::Paint) -> String {
     let task_line = |t: &Value| {
+        let status = s(&t["status"]);
         format!(
             "{} [{}] group {}, model {}, thinking {}",
             s(&t["task"]),
-            s(&t["status"]),
+            paint.status(&status, &status),
             s(&t["group"]),
             s(&t["model"]),
             s(&t["thinking"])
@@ -260,10 +263,11 @@ fn human_text(verb: &str, d: &Value) -> String {
                 .map(task_line)
                 .collect();
             for st in d["stops"].as_array().into_iter().flatten() {
+                let status = s(&st["status"]);
                 lines.push(format!(
                     "stop {} [{}] {}",
                     s(&st["stop"]),
-                    s(&st["status"]),
+                    paint.status(&status, &status),
                     s(&st["message"])
                 ));
             }

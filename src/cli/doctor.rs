@@ -7,6 +7,7 @@ use crate::context::Ctx;
 use crate::doctor::{self, Level};
 use crate::error::Result;
 
+use super::paint::Paint;
 use super::Io;
 
 #[derive(Debug, clap::Args)]
@@ -23,22 +24,24 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         super::out_json(io, &json!({"ok": code == 0, "findings": findings}))?;
         return Ok(code);
     }
+    let paint = Paint::of(io);
     for x in &findings {
         let mark = match x.level {
-            Level::Ok => "ok   ",
-            Level::Note => "note ",
-            Level::Warn => "warn ",
-            Level::Error => "ERROR",
+            Level::Ok => paint.green("ok   "),
+            Level::Note => paint.dim("note "),
+            Level::Warn => paint.yellow("warn "),
+            Level::Error => paint.red(&paint.bold("ERROR")),
         };
         let fix = x
             .fix
             .as_deref()
-            .map(|f| format!(" → {f}"))
+            .map(|f| format!(" {} {f}", paint.bold("→")))
             .unwrap_or_default();
-        super::out(io, &format!("{mark} {:<13} {}{fix}", x.topic, x.message))?;
+        let topic = paint.dim(&format!("{:<13}", x.topic));
+        super::out(io, &format!("{mark} {topic} {}{fix}", x.message))?;
     }
     if code == 0 {
-        super::out(io, "Nothing needs action.")?;
+        super::out(io, &paint.green("Nothing needs action."))?;
     }
     Ok(code)
 }

@@ -12,6 +12,7 @@ use crate::layouts::execute::init::{self as new_run, Init};
 use crate::layouts::execute::{derive, resume, state};
 use crate::layouts::{Step, StoreRef};
 
+use super::paint::Paint;
 use super::Io;
 
 #[derive(Debug, clap::Args)]
@@ -110,11 +111,12 @@ fn print_step(
                 "state": t, "messages": messages}),
         );
     }
+    let status = t["status"].as_str().unwrap_or("?");
     super::out(
         io,
         &format!(
             "{id}: {} (attempt {} of {})",
-            t["status"].as_str().unwrap_or("?"),
+            Paint::of(io).status(status, status),
             state::attempts(t),
             state::MAX_ATTEMPTS
         ),

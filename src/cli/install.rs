@@ -8,9 +8,10 @@ use serde_json::{json, Value};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::install::target::{self, Scope, Target};
-use crate::install::{self, gitignore, jsonedit, Change};
+use crate::install::{self, gitignore, jsonedit, resolve, Change};
 use crate::store::{parse_json, to_pretty};
 
+use super::paint::Paint;
 use super::Io;
 
 #[derive(Debug, clap::Args)]
@@ -57,13 +58,20 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         _ => Scope::Project,
     };
     let t = target::locate(cx, scope)?;
-    let command = match &args.command {
-        Some(c) => cx.absolute(c),
-        None => std::env::current_exe()
+    if !args.uninstall {
+        refuse_beside_plugin(cx)?;
+    }
+    // The shared file runs `taskhook` from PATH: the same bytes on every teammate's machine.
+    // This machine's own files get this binary's absolute path.
+    let command = match (&args.command, scope) {
+        (Some(c), _) => cx.absolute(c).to_string_lossy().into_owned(),
+        (None, Scope::Project) => PATH_COMMAND.to_string(),
+        (None, _) => std::env::current_exe()
             .and_then(|p| p.canonicalize())
-            .map_err(|e| Error::io("locate", "the taskhook binary", e))?,
+            .map_err(|e| Error::io("locate", "the taskhook binary", e))?
+            .to_string_lossy()
+            .into_owned(),
     };
-    let command = command.to_string_lossy().into_owned();
     let old_bytes = target::read(&t)?;
     let old_text = match &old_bytes {
         Some(b) => Some(std::str::from_utf8(b).map_err(|_| {
@@ -136,7 +144,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         target::write(cx, &t, text.as_bytes())?;
     }
     if !args.uninstall {
-        notes.extend(notes_for(cx, &t, &new));
+        notes.extend(notes_for(cx, &t, &new, &command));
     }
     let report = Report {
         t: &t,
@@ -171,14 +179,42 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         }
         super::out_json(io, &v)?;
     } else {
-        super::out(io, &report.text())?;
+        super::out(io, &report.text(Paint::of(io)))?;
     }
     Ok(0)
 }
 
-/// Things worth knowing that are not errors: the same hooks registered elsewhere too (the
-/// taskhook plugin enabled in any settings file, or the project's other settings file).
-fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
+/// With the taskhook plugin enabled, its hooks already run taskhook for every event: hooks
+/// registered in a settings file as well would handle every event twice. Refused, with how to
+/// proceed.
+fn refuse_beside_plugin(cx: &Ctx) -> Result<()> {
+    let files: Vec<(PathBuf, Value)> = [Scope::Local, Scope::Project, Scope::User]
+        .into_iter()
+        .filter_map(|s| target::locate(cx, s).ok())
+        .filter_map(|t| {
+            let v = parse_json(&target::read(&t).ok()??).ok()?;
+            Some((t.path, v))
+        })
+        .collect();
+    let Some((key, path)) = install::enabled_plugin(files.iter().map(|(p, v)| (p.as_path(), v)))
+    else {
+        return Ok(());
+    };
+    Err(Error::Rule(format!(
+        "the taskhook plugin is enabled in {} ({key}): its hooks already run taskhook for \
+         every event, and registering them here too would handle every event twice; nothing \
+         written. Keep the plugin (nothing else to do), or disable it first (`claude plugin \
+         disable {key}`) and run `taskhook install` again",
+        path.display()
+    )))
+}
+
+/// The command the project's shared settings run: `taskhook`, found on PATH.
+const PATH_COMMAND: &str = "taskhook";
+
+/// Things worth knowing that are not errors: the same hooks registered in the project's other
+/// settings file too, and a `taskhook` the hooks would not find on their PATH.
+fn notes_for(cx: &Ctx, t: &Target, new: &Value, command: &str) -> Vec<String> {
     let mut out = Vec::new();
     let others: Vec<Target> = [Scope::User, Scope::Project, Scope::Local]
         .into_iter()
@@ -191,17 +227,29 @@ fn notes_for(cx: &Ctx, t: &Target, new: &Value) -> Vec<String> {
             .flatten()
             .and_then(|b| parse_json(&b).ok())
     };
-    let plugin_in = std::iter::once((t.path.clone(), Some(new.clone())))
-        .chain(others.iter().map(|o| (o.path.clone(), read(o))))
-        .find(|(_, v)| v.as_ref().is_some_and(install::plugin_enabled))
-        .map(|(p, _)| p);
-    if let Some(p) = plugin_in {
-        out.push(format!(
-            "the taskhook plugin is enabled in {}: its hooks and these would both run; keep \
-             one (`taskhook install{} --uninstall`, or `claude plugin disable taskhook`)",
-            p.display(),
-            t.scope.flag()
-        ));
+    if command == PATH_COMMAND {
+        // The hooks' PATH: local over project over user settings' env, else this one.
+        let mut layered: Vec<(Scope, Value)> = others
+            .iter()
+            .filter_map(|o| Some((o.scope, read(o)?)))
+            .collect();
+        layered.push((t.scope, new.clone()));
+        layered.sort_by_key(|(s, _)| match s {
+            Scope::Local => 0,
+            Scope::Project => 1,
+            Scope::User => 2,
+        });
+        let values: Vec<&Value> = layered.iter().map(|(_, v)| v).collect();
+        let path = resolve::hook_path(cx, &values);
+        if resolve::which(path.as_deref(), PATH_COMMAND).is_none() {
+            out.push(format!(
+                "`taskhook` is not on PATH, and {} runs it from PATH: Claude Code would not \
+                 find it. Put the folder holding taskhook on PATH (./install.sh says which), \
+                 or register this machine's absolute path instead with `taskhook install \
+                 --uninstall && taskhook install --local`",
+                t.path.display()
+            ));
+        }
     }
     if t.scope == Scope::User {
         return out;
@@ -238,7 +286,7 @@ struct Report<'a> {
 }
 
 impl Report<'_> {
-    fn text(&self) -> String {
+    fn text(&self, paint: Paint) -> String {
         let path = self.t.path.display();
         let mut out = Vec::new();
         if !self.changed && self.uninstall {
@@ -267,10 +315,10 @@ impl Report<'_> {
         if self.changed {
             for c in self.changes {
                 let mark = match c.action {
-                    "added" => "+",
-                    "updated" => "~",
-                    "removed" => "-",
-                    _ => "=",
+                    "added" => paint.green("+"),
+                    "updated" => paint.yellow("~"),
+                    "removed" => paint.red("-"),
+                    _ => paint.dim("="),
                 };
                 let detail = match c.action {
                     "present" => "already registered".to_string(),
@@ -289,7 +337,7 @@ impl Report<'_> {
             }
         }
         for n in self.notes {
-            out.push(format!("note: {n}"));
+            out.push(format!("{} {n}", paint.yellow("note:")));
         }
         if let Some(st) = self.ignore.filter(|st| !st.missing.is_empty()) {
             let gi = st.path.display();

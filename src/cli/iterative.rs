@@ -10,6 +10,7 @@ use crate::layouts::iterative::commands::{self, Guardrail, NewSlug};
 use crate::layouts::iterative::{kind_from_str, state, units, LAYOUT};
 use crate::layouts::Layout;
 
+use super::paint::Paint;
 use super::Io;
 
 #[derive(Debug, clap::Args)]
@@ -204,13 +205,14 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 if json {
                     continue;
                 }
+                let paint = Paint::of(io);
                 super::out(
                     io,
                     &format!(
                         "{}  phase {}  {}",
-                        s.id,
+                        paint.bold(&s.id),
                         l.state["phase"].as_str().unwrap_or("?"),
-                        s.root.display()
+                        paint.dim(&s.root.display().to_string())
                     ),
                 )?;
                 if let Some(all) = l.state[units::units_key(&l.state)].as_object() {
@@ -219,11 +221,12 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                             .as_str()
                             .map(|r| format!("  ({r})"))
                             .unwrap_or_default();
+                        let status = u["status"].as_str().unwrap_or("?");
                         super::out(
                             io,
                             &format!(
-                                "  {id:<8} {:<12} iterations {}/{}{reason}",
-                                u["status"].as_str().unwrap_or("?"),
+                                "  {id:<8} {} iterations {}/{}{reason}",
+                                paint.status(status, &format!("{status:<12}")),
                                 u["iterations_used"].as_u64().unwrap_or(0),
                                 u["max_iterations"].as_u64().unwrap_or(0),
                             ),
@@ -260,9 +263,10 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     &json!({"unit": unit, "state": unit_state, "instruction": step.instruction, "messages": step.tell_main}),
                 )?;
             } else {
+                let status = unit_state["status"].as_str().unwrap_or("?");
                 super::out(
                     io,
-                    &format!("{unit}: {}", unit_state["status"].as_str().unwrap_or("?")),
+                    &format!("{unit}: {}", Paint::of(io).status(status, status)),
                 )?;
                 for line in step.instruction.iter().chain(&step.tell_main) {
                     super::out(io, line)?;

@@ -1,11 +1,9 @@
 //! `taskhook man [COMMAND]`: the roff man page, generated from the command tree on demand
 //! (clap_mangen), so it always matches the binary.
 
-use clap::CommandFactory;
-
 use crate::error::{Error, Result};
 
-use super::{Cli, Io};
+use super::Io;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -18,7 +16,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, io: &mut Io<'_>) -> Result<u8> {
-    let mut cmd = Cli::command();
+    let mut cmd = super::command();
     cmd.build();
     let page = match &args.command {
         None => cmd,

@@ -12,6 +12,7 @@ mod install;
 mod iterative;
 mod log;
 mod man;
+mod paint;
 mod projects;
 mod reconcile;
 mod recover;
@@ -20,6 +21,7 @@ mod schema;
 mod status;
 mod statusline;
 mod tasks;
+mod teach;
 mod validate;
 
 use std::ffi::OsString;
@@ -28,10 +30,25 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+pub use teach::command;
+
 use crate::context::Ctx;
 use crate::engine::agent::Verb;
 use crate::env::Env;
 use crate::error::{Error, Result};
+
+/// What the top-level `--help` (and the man page) says after the commands: how to start, and
+/// the exit statuses.
+const AFTER_HELP: &str = "\
+Get started: `cd my-project && taskhook install`, then start a new Claude Code session. Bind a \
+subagent to a task with <task>T1</task> in its prompt; it reports with <signal>T1_DONE</signal> \
+(or T1_FAILED: why, T1_BLOCKED: why).
+
+Exit status: 0 done (for `hook`: the event was handled, decisions included); 1 refused or \
+failed, with one `taskhook: ...` line on stderr (for `doctor`, `validate` and `reconcile`: \
+something needs action; for the cdd verbs: {\"success\":false,...} on stdout); 2 a usage \
+error, with what is wrong and the usage on stderr (and for `hook`: a refused TaskCompleted, as \
+Claude Code's protocol wants).";
 
 /// Keeps coding agents' task state (task lists, progress logs, checkpoints, retry counters)
 /// correct, durable and resumable. Run by Claude Code as a hook.
@@ -42,9 +59,7 @@ use crate::error::{Error, Result};
     about,
     max_term_width = 100,
     arg_required_else_help = true,
-    after_help = "Get started: `cd my-project && taskhook install`, then start a new Claude Code \
-                  session. Bind a subagent to a task with <task>T1</task> in its prompt; it \
-                  reports with <signal>T1_DONE</signal> (or T1_FAILED: why, T1_BLOCKED: why)."
+    after_help = AFTER_HELP
 )]
 pub struct Cli {
     /// Project folder (else TASKHOOK_PROJECT_DIR, the payload's cwd walked up to a folder with
@@ -54,6 +69,9 @@ pub struct Cli {
     /// Home folder (else HOME).
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Colour in human output: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -121,17 +139,14 @@ pub enum Command {
     Show(agent::ShowArgs),
     /// Take a unit for this session (the layout's own start); refused when it is not ready or
     /// another session holds it.
-    #[command(after_help = "Example:\n  taskhook claim web/T1")]
     Claim(agent::UnitArgs),
     /// Renew the lease on a unit you hold (hook events of your session renew it by themselves).
-    #[command(after_help = "Example:\n  taskhook heartbeat web/T1")]
     Heartbeat(agent::UnitArgs),
     /// Finish a unit: exactly what its <signal>ID_DONE</signal> does in its layout.
     Done(agent::DoneArgs),
     /// Fail a unit with a reason: exactly what <signal>ID_FAILED: reason</signal> does.
     Fail(agent::FailArgs),
     /// Give a unit back: ready again, history kept, no attempt or failure counted.
-    #[command(after_help = "Example:\n  taskhook release web/T1")]
     Release(agent::UnitArgs),
 }
 
@@ -140,6 +155,9 @@ pub struct Io<'a> {
     pub stdin: &'a mut dyn Read,
     /// Whether stdin is an interactive terminal (no payload will ever arrive).
     pub stdin_is_terminal: bool,
+    /// Whether human output may be coloured: at start, whether stdout is a terminal; the
+    /// command line's `--color` and `NO_COLOR` then decide (see [`paint`]).
+    pub color: bool,
     pub stdout: &'a mut dyn Write,
     pub stderr: &'a mut dyn Write,
 }
@@ -156,9 +174,11 @@ pub fn main() -> std::process::ExitCode {
     let code = std::panic::catch_unwind(|| {
         let (mut i, mut o, mut e) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
         let stdin_is_terminal = std::io::IsTerminal::is_terminal(&i);
+        let color = std::io::IsTerminal::is_terminal(&o);
         let mut io = Io {
             stdin: &mut i,
             stdin_is_terminal,
+            color,
             stdout: &mut o,
             stderr: &mut e,
         };
@@ -182,43 +202,79 @@ pub fn run(
         let cli = Cli {
             project_dir: None,
             home: None,
+            color: "never".into(),
             command: Command::Hook,
         };
         return finish_run(dispatch(cli, env, cwd, io), io);
     }
-    let cli = match Cli::try_parse_from(args) {
+    if let Some(shell) = env.get(crate::env::TASKHOOK_COMPLETE) {
+        return teach::complete(shell, &args, &cwd, io);
+    }
+    let parsed = teach::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
-        Err(e) => {
-            use clap::error::ErrorKind::{
-                DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
-            };
-            // `taskhook` alone (or `taskhook tasks`) prints the help, exit 0, like `--help`.
-            if matches!(
-                e.kind(),
-                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
-                let text = e.to_string();
-                let _ = write!(io.stdout, "{}", text.trim_end());
-                let _ = writeln!(io.stdout);
-                return 0;
-            }
-            let _ = writeln!(io.stderr, "taskhook: {}", usage_error_line(&e.to_string()));
-            return crate::hook::EXIT_ERROR;
-        }
+        Err(e) => return clap_error(&e, &args, io),
     };
     finish_run(dispatch(cli, env, cwd, io), io)
 }
 
-/// clap's error in one line: the error itself, then its tips ("a similar subcommand exists:
-/// 'status'"), then where to read more.
-fn usage_error_line(text: &str) -> String {
-    let first = text.lines().next().unwrap_or("invalid arguments");
-    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
-    for tip in text.lines().filter_map(|l| l.trim().strip_prefix("tip: ")) {
-        line.push_str("; ");
-        line.push_str(tip);
+/// Exit status of a usage error (a command line taskhook cannot run), as clap, cargo and gh
+/// use it; 1 stays for refusals and failures.
+pub const EXIT_USAGE: u8 = 2;
+
+/// A command line clap did not accept: help and version go to stdout with exit 0; anything
+/// else is a usage error, clap's whole message on stderr (what is wrong, the tip, the usage),
+/// exit 2. Under `taskhook cdd` the orchestrator also gets its one JSON object on stdout.
+fn clap_error(e: &clap::Error, args: &[OsString], io: &mut Io<'_>) -> u8 {
+    use clap::error::ErrorKind::{
+        DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
+    };
+    let text = e.to_string();
+    // `taskhook` alone (or `taskhook tasks`) prints the help, exit 0, like `--help`.
+    if matches!(
+        e.kind(),
+        DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = writeln!(io.stdout, "{}", text.trim_end());
+        return 0;
     }
-    line.push_str(" (see taskhook --help)");
+    if command_word(args).as_deref() == Some("cdd") && !args.iter().any(|a| a == "--human") {
+        let _ = out_json(io, &cdd::usage_failure(&usage_error_line(&text)));
+    }
+    let _ = writeln!(io.stderr, "{}", text.trim_end());
+    EXIT_USAGE
+}
+
+/// The first word of a command line that is not a global flag or its value: the command.
+fn command_word(args: &[OsString]) -> Option<String> {
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(w) = words.next() {
+        if ["--project-dir", "--home"].contains(&w.as_ref()) {
+            words.next();
+        } else if !w.starts_with('-') {
+            return Some(w.into_owned());
+        }
+    }
+    None
+}
+
+/// clap's error in one line: the error itself, then its tips ("a similar subcommand exists:
+/// 'start'"), then where to read more.
+fn usage_error_line(text: &str) -> String {
+    let mut parts = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.is_empty());
+    let first = parts.next().unwrap_or("invalid arguments");
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for more in parts {
+        line.push_str(if line.ends_with(':') { " " } else { "; " });
+        line.push_str(more.strip_prefix("tip: ").unwrap_or(more));
+    }
+    line.push_str(" (see taskhook cdd --help)");
     crate::error::one_line(&line)
 }
 
@@ -228,12 +284,20 @@ fn finish_run(result: Result<u8>, io: &mut Io<'_>) -> u8 {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(io.stderr, "taskhook: {}", e.one_line());
-            crate::hook::EXIT_ERROR
+            match e {
+                Error::Usage(_) => EXIT_USAGE,
+                _ => crate::hook::EXIT_ERROR,
+            }
         }
     }
 }
 
 fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
+    io.color = match cli.color.as_str() {
+        "always" => true,
+        "never" => false,
+        _ => io.color && env.get(crate::env::NO_COLOR).is_none(),
+    };
     let dry_run = match &cli.command {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,
@@ -255,6 +319,15 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
             | Command::Demo(_)
     ) {
         cx.store.check_env()?;
+        cx.check_project_override()?;
+    }
+    // The commands that create a project's stores refuse the home folder (its .claude/ is
+    // Claude Code's own).
+    if matches!(
+        cli.command,
+        Command::Iterative(_) | Command::Projects(_) | Command::Execute(_)
+    ) {
+        cx.project_for_writes()?;
     }
     match cli.command {
         Command::Hook if io.stdin_is_terminal => Err(Error::Usage(
@@ -303,9 +376,10 @@ pub(crate) fn out(io: &mut Io<'_>, text: &str) -> Result<()> {
     out_styled(io, &crate::display::text(text))
 }
 
-/// Writes a line as it is: only for a line whose data was made safe field by field
-/// ([`crate::display::line`]) and which carries taskhook's own styles (`status` in colour).
+/// Writes a line as it is but for taskhook's own styles ([`paint::apply`]): only for a line
+/// whose data was made safe field by field ([`crate::display::line`]).
 pub(crate) fn out_styled(io: &mut Io<'_>, text: &str) -> Result<()> {
+    let text = paint::apply(text);
     match writeln!(io.stdout, "{text}") {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

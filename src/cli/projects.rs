@@ -10,6 +10,7 @@ use crate::layouts::projects::lifecycle::fmt_num;
 use crate::layouts::projects::log::velocity_line;
 use crate::layouts::projects::steps::Acted;
 
+use super::paint::Paint;
 use super::Io;
 
 #[derive(Debug, clap::Args)]
@@ -103,11 +104,12 @@ pub enum Cmd {
     },
 }
 
-fn task_line(t: &Value) -> String {
+fn task_line(t: &Value, paint: Paint) -> String {
+    let status = t["status"].as_str().unwrap_or("?");
     let mut s = format!(
         "{}  {}",
         t["id"].as_str().unwrap_or("?"),
-        t["status"].as_str().unwrap_or("?")
+        paint.status(status, status)
     );
     if let Some(title) = t["title"].as_str() {
         s.push_str(&format!("  {title}"));
@@ -144,9 +146,11 @@ fn acted(io: &mut Io<'_>, task: &str, a: &Acted, json: bool) -> Result<u8> {
         )?;
         return Ok(0);
     }
-    let mut line = format!("{task}: {} → {}", o.from, o.to);
+    let paint = Paint::of(io);
+    let (from, to) = (paint.status(&o.from, &o.from), paint.status(&o.to, &o.to));
+    let mut line = format!("{task}: {from} → {to}");
     if o.from == o.to {
-        line = format!("{task}: already {}", o.to);
+        line = format!("{task}: already {to}");
     }
     if let Some(m) = o.actual_minutes {
         line.push_str(&format!(" (actual {m} min)"));
@@ -232,7 +236,10 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     .as_ref()
                     .map(|p| format!(" under {p} (now IN_PROGRESS)"))
                     .unwrap_or_default();
-                super::out(io, &format!("Added {}{under}.", task_line(&t)))?;
+                super::out(
+                    io,
+                    &format!("Added {}{under}.", task_line(&t, Paint::of(io))),
+                )?;
             }
             Ok(0)
         }
@@ -258,7 +265,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             }
             match &n.task {
                 Some(t) => {
-                    super::out(io, &task_line(t))?;
+                    super::out(io, &task_line(t, Paint::of(io)))?;
                     if n.ready.len() > 1 {
                         super::out(io, &format!("also ready: {}", n.ready[1..].join(", ")))?;
                     }

@@ -1,19 +1,17 @@
-//! `taskhook status [--json] [--color WHEN]`: every store found for this project, for people:
-//! titles beside ids, one line per blocked unit with what it waits for, long lists cut, colour
-//! on a terminal (never with `NO_COLOR`). `--json` gives every list as an array of items
+//! `taskhook status [--json]`: every store found for this project, for people: titles beside
+//! ids, one line per blocked unit with what it waits for, long lists cut, colour as the global
+//! `--color` says (on a terminal, never with `NO_COLOR`). `--json` gives every list as an array of items
 //! `{id, title?, detail?, waits_for?}`. The same `Summary` feeds the SessionStart context.
-
-use std::io::IsTerminal;
 
 use serde_json::json;
 
 use crate::context::Ctx;
 use crate::display::line;
 use crate::engine;
-use crate::env::NO_COLOR;
 use crate::error::Result;
 use crate::layouts::{Item, StoreStatus};
 
+use super::paint::Paint;
 use super::Io;
 
 /// Most items listed per line; the rest are counted.
@@ -24,37 +22,9 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
-    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub color: String,
-}
-
-/// ANSI styles, or none.
-struct Paint(bool);
-
-impl Paint {
-    fn wrap(&self, code: &str, s: &str) -> String {
-        if self.0 {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    }
-    fn bold(&self, s: &str) -> String {
-        self.wrap("1", s)
-    }
-    fn dim(&self, s: &str) -> String {
-        self.wrap("2", s)
-    }
-    fn status(&self, status: &str, s: &str) -> String {
-        let code = match status {
-            "completed" | "done" | "COMPLETE" | "merged" | "verified" => "32",
-            "in_progress" | "IN_PROGRESS" | "confirming" | "verifying" | "in progress" => "33",
-            "blocked" | "BLOCKED" | "failed" | "abandoned" | "timeout" | "problem" => "31",
-            _ => return s.to_string(),
-        };
-        self.wrap(code, s)
-    }
+    /// Only the stores of this layout (iterative, claude-tasks, projects, execute, cdd).
+    #[arg(long, value_name = "LAYOUT", value_parser = crate::layouts::registry().iter().map(|l| l.name()).collect::<Vec<_>>())]
+    pub layout: Option<String>,
 }
 
 /// One item on one line, every part made safe ([`line`]).
@@ -140,6 +110,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let project = cx.project(None);
     let stores: Vec<StoreStatus> = engine::ops::status(cx, &project)
         .iter()
+        .filter(|s| args.layout.as_deref().is_none_or(|l| s.layout == l))
         .map(|s| s.status())
         .collect();
     if args.json {
@@ -156,12 +127,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         )?;
         return Ok(0);
     }
-    let colour = match args.color.as_str() {
-        "always" => true,
-        "never" => false,
-        _ => cx.env.get(NO_COLOR).is_none() && std::io::stdout().is_terminal(),
-    };
-    let paint = Paint(colour);
+    let paint = Paint::of(io);
     for (n, s) in stores.iter().enumerate() {
         if n > 0 {
             super::out(io, "")?;

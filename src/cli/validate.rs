@@ -6,6 +6,7 @@ use crate::context::Ctx;
 use crate::engine;
 use crate::error::Result;
 
+use super::paint::Paint;
 use super::Io;
 
 #[derive(Debug, clap::Args)]
@@ -23,8 +24,13 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     } else if reports.is_empty() {
         super::out(io, "No state files found.")?;
     } else {
+        let paint = Paint::of(io);
         for r in &reports {
-            let mark = if r.valid { "ok     " } else { "INVALID" };
+            let mark = if r.valid {
+                paint.green("ok     ")
+            } else {
+                paint.red("INVALID")
+            };
             super::out(io, &format!("{mark} {} ({})", r.path.display(), r.schema))?;
             for e in &r.errors {
                 let at = if e.path.is_empty() { "(root)" } else { &e.path };

@@ -17,6 +17,7 @@
 
 pub mod agent;
 pub mod claims;
+pub mod dedup;
 mod edits;
 pub mod facts;
 pub mod index;
@@ -55,18 +56,24 @@ impl Work {
     }
 }
 
-/// Parses and handles one payload; returns the event name (when the payload had one) and the
-/// outcome. Files changed are in the outcome's `changed`.
+/// Parses and handles one payload as Claude Code sent it (what `taskhook hook` runs): an event
+/// run twice at once (two registrations) is applied once ([`dedup`]). Returns the event name
+/// (when the payload had one) and the outcome. Files changed are in the outcome's `changed`.
 pub fn run(cx: &Ctx, bytes: &[u8]) -> (Option<String>, Result<Outcome>) {
     match Payload::parse(bytes) {
         Err(e) => (None, Err(e)),
-        Ok(p) => run_payload(cx, p),
+        Ok(p) => run_with(cx, p, true),
     }
 }
 
-/// Handles an already parsed payload, then records it in the project's journal when it changed
+/// Handles an already parsed payload (what `taskhook replay` runs: every payload of a capture
+/// is applied, a repeated one too), then records it in the project's journal when it changed
 /// a file (never for an event that changed nothing, never in a dry run: see [`journal`]).
 pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcome>) {
+    run_with(cx, payload, false)
+}
+
+fn run_with(cx: &Ctx, payload: Payload, once: bool) -> (Option<String>, Result<Outcome>) {
     cx.set_payload(crate::context::PayloadInfo {
         session_id: payload.common.session_id.clone().filter(|s| !s.is_empty()),
     });
@@ -76,7 +83,7 @@ pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcom
     let _ = cx.store.take_changed();
     // A handler that read a clock TASKHOOK_NOW could not set fails (it wrote nothing: every
     // write checks the environment first).
-    let result = handle(cx, &payload).and_then(|out| match cx.store.clock_error() {
+    let result = handle(cx, &payload, once).and_then(|out| match cx.store.clock_error() {
         Some(e) => Err(e),
         None => Ok(out),
     });
@@ -109,7 +116,7 @@ fn add_system(out: &mut Outcome, line: String) {
     });
 }
 
-fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
+fn handle(cx: &Ctx, payload: &Payload, once: bool) -> Result<Outcome> {
     // Every event of a session renews the leases it holds (one system call; none without).
     if let Some(session) = payload.common.session_id.as_deref() {
         claims::renew_by_event(cx, session);
@@ -120,9 +127,44 @@ fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
     }
     let project = OnceCell::new();
     let project = || project.get_or_init(|| cx.project(payload.common.cwd.as_deref()));
+    let key = if once && !cx.store.is_dry_run() {
+        dedup::key(payload, &facts)
+    } else {
+        None
+    };
+    let Some(key) = key else {
+        return handle_facts(cx, payload, &facts, project);
+    };
+    cx.store.begin_event(key, dedup::record(&project().root));
+    let result = handle_facts(cx, payload, &facts, project);
+    let end = cx.store.end_event();
+    if end.duplicate {
+        // Another run applied this event and answered it; this one wrote nothing.
+        return Ok(Outcome::default());
+    }
+    result.map(|mut out| {
+        if let Some(e) = end.problem {
+            add_system(
+                &mut out,
+                format!(
+                    "taskhook: applied without the duplicate guard: {}",
+                    e.one_line()
+                ),
+            );
+        }
+        out
+    })
+}
+
+fn handle_facts<'a>(
+    cx: &Ctx,
+    payload: &Payload,
+    facts: &[Fact<'_>],
+    project: impl Fn() -> &'a Project + Copy,
+) -> Result<Outcome> {
     let mut work = Work::default();
     let mut main_tool_use = false;
-    for fact in &facts {
+    for fact in facts {
         match fact {
             Fact::MainToolUse => main_tool_use = true,
             Fact::Stopped(s) => subagent::stopped(cx, project(), s, &mut work),

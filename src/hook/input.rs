@@ -69,6 +69,8 @@ pub struct ToolUse {
     pub tool_name: String,
     pub tool_input: Value,
     pub tool_response: Value,
+    /// The call's id, the same at its PreToolUse and PostToolUse (one event of each per call).
+    pub tool_use_id: Option<String>,
 }
 
 /// SubagentStop, with seed 002's optional `tasks_completed`.
@@ -276,10 +278,16 @@ fn tool_use(event: &str, fields: &Fields) -> Result<ToolUse> {
             _ => Ok(Value::Null),
         }
     };
+    // A non-string id identifies nothing: ignored, never an error.
+    let tool_use_id = fields
+        .get("tool_use_id")
+        .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+        .filter(|id| !id.is_empty());
     Ok(ToolUse {
         tool_input: value("tool_input")?,
         tool_response: value("tool_response")?,
         tool_name,
+        tool_use_id,
     })
 }
 

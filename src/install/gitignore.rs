@@ -26,6 +26,8 @@ pub const LINES: &[&str] = &[
     ".claude/taskhook/agents.json",
     // The journal of decisions and its rotations.
     ".claude/taskhook/journal.jsonl*",
+    // The events this machine's runs applied (each once).
+    ".claude/taskhook/applied.json",
 ];
 
 /// The project's `.gitignore` and the recipe lines it lacks.

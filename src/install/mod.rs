@@ -9,8 +9,10 @@
 //!   with its permission bits and replaces it atomically;
 //! - [`gitignore`] is the `.gitignore` recipe `install` offers.
 //!
-//! A registration is a command hook in exec form: `{"type": "command", "command": "<absolute
-//! path>", "args": ["hook"], "timeout": N}`. Also recognised as taskhook's, so never
+//! A registration is a command hook in exec form: `{"type": "command", "command": "taskhook",
+//! "args": ["hook"], "timeout": N}` in the project's shared `settings.json` (found on PATH, so
+//! the file is the same on every machine), the binary's absolute path in `settings.local.json`
+//! and the user's settings (this machine's own files). Also recognised as taskhook's, so never
 //! registered twice: exec form with a bare `taskhook` (PATH lookup, as the plugin does) and the
 //! shell form `"command": "taskhook hook"` (or `"/path/taskhook hook"`). Those two are the
 //! user's deliberate choice and are left as written; an exec-form path is updated in place
@@ -19,6 +21,7 @@
 pub mod gitignore;
 pub mod jsonedit;
 mod jsonspan;
+pub mod resolve;
 pub mod target;
 
 use serde_json::{json, Value};
@@ -116,13 +119,26 @@ fn is_taskhook_name(name: &str) -> bool {
     name == "taskhook" || name == "taskhook.exe"
 }
 
-/// Whether a settings object enables the taskhook plugin (from any marketplace): its hooks
+/// The taskhook plugin (`taskhook@MARKETPLACE`, from any marketplace) enabled by `files`, given
+/// highest precedence first (local, project, user settings, as Claude Code layers them): the
+/// first file naming a key decides it. Returns the key and the file that enables it. Its hooks
 /// run beside any registered in settings.
-pub fn plugin_enabled(settings: &Value) -> bool {
-    settings["enabledPlugins"].as_object().is_some_and(|m| {
-        m.iter()
-            .any(|(k, on)| k.starts_with("taskhook@") && on == &Value::Bool(true))
-    })
+pub fn enabled_plugin<'a>(
+    files: impl IntoIterator<Item = (&'a std::path::Path, &'a Value)>,
+) -> Option<(String, std::path::PathBuf)> {
+    let mut decided: Vec<&String> = Vec::new();
+    for (path, v) in files {
+        for (key, on) in v["enabledPlugins"].as_object().into_iter().flatten() {
+            if !key.starts_with("taskhook@") || decided.contains(&key) {
+                continue;
+            }
+            decided.push(key);
+            if on == &Value::Bool(true) {
+                return Some((key.clone(), path.to_path_buf()));
+            }
+        }
+    }
+    None
 }
 
 /// Whether a handler object is taskhook's (any form).
@@ -186,8 +202,14 @@ pub fn install_ops(settings: &Value, command: &str) -> Result<(Vec<Op>, Vec<Chan
             continue;
         };
         if f != Form::ExecPath {
-            let how = h.get("command").and_then(Value::as_str).unwrap_or_default();
-            changes.push(change("kept", format!("{how:?} (left as written)")));
+            // A PATH or shell-form registration is left as written; one exactly like ours (the
+            // shared file's `taskhook`) is simply present.
+            if *h == handler(command, r.timeout) {
+                changes.push(change("present", what));
+            } else {
+                let how = h.get("command").and_then(Value::as_str).unwrap_or_default();
+                changes.push(change("kept", format!("{how:?} (left as written)")));
+            }
             continue;
         }
         let mut path = at.clone();

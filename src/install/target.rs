@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::store::fs;
+pub use crate::store::fs::real;
 
 /// A settings file larger than this is refused rather than read.
 pub const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
@@ -60,17 +61,14 @@ pub fn locate(cx: &Ctx, scope: Scope) -> Result<Target> {
         Scope::Project => project.join(".claude").join("settings.json"),
         Scope::Local => project.join(".claude").join("settings.local.json"),
     };
-    if scope != Scope::User {
-        let user_dir = real(&cx.claude_config_dir());
-        if real(&project) == real(&cx.home) || real(&project.join(".claude")) == user_dir {
-            return Err(Error::Usage(format!(
-                "the project folder `{}` is your home folder, so `{}` is your user-level \
-                 settings; run `taskhook install --user` to register taskhook for every project, \
-                 or run `taskhook install` inside a project folder to register it there",
-                project.display(),
-                path.display()
-            )));
-        }
+    if scope != Scope::User && cx.is_home(&project) {
+        return Err(Error::Rule(format!(
+            "the project folder `{}` is your home folder, so `{}` is your user-level \
+             settings; run `taskhook install --user` to register taskhook for every project, \
+             or run `taskhook install` inside a project folder to register it there",
+            project.display(),
+            path.display()
+        )));
     }
     let resolved = if fs::is_symlink(&path) {
         std::fs::canonicalize(&path).map_err(|_| {
@@ -162,15 +160,4 @@ pub fn write(cx: &Ctx, t: &Target, bytes: &[u8]) -> Result<()> {
         cx.store.trust(dir, true);
     }
     cx.store.replace(&t.real, bytes).map(|_| ())
-}
-
-/// A path with every link resolved; the part that does not exist yet is kept as written.
-pub fn real(p: &Path) -> PathBuf {
-    if let Ok(r) = std::fs::canonicalize(p) {
-        return r;
-    }
-    match (p.parent(), p.file_name()) {
-        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => real(parent).join(name),
-        _ => p.to_path_buf(),
-    }
 }

@@ -145,6 +145,31 @@ pub fn len(path: &Path) -> Option<u64> {
         .map(|m| m.len())
 }
 
+/// Whether a path is a regular file someone may execute (any `x` bit; on other platforms, any
+/// regular file).
+pub fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        is_file(path)
+    }
+}
+
+/// A path with every link resolved; the part that does not exist yet is kept as written.
+pub fn real(p: &Path) -> PathBuf {
+    if let Ok(r) = fs::canonicalize(p) {
+        return r;
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => real(parent).join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
 /// Returns whether a path is a folder.
 pub fn is_dir(path: &Path) -> bool {
     fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false)

@@ -19,6 +19,7 @@
 
 pub mod check;
 pub mod checkpoint;
+mod claim;
 pub mod clock;
 pub mod fs;
 pub mod guard;
@@ -39,6 +40,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub use claim::EventEnd;
 pub use clock::Clock;
 pub use fs::Entry;
 pub use ids::{check_id, check_unit_id, check_word, sanitize_id, unsafe_id};
@@ -81,6 +83,8 @@ pub struct Store {
     /// Dry-run writes: path -> new content (`None` = removed).
     overlay: RefCell<BTreeMap<PathBuf, Option<Vec<u8>>>>,
     changed: RefCell<Vec<PathBuf>>,
+    /// The event being applied at most once ([`claim`]).
+    claim: RefCell<Option<claim::Claim>>,
 }
 
 impl Store {
@@ -99,6 +103,7 @@ impl Store {
             dry_run: false,
             overlay: RefCell::default(),
             changed: RefCell::default(),
+            claim: RefCell::default(),
         }
     }
 
@@ -124,9 +129,21 @@ impl Store {
     /// Checks a write: a sound environment, and a path below a trusted base, not through a link.
     /// `link_ok`: below a base that follows links, the path itself may be one (a folder, or a
     /// file that is renamed over rather than written through); below the project, never.
+    /// A write of an event another run applied is refused ([`claim`]); taking a lock or
+    /// creating a folder changes no state and is not guarded.
     fn check_write(&self, op: &'static str, path: &Path, link_ok: bool) -> Result<()> {
         self.check_env()?;
-        self.bases.check_write(op, path, link_ok)
+        self.bases.check_write(op, path, link_ok)?;
+        if matches!(op, "lock" | "create folder") {
+            return Ok(());
+        }
+        self.claim_before()
+    }
+
+    /// After a write that succeeded: the path changed, and the event is claimed ([`claim`]).
+    fn wrote(&self, path: &Path) -> Result<()> {
+        self.mark(path);
+        self.claim_after()
     }
 
     /// Returns the paths changed since the last call, in first-change order, and forgets them.
@@ -195,7 +212,7 @@ impl Store {
             };
             let _ = self.clean_stale_temps(temp_dir, temp_prefix, age);
         }
-        self.mark(path);
+        self.wrote(path)?;
         Ok(true)
     }
 
@@ -216,6 +233,9 @@ impl Store {
             return self.replace(path, &bytes).map(|_| ());
         }
         self.check_write("write", path, true)?;
+        // Nothing undoes a streamed write: the event is claimed before it.
+        self.claim_after()?;
+        self.claim_commit()?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let prefix = temp_prefix(path);
         let temp_name = format!("{prefix}{}", uuid::Uuid::new_v4());
@@ -306,8 +326,7 @@ impl Store {
                 done,
             });
         }
-        self.mark(path);
-        Ok(())
+        self.wrote(path)
     }
 
     /// Removes a file (checkpoint pruning, stale temp files). Missing files are fine.
@@ -321,8 +340,7 @@ impl Store {
         } else {
             fs::remove_file(path)?;
         }
-        self.mark(path);
-        Ok(())
+        self.wrote(path)
     }
 
     /// Moves a file or folder (same filesystem), durably.
@@ -347,8 +365,7 @@ impl Store {
             });
         }
         self.mark(from);
-        self.mark(to);
-        Ok(())
+        self.wrote(to)
     }
 
     /// Creates a folder (and parents) when missing.

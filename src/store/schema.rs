@@ -63,6 +63,10 @@ pub static SCHEMAS: &[SchemaDef] = &[
         ".claude/taskhook/agents.json (subagent bindings, notices)"
     ),
     schema!(
+        "taskhook-applied",
+        ".claude/taskhook/applied.json (events applied, each once)"
+    ),
+    schema!(
         "taskhook-claims",
         ".claude/taskhook/claims.json (claims and leases of units)"
     ),

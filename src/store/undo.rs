@@ -60,14 +60,21 @@ impl Store {
         let start = self.undo_log.borrow().len();
         let marked = self.changed.borrow().len();
         self.depth.set(self.depth() + 1);
-        let out = f();
+        let mut out = f();
         self.depth.set(self.depth() - 1);
         let undo: Vec<Undo> = self.undo_log.borrow_mut().drain(start..).collect();
+        if out.is_ok() && self.depth() == 0 {
+            // The event this run applies is claimed while the lock is still held (claim.rs).
+            if let Err(e) = self.claim_commit() {
+                out = Err(e);
+            }
+        }
         if out.is_err() {
             for u in undo.into_iter().rev() {
                 undo_one(u);
             }
             self.changed.borrow_mut().truncate(marked);
+            self.claim_undone(start);
         } else if self.depth() > 0 {
             // An inner transaction that succeeded is still undone if the outer one fails.
             self.undo_log.borrow_mut().extend(undo);

@@ -104,7 +104,7 @@ fn claude_cmd(s: &Scenario, args: &[&str]) -> String {
 }
 
 /// `claude plugin marketplace add` on the repository's plugin files, then `plugin install`:
-/// the hooks fire in a plain session, and `taskhook install` notices the plugin.
+/// the hooks fire in a plain session, and `taskhook install` refuses beside the plugin.
 #[test]
 fn marketplace_add_and_install() {
     let script = json!({"main": ["E2E-REPLY-MARKET"]});
@@ -128,13 +128,25 @@ fn marketplace_add_and_install() {
     assert_eq!(ctx.len(), 1, "{ctx:#?}");
     assert!(ctx[0].contains("iterative \"market\""), "{}", ctx[0]);
 
-    // Registering the hooks in the project as well would run taskhook twice: install says so.
-    let out = s.taskhook(&["install"]);
-    let text = String::from_utf8_lossy(&out.stdout);
+    // Registering the hooks in the project as well would run taskhook twice: install refuses,
+    // says how to proceed, and writes nothing.
+    let out = Command::new(super::harness::taskhook_bin())
+        .arg("install")
+        .current_dir(&s.proj)
+        .env_clear()
+        .env("PATH", s.path_env())
+        .env("HOME", &s.home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run taskhook install");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("note: the taskhook plugin is enabled"),
+        text.contains("the taskhook plugin is enabled in")
+            && text.contains("claude plugin disable"),
         "{text}"
     );
+    assert!(!s.path(".claude/settings.json").exists());
 }
 
 fn copy_tree(from: &std::path::Path, to: &std::path::Path) {

@@ -1,6 +1,6 @@
 //! The command line for a person: bare `taskhook` prints help, typos get clap's suggestion in
-//! the one-line error, help speaks of what layouts are for (not seed numbers), every command
-//! that prints data takes `--json`, and completions and man pages are generated on demand.
+//! a usage error, help speaks of what layouts are for (not seed numbers), every command that
+//! prints data takes `--json`, and completions and man pages are generated on demand.
 
 use serde_json::Value;
 
@@ -48,22 +48,102 @@ fn help_says_what_layouts_are_for_in_user_words() {
 }
 
 #[test]
-fn typos_get_clap_suggestions_in_one_line() {
+fn typos_get_clap_suggestions() {
     let p = Project::new();
     let run = p.run(&["stauts"], "");
-    run.assert_one_line_error();
+    run.assert_usage_error();
     assert!(run.stderr.contains("'status'"), "{run:?}");
     let run = p.run(&["install", "--jsn"], "");
-    run.assert_one_line_error();
+    run.assert_usage_error();
     assert!(
         run.stderr
-            .contains("unexpected argument '--jsn' found; a similar argument exists: '--json'"),
+            .contains("tip: a similar argument exists: '--json'"),
         "{run:?}"
     );
+}
+
+/// Issue 26 item 1: a usage error says what is wrong and how to call the command (clap's whole
+/// message), exit 2; 1 stays for refusals.
+#[test]
+fn usage_errors_keep_what_is_wrong_and_exit_2() {
+    let p = Project::new();
+    let run = p.run(&["projects", "new"], "");
+    run.assert_usage_error();
+    assert!(run.stderr.contains("<ID>"), "{run:?}");
     assert!(
-        run.stderr.trim_end().ends_with("(see taskhook --help)"),
+        run.stderr.contains("Usage: taskhook projects new <ID>"),
         "{run:?}"
     );
+    let run = p.run(&["status", "--colr"], "");
+    run.assert_usage_error();
+    assert!(
+        run.stderr
+            .contains("tip: a similar argument exists: '--color'"),
+        "{run:?}"
+    );
+    let run = p.run(&["iterative", "new", "x", "--mode", "both"], "");
+    run.assert_usage_error();
+    assert!(
+        run.stderr
+            .contains("[possible values: development, knowledge]"),
+        "{run:?}"
+    );
+    // A usage problem clap cannot see is exit 2 too, in one line.
+    let run = p.run(&["iterative", "signal", "x", "T1", "MAYBE"], "");
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("taskhook: signal kind must be DONE, FAILED or BLOCKED"),
+        "{run:?}"
+    );
+    // A refusal stays exit 1.
+    let run = p.run(&["iterative", "status", "nope"], "");
+    run.assert_one_line_error();
+}
+
+/// Issue 26 item 1: the exit statuses are in `--help` and the man page.
+#[test]
+fn exit_statuses_are_documented_in_help_and_man() {
+    let p = Project::new();
+    let help = p.run(&["--help"], "").stdout;
+    let man = p.run(&["man"], "").stdout;
+    for text in [&help, &man] {
+        assert!(text.contains("Exit status: 0 done"), "{text}");
+        assert!(text.contains("1 refused or failed"), "{text}");
+        assert!(text.contains("2 a usage error"), "{text}");
+    }
+}
+
+/// Issue 26 item 1: the cdd verbs are parsed like every command (help per verb, suggestions);
+/// a usage error still prints the orchestrator's one JSON object, with exit 2.
+#[test]
+fn cdd_verbs_have_help_and_suggestions() {
+    let p = Project::new();
+    let run = p.run(&["cdd", "init", "--help"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("Usage: taskhook cdd init"), "{run:?}");
+    assert!(run.stderr.is_empty(), "{run:?}");
+    let run = p.run(&["cdd", "strat", "foo.md"], "");
+    assert_eq!(run.code, 2, "{run:?}");
+    let v = run.json();
+    assert_eq!(v["success"], false);
+    assert_eq!(v["code"], "USAGE");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("unrecognized subcommand 'strat'"),
+        "{v}"
+    );
+    assert!(v["error"].as_str().unwrap().contains("'start'"), "{v}");
+    assert!(
+        run.stderr.contains("tip: some similar subcommands exist"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("Usage: taskhook cdd"), "{run:?}");
+    // --human: the message on stderr only.
+    let run = p.run(&["cdd", "--human", "strat", "foo.md"], "");
+    run.assert_usage_error();
 }
 
 /// Every command that prints data takes `--json` (CONTRACT §1).
@@ -153,10 +233,13 @@ fn completions_are_generated_for_each_shell() {
         let run = p.run(&["completions", shell], "");
         assert_eq!(run.code, 0, "{run:?}");
         assert!(run.stdout.contains("taskhook"), "{shell}");
-        for word in ["install", "gitignore", "iterative", "guardrail"] {
-            assert!(run.stdout.contains(word), "{shell} lacks {word}");
-        }
     }
+    // The scripts ask the binary, which knows every command and flag.
+    let mut c = p.cmd();
+    c.env("TASKHOOK_COMPLETE", "bash")
+        .env("_CLAP_COMPLETE_INDEX", "2");
+    let run = p.run_with(c, &["--", "taskhook", "install", "--git"], "");
+    assert_eq!(run.stdout.trim(), "--gitignore", "{run:?}");
     // The bash script is valid bash.
     let script = p.run(&["completions", "bash"], "").stdout;
     let file = p.tmp.path().join("taskhook.bash");
@@ -168,7 +251,7 @@ fn completions_are_generated_for_each_shell() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let run = p.run(&["completions", "tcsh"], "");
-    run.assert_one_line_error();
+    run.assert_usage_error();
 }
 
 #[test]

@@ -13,6 +13,25 @@ pub fn reference_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.330/payloads")
 }
 
+/// `PATH` with the folder of the built `taskhook` first (as after `cargo install`), for tests
+/// of registrations that run `taskhook` from PATH.
+pub fn path_with_bin() -> std::ffi::OsString {
+    let bin = assert_cmd::cargo::cargo_bin("taskhook");
+    let mut dirs = vec![bin.parent().unwrap().to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// `PATH` without any folder holding a `taskhook` (the test process's PATH may have one).
+pub fn path_without_bin() -> std::ffi::OsString {
+    let dirs: Vec<PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|d| !d.join("taskhook").exists())
+        .collect();
+    std::env::join_paths(dirs).unwrap()
+}
+
 /// The fixed time every test runs at.
 pub const NOW: &str = "2026-03-01T12:00:00Z";
 
@@ -56,11 +75,37 @@ impl Run {
 
     /// Asserts exit 1 with exactly one `taskhook: ` line on stderr and nothing on stdout.
     pub fn assert_one_line_error(&self) {
-        assert_eq!(self.code, 1, "{self:?}");
+        self.assert_one_line_exit(1);
+    }
+
+    /// Asserts a usage error taskhook (not clap) found: exit 2, one `taskhook: ` line.
+    pub fn assert_one_line_usage_error(&self) {
+        self.assert_one_line_exit(2);
+    }
+
+    /// Asserts exit `code` with exactly one `taskhook: ` line on stderr and nothing on stdout.
+    pub fn assert_one_line_exit(&self, code: i32) {
+        assert_eq!(self.code, code, "{self:?}");
         assert!(self.stdout.is_empty(), "{self:?}");
         let lines: Vec<&str> = self.stderr.lines().collect();
         assert_eq!(lines.len(), 1, "{self:?}");
         assert!(lines[0].starts_with("taskhook: "), "{self:?}");
+    }
+}
+
+impl Run {
+    /// Asserts a usage error: exit 2, nothing on stdout, clap's whole message on stderr (what
+    /// is wrong, its tips and usage line where clap gives them, where to read more).
+    pub fn assert_usage_error(&self) {
+        assert_eq!(self.code, 2, "{self:?}");
+        assert!(self.stdout.is_empty(), "{self:?}");
+        assert!(self.stderr.starts_with("error: "), "{self:?}");
+        assert!(
+            self.stderr
+                .trim_end()
+                .ends_with("For more information, try '--help'."),
+            "{self:?}"
+        );
     }
 }
 
@@ -92,7 +137,7 @@ impl Project {
     pub fn cmd(&self) -> Command {
         let mut c = Command::cargo_bin("taskhook").unwrap();
         c.current_dir(&self.root).env_clear();
-        c.env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        c.env("PATH", path_without_bin())
             .env("HOME", &self.home)
             .env("TASKHOOK_NOW", NOW);
         c
@@ -119,14 +164,21 @@ impl Project {
     }
 
     /// A SubagentStop of `agent` whose transcript (written in the temp folder) starts with
-    /// `prompt` and whose final message is `message`.
+    /// `prompt` and whose final message is `message`. A later stop of the same agent with the
+    /// same prompt (its next pass) appends to the transcript, as Claude Code does: each stop is
+    /// a distinct event.
     pub fn subagent_stop(&self, agent: &str, prompt: &str, message: &str) -> Value {
         let transcript = self.tmp.path().join(format!("agent-{agent}.jsonl"));
-        let lines = [
-            serde_json::json!({"type": "user", "message": {"role": "user", "content": prompt}}),
-            serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}}),
-        ];
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let first =
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": prompt}});
+        let last = serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": message}]}});
+        let text = match std::fs::read_to_string(&transcript) {
+            Ok(old) if old.starts_with(&format!("{first}\n")) => {
+                let more = serde_json::json!({"type": "user", "message": {"role": "user", "content": "(stop hook feedback)"}});
+                format!("{old}{more}\n{last}\n")
+            }
+            _ => format!("{first}\n{last}\n"),
+        };
         std::fs::write(&transcript, text).unwrap();
         let mut payload = self.payload("SubagentStop.json");
         payload["agent_id"] = Value::String(agent.into());
@@ -160,10 +212,17 @@ impl Project {
         child
     }
 
-    /// A captured payload with its `cwd` pointed at this project.
+    /// A captured payload with its `cwd` pointed at this project. Each call is a new tool call
+    /// (a fresh `tool_use_id`, as Claude Code gives every call): taskhook applies a tool event
+    /// once per id.
     pub fn payload(&self, file: &str) -> Value {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let mut v = reference_payload(file);
         v["cwd"] = Value::String(self.root.display().to_string());
+        if v.get("tool_use_id").is_some() {
+            let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            v["tool_use_id"] = Value::String(format!("toolu_test_{n:06}"));
+        }
         v
     }
 

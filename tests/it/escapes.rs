@@ -57,7 +57,7 @@ fn check_everywhere(layout: &str, p: &Project, env: &[(&str, String)], in_line: 
     let st = run(p, env, &["status", "--color", "always"], "");
     let mut plain = st.stdout.clone();
     for style in [
-        "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m",
+        "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m", "\x1b[0m",
     ] {
         plain = plain.replace(style, "");
     }

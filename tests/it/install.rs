@@ -61,11 +61,8 @@ fn fresh_install_registers_exec_form_hooks() {
         let h = &groups[0]["hooks"][0];
         assert_eq!(h["type"], "command", "{event}");
         assert_eq!(h["args"], json!(["hook"]), "{event}");
-        let cmd = h["command"].as_str().unwrap();
-        assert!(
-            std::path::Path::new(cmd).is_absolute() && cmd.ends_with("/taskhook"),
-            "{cmd}"
-        );
+        // The shared file runs `taskhook` from PATH: the same bytes on every machine.
+        assert_eq!(h["command"], "taskhook", "{event}");
         assert!(h["timeout"].as_u64().unwrap() >= 10, "{event}");
     }
     // CONTRACT §6: PreToolUse only for the tools it acts on, timeout 15 s.
@@ -237,6 +234,63 @@ fn path_and_shell_form_registrations_are_never_doubled() {
     }
 }
 
+/// Issue 26 item 4: the project's shared settings.json runs `taskhook` from PATH (the file
+/// does not flip in git between teammates); `--local` and `--user` keep this machine's
+/// absolute path; an old absolute path in the shared file becomes `taskhook`.
+#[test]
+fn the_shared_file_gets_a_path_command_local_and_user_an_absolute_one() {
+    let p = Project::new();
+    let bin = assert_cmd::cargo::cargo_bin("taskhook");
+    let bin = bin.canonicalize().unwrap();
+    let commands = |s: &Value| -> Vec<String> {
+        s["hooks"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|g| g[0]["hooks"][0]["command"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // taskhook on PATH, as after ./install.sh: nothing to say about PATH.
+    let mut c = p.cmd();
+    c.env("PATH", crate::common::path_with_bin());
+    let run = p.run_with(c, &["install"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("not on PATH"), "{run:?}");
+    assert_eq!(commands(&settings(&p)), vec!["taskhook"; 7]);
+    for (flag, file) in [
+        ("--local", p.root.join(".claude/settings.local.json")),
+        ("--user", p.home.join(".claude/settings.json")),
+    ] {
+        let run = p.run(&["install", flag], "");
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            commands(&read_json(&file)),
+            vec![bin.display().to_string(); 7],
+            "{flag}"
+        );
+    }
+    // A shared file written by an older taskhook (an absolute path) is moved to `taskhook`.
+    let q = Project::new();
+    assert_eq!(
+        q.run(
+            &["install", "--command", "/home/alice/.cargo/bin/taskhook"],
+            ""
+        )
+        .code,
+        0
+    );
+    let run = q.run(&["install"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("~ SessionStart"), "{run:?}");
+    assert_eq!(commands(&settings(&q)), vec!["taskhook"; 7]);
+    // Without taskhook on PATH, install says the hooks would not find it, and what to do.
+    assert!(
+        run.stdout.contains("note: `taskhook` is not on PATH"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("--local"), "{run:?}");
+}
+
 #[test]
 fn local_scope_writes_settings_local_json_and_notes_a_double_registration() {
     let p = Project::new();
@@ -312,16 +366,7 @@ fn broken_settings_are_left_alone() {
 #[test]
 fn committed_snippet_matches_what_install_writes() {
     let p = Project::new();
-    let run = p.run(
-        &[
-            "install",
-            "--dry-run",
-            "--json",
-            "--command",
-            "/usr/local/bin/taskhook",
-        ],
-        "",
-    );
+    let run = p.run(&["install", "--dry-run", "--json"], "");
     let want = run.json()["settings"].clone();
     let snippet: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hooks/settings.json"))
@@ -351,30 +396,44 @@ fn a_moved_binary_is_updated_in_place_and_only_its_path_changes() {
     assert_eq!(second, first.replace("/old/taskhook", "/new/taskhook"));
 }
 
+/// Issue 26 item 5: with the taskhook plugin enabled, its hooks already run taskhook for every
+/// event; registering them in settings too would apply every event twice. `install` refuses,
+/// saying how to proceed, and writes nothing; `--uninstall` still works.
 #[test]
-fn an_enabled_taskhook_plugin_is_noted() {
+fn install_refuses_while_the_plugin_is_enabled() {
     let p = Project::new();
     std::fs::create_dir_all(p.home.join(".claude")).unwrap();
+    let user = p.home.join(".claude/settings.json");
     std::fs::write(
-        p.home.join(".claude/settings.json"),
+        &user,
         r#"{"enabledPlugins": {"taskhook@taskhook": true, "other@x": true}}"#,
     )
     .unwrap();
-    let run = p.run(&["install"], "");
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("note: the taskhook plugin is enabled in")
-            && run.stdout.contains("home/.claude/settings.json"),
-        "{run:?}"
-    );
-    let json = p.run(&["install", "--dry-run", "--json"], "").json();
-    assert_eq!(json["notes"].as_array().unwrap().len(), 1, "{json}");
-    std::fs::write(
-        p.home.join(".claude/settings.json"),
+    let before = p.snapshot();
+    for args in [
+        &["install"][..],
+        &["install", "--local"],
+        &["install", "--user"],
+        &["install", "--dry-run", "--json"],
+    ] {
+        let run = p.run(args, "");
+        run.assert_one_line_error();
+        assert!(
+            run.stderr.contains("the taskhook plugin is enabled in")
+                && run.stderr.contains("home/.claude/settings.json"),
+            "{run:?}"
+        );
+        assert!(run.stderr.contains("claude plugin disable"), "{run:?}");
+        assert_eq!(p.snapshot(), before, "{args:?} wrote something");
+    }
+    // A project that turns the plugin off for itself (local over user) may install.
+    p.write(
+        ".claude/settings.local.json",
         r#"{"enabledPlugins": {"taskhook@taskhook": false}}"#,
-    )
-    .unwrap();
-    let json = p.run(&["install", "--dry-run", "--json"], "").json();
-    assert_eq!(json["notes"], json!([]));
+    );
+    assert_eq!(p.run(&["install"], "").code, 0);
+    // Uninstalling is always possible.
+    std::fs::remove_file(p.root.join(".claude/settings.local.json")).unwrap();
+    let run = p.run(&["install", "--uninstall"], "");
+    assert_eq!(run.code, 0, "{run:?}");
 }

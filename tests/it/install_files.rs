@@ -169,7 +169,7 @@ fn gitignore_recipe_is_offered_and_appended_on_request() {
     assert!(dry.stdout.contains("Would add to"), "{dry:?}");
     let run = p.run(&["install", "--gitignore"], "");
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("Added 5 lines to"), "{run:?}");
+    assert!(run.stdout.contains("Added 6 lines to"), "{run:?}");
     let text = std::fs::read_to_string(p.root.join(".gitignore")).unwrap();
     assert!(
         text.starts_with("/target\n.claude/*.taskhook-backup-*\n\n# taskhook: "),
@@ -181,6 +181,7 @@ fn gitignore_recipe_is_offered_and_appended_on_request() {
         ".claude/settings.local.json",
         ".claude/taskhook/agents.json",
         ".claude/taskhook/journal.jsonl*",
+        ".claude/taskhook/applied.json",
     ] {
         assert!(text.lines().any(|x| x == l), "{l} in {text}");
     }
@@ -207,6 +208,7 @@ fn gitignore_recipe_is_offered_and_appended_on_request() {
         ".claude/iterative/x/state.json.corrupt-20260301T120000Z",
         ".claude/settings.json.taskhook-backup-20260301T120000Z-2",
         ".claude/taskhook/journal.jsonl.1",
+        ".claude/taskhook/applied.json",
     ] {
         let out = git(&["check-ignore", "-q", "--no-index", f]);
         assert!(out.status.success(), "{f} is not ignored by\n{text}");

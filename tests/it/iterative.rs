@@ -560,7 +560,7 @@ fn hand_commands_signal_status_archive() {
         "confirming"
     );
     l.p.run(&["iterative", "signal", "s", "T1", "nonsense"], "")
-        .assert_one_line_error();
+        .assert_one_line_usage_error();
     l.p.run(&["iterative", "signal", "s", "T9", "DONE"], "")
         .assert_one_line_error();
     // Issue 14 item 15: unfinished work is archived only with --force.

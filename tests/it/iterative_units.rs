@@ -53,7 +53,7 @@ fn every_budget_of_one_or_more_finishes_and_zero_is_refused() {
         ],
         "",
     );
-    run.assert_one_line_error();
+    run.assert_one_line_usage_error();
     assert!(run.stderr.contains("at least 1"), "{run:?}");
     assert!(!l.p.root.join(".claude/iterative/zero").exists());
 }
@@ -372,7 +372,7 @@ fn new_fills_the_brief_and_context_templates() {
         ],
         "",
     )
-    .assert_one_line_error();
+    .assert_one_line_usage_error();
 }
 
 #[test]

@@ -169,11 +169,11 @@ fn bad_environment_fails_only_what_uses_it() {
 }
 
 #[test]
-fn usage_errors_are_one_line_exit_one() {
+fn usage_errors_exit_two_with_clap_whole_message() {
     let p = Project::new();
     for args in [&["frobnicate"][..], &["replay"], &["status", "--nope"]] {
         let run = p.run(args, "");
-        run.assert_one_line_error();
+        run.assert_usage_error();
     }
     let help = p.run(&["--help"], "");
     assert_eq!(help.code, 0);
@@ -187,6 +187,7 @@ fn hook_refuses_a_terminal_stdin_instead_of_waiting() {
     let mut io = taskhook::cli::Io {
         stdin: &mut stdin,
         stdin_is_terminal: true,
+        color: false,
         stdout: &mut stdout,
         stderr: &mut stderr,
     };
@@ -197,7 +198,7 @@ fn hook_refuses_a_terminal_stdin_instead_of_waiting() {
         p.root.clone(),
         &mut io,
     );
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "a usage error");
     assert!(stdout.is_empty());
     let err = String::from_utf8(stderr).unwrap();
     assert_eq!(err.lines().count(), 1);

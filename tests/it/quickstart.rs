@@ -61,3 +61,55 @@ fn the_readme_quick_start_runs_verbatim() {
     let run = p.hook(&stop);
     assert!(run.stdout.contains("confirmation pass"), "{run:?}");
 }
+
+/// Issue 26 item 8: the README of a clone stands alone: it names nothing outside the
+/// repository, opens with what taskhook is and its two commands, says that `cargo test`
+/// downloads Claude Code and how to run the rest without it, and the Quick start says to `cd`
+/// into your own project first.
+#[test]
+fn the_readme_stands_alone_in_a_clone() {
+    let readme = include_str!("../../README.md");
+    for outside in [
+        "../shared",
+        "FINDINGS.md",
+        "CONTRACT.md",
+        "CONTRACT §",
+        "shared/seeds",
+    ] {
+        assert!(!readme.contains(outside), "the README names {outside}");
+    }
+    for n in 0..5 {
+        let seed = format!("seed 00{n}");
+        assert!(
+            !readme.to_lowercase().contains(&seed),
+            "the README names {seed}"
+        );
+    }
+    // Every link to a file of the repository leads to one.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for link in readme.split("](").skip(1) {
+        let target = link.split(')').next().unwrap();
+        if target.starts_with('#') || target.contains("://") {
+            continue;
+        }
+        assert!(root.join(target).exists(), "the README links {target}");
+    }
+    // It opens with what taskhook is, then the install and the test command.
+    let intro = &readme[..readme.find("\n## ").unwrap()];
+    assert!(intro.contains("taskhook is one Rust binary that Claude Code runs as a hook"));
+    assert!(
+        intro.contains("./install.sh") && intro.contains("cargo test"),
+        "{intro}"
+    );
+    assert!(
+        !intro.contains(".ci/run"),
+        "CI internals belong in Tests:\n{intro}"
+    );
+    // The download, its size, where it is kept, and the suite without it.
+    assert!(readme.contains("`cargo test` downloads Claude Code through npm"));
+    assert!(readme.contains("364 MB") && readme.contains("tests/e2e/node_modules/"));
+    assert!(readme.contains("cargo test --locked --lib --test it"));
+    // The Quick start says where to run install.
+    let quick = &readme[readme.find("## Quick start").unwrap()..readme.find("## Install").unwrap()];
+    assert!(quick.contains("`cd` into your own project"), "{quick}");
+}

@@ -132,6 +132,7 @@ impl Tour<'_> {
         let mut io = crate::cli::Io {
             stdin: &mut stdin,
             stdin_is_terminal: true,
+            color: false,
             stdout: &mut stdout,
             stderr: &mut stderr,
         };

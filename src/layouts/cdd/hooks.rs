@@ -317,7 +317,7 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
         };
         return Ok(Reply {
             deny: Some(format!(
-                "{OWNERSHIP} (seed 004): a subagent may not run `{}`.{unsure} Do the task's work, then end your final message with <signal>NAME_DONE</signal> or <signal>NAME_FAILED: why</signal>; the orchestrator moves the task.",
+                "{OWNERSHIP} (the cdd format): a subagent may not run `{}`.{unsure} Do the task's work, then end your final message with <signal>NAME_DONE</signal> or <signal>NAME_FAILED: why</signal>; the orchestrator moves the task.",
                 shown.join("`, `")
             )),
             ..Default::default()

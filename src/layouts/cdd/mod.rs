@@ -163,11 +163,15 @@ impl Paths {
     }
 }
 
-/// The workspace of a project: `CDD_DIR` (relative to the current folder), else `cdd_dir` in
-/// `.claude/taskhook.json` (relative to the project).
+/// The workspace of a project: `CDD_DIR`, else `cdd_dir` in `.claude/taskhook.json`, each
+/// relative to the project folder when relative (so a command run from a subfolder, or a hook
+/// of a subagent working there, finds the same workspace).
 pub fn locate(cx: &Ctx, project: &Project) -> CResult<Paths> {
     if let Some(dir) = cx.env.get_os(CDD_DIR) {
-        return Ok(Paths::of(&cx.absolute(Path::new(dir))));
+        let ws = project.root.join(dir);
+        // What the environment names is the user's choice (see Ctx::new).
+        cx.store.trust(&ws, false);
+        return Ok(Paths::of(&ws));
     }
     let config = project
         .config(&cx.store)

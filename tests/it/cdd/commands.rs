@@ -314,7 +314,7 @@ fn failures_are_one_json_object_with_a_stable_code() {
     assert_eq!(code(&w.cdd(&["import"])), "TASK_FILE_MISSING");
     std::fs::write(w.path("tasks/baz.md"), "# baz\n").unwrap();
     w.ok(&["import"]);
-    let cases: [(&[&str], &str); 16] = [
+    let cases: [(&[&str], &str); 15] = [
         (&["start", "nope.md"], "NOT_FOUND"),
         (&["continue", "nope"], "NOT_FOUND"),
         (&["import", "/nonexistent/order.json"], "NOT_FOUND"),
@@ -324,7 +324,6 @@ fn failures_are_one_json_object_with_a_stable_code() {
         (&["done", ".hidden"], "INVALID_NAME"),
         (&["list", "finished"], "INVALID_STATUS"),
         (&["frobnicate"], "USAGE"),
-        (&[], "USAGE"),
         (&["start"], "USAGE"),
         (&["escalate", "foo.md"], "USAGE"),
         (&["next", "extra"], "USAGE"),
@@ -335,6 +334,10 @@ fn failures_are_one_json_object_with_a_stable_code() {
     for (args, expected) in cases {
         assert_eq!(code(&w.cdd(args)), expected, "{args:?}");
     }
+    // `taskhook cdd` alone prints its help, like every group of commands.
+    let help = w.cdd(&[]);
+    assert_eq!(help.code, 0, "{help:?}");
+    assert!(help.stdout.contains("Usage: taskhook cdd"), "{help:?}");
     w.ok(&["start", "foo.md"]);
     assert_eq!(code(&w.cdd(&["start", "bar.md"])), "TASK_IN_PROGRESS");
     assert_eq!(code(&w.cdd(&["start", "foo.md"])), "WRONG_STATUS");

@@ -127,16 +127,24 @@ pub fn ok(run: &Run) -> Value {
     v["data"].clone()
 }
 
-/// The code of a failed reply: exit 1, one JSON object with exactly success, error and code.
+/// The code of a failed reply: one JSON object with exactly success, error and code; exit 1
+/// and nothing on stderr, or for a wrong command line (`USAGE`) exit 2 with clap's message on
+/// stderr.
 pub fn code(run: &Run) -> String {
-    assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:?}");
     assert_eq!(run.stdout.lines().count(), 1, "{run:?}");
     let v = run.json();
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["success", "error", "code"], "{run:?}");
     assert_eq!(v["success"], false);
     assert!(!v["error"].as_str().unwrap().is_empty());
-    v["code"].as_str().unwrap().to_string()
+    let code = v["code"].as_str().unwrap().to_string();
+    if code == "USAGE" {
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(run.stderr.contains("Usage: taskhook cdd"), "{run:?}");
+    } else {
+        assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:?}");
+    }
+    code
 }
 
 /// A payload from the captures, in this project.

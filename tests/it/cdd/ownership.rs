@@ -163,7 +163,7 @@ fn only_commands_that_would_run_a_moving_verb_are_denied() {
             .unwrap_or_else(|| panic!("{command:?} was let through"));
         assert_eq!(
             reason,
-            format!("only the orchestrator manipulates task state (seed 004): a subagent may not run `{shown}`.{AFTER}"),
+            format!("only the orchestrator manipulates task state (the cdd format): a subagent may not run `{shown}`.{AFTER}"),
             "{command:?}"
         );
     }
@@ -186,7 +186,7 @@ fn a_command_that_cannot_be_parsed_is_refused_on_the_safe_side_and_says_so() {
     assert_eq!(
         reason,
         format!(
-            "only the orchestrator manipulates task state (seed 004): a subagent may not run `taskhook cdd done foo.md`. This command could not be parsed (an unbalanced quote), and it mentions that, so it is refused on the safe side; if it only mentions it (a message, a search), fix its quoting.{AFTER}"
+            "only the orchestrator manipulates task state (the cdd format): a subagent may not run `taskhook cdd done foo.md`. This command could not be parsed (an unbalanced quote), and it mentions that, so it is refused on the safe side; if it only mentions it (a message, a search), fix its quoting.{AFTER}"
         )
     );
     // An unparsable command that mentions no moving verb is not refused.

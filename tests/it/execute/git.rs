@@ -131,6 +131,13 @@ fn a_task_in_its_worktree_from_launch_to_merge() {
         )),
         "{r}"
     );
+    // Its verification pass (the transcript has grown).
+    let mut stop = e.stop_payload(
+        "sub1",
+        "Implement <task>L1-001</task>.",
+        "<signal>L1-001_DONE</signal>",
+    );
+    stop["cwd"] = json!(wt);
     e.p.hook(&stop);
     assert_eq!(e.status("L1-001"), "verified");
 

@@ -235,7 +235,8 @@ fn sync_entries_carry_the_external_id() {
         let mut a = vec!["projects", "log", "web"];
         a.extend(args);
         let run = pr.p.run(&a, "");
-        run.assert_one_line_error();
+        // A wrong command line is a usage error (exit 2); a task that is not there, a refusal.
+        run.assert_one_line_exit(if want == "no task T9" { 1 } else { 2 });
         assert!(run.stderr.contains(want), "{want}: {run:?}");
     }
 }
@@ -280,7 +281,7 @@ fn start_set_next_and_velocity() {
     );
     assert_eq!(pr.json("progress/velocity.json")["tasks_completed"], 1);
     let run = pr.p.run(&["projects", "set", "web", "T1", "DONE"], "");
-    run.assert_one_line_error();
+    run.assert_one_line_usage_error();
     assert!(run.stderr.contains("unknown status"), "{run:?}");
     pr.ok(&["projects", "set", "web", "T1", "CANCELLED"]);
     pr.ok(&["projects", "set", "web", "T3", "COMPLETE"]);

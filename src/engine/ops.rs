@@ -40,6 +40,11 @@ pub fn session_start(
             })
         })
         .collect();
+    let held = if held.claims.is_empty() {
+        held
+    } else {
+        crate::engine::agent::in_view(cx, project, &held)
+    };
     let session = cx.payload().session_id;
     reply.context = index::context(cx, &seen, &held, session.as_deref())
         .into_iter()

@@ -75,7 +75,7 @@ pub fn show(cx: &Ctx, project: &Project, name: &str) -> Result<ShowOut> {
         deps,
         pass: u.pass.clone(),
         claim: held
-            .of(f.layout.name(), &f.store.id, &u.id)
+            .of(f.layout.name(), &f.store.id, f.key(at.unit))
             .map(|c| claim_view(cx, c)),
         sections: sections
             .into_iter()

@@ -388,6 +388,32 @@ fn sessions_do_not_hand_each_other_work() {
     ok(&verb(&p, Some(B), at, &["claim", "1"]));
     let a = ok(&verb(&p, Some(A), at, &["claim", "1", "--json"]));
     assert_eq!(a["unit"], "proj/1", "{a}");
+    // A subagent launched for `<task>1</task>` is each session's own task 1: B's launch is
+    // not denied for A's claim, and a launch for A's task from B is.
+    let launch = |session: &str, prompt: &str| {
+        let mut l = p.payload("PreToolUse.Agent.json");
+        l["session_id"] = json!(session);
+        l["tool_input"]["prompt"] = json!(prompt);
+        hook_at(&p, &l, at)
+    };
+    let r = launch(B, "<task>1</task> write the docs");
+    assert!(!r.stdout.contains("deny"), "{r:?}");
+    let r = launch(B, "<task>proj/1@aaaaaaaa</task> migrate");
+    assert!(
+        r.stdout.contains("deny") && r.stdout.contains("held by session aaaaaaaa"),
+        "{r:?}"
+    );
+    let r = launch(A, "<task>1</task> migrate");
+    assert!(!r.stdout.contains("deny"), "{r:?}");
+    // A's task 2, which nobody claimed, is still A's: B's launch for it is denied.
+    let r = launch(B, "<task>proj/2@aaaaaaaa</task> seed");
+    assert!(
+        r.stdout.contains("deny")
+            && r.stdout
+                .contains("task 2@aaaaaaaa of list proj is session aaaaaaaa's task"),
+        "{r:?}"
+    );
+    // Each launch met its session's claim in one record (the mirror's id).
     let claims: Value = serde_json::from_slice(
         &std::fs::read(p.root.join(".claude/taskhook/claims.json")).unwrap(),
     )
@@ -442,11 +468,21 @@ fn sessions_do_not_hand_each_other_work() {
 fn a_session_that_ended_leaves_its_tasks_over() {
     let p = Project::new();
     hook_at(&p, &create(&p.root, A, "1", "Migrate database"), NOW);
+    ok(&verb(&p, Some(A), NOW, &["claim", "1"]));
+    assert_eq!(task(&doc(&p), "1@aaaaaaaa")["status"], "in_progress");
     let n = ok(&verb(&p, Some(B), NOW, &["next", "--json"]));
     assert_eq!(n["unit"], Value::Null, "{n}");
+    // SessionEnd gives A's claimed task back (named as A knows it) and ends A's liveness.
     let mut end = p.payload("SessionEnd.other.json");
     end["session_id"] = json!(A);
-    hook_at(&p, &end, NOW);
+    let r = hook_at(&p, &end, NOW);
+    assert!(
+        r.stdout.contains("proj/1 released: its session ended"),
+        "{r:?}"
+    );
+    let d = doc(&p);
+    assert_eq!(task(&d, "1@aaaaaaaa")["status"], "pending");
+    assert_eq!(task(&d, "1@aaaaaaaa")["assignee"], Value::Null);
     let n = ok(&verb(&p, Some(B), NOW, &["next", "--json"]));
     assert_eq!(n["unit"], "proj/1@aaaaaaaa", "{n}");
     assert_eq!(n["why"], "ready: left by session aaaaaaaa", "{n}");

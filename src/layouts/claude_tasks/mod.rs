@@ -328,7 +328,8 @@ impl Layout for ClaudeTasks {
     /// `metadata.custom_fields.done_note`); the main agent learns what became ready and what
     /// Claude Code's own list needs. `FAILED` sends a task in progress back to `pending`, the
     /// reason kept in `metadata.custom_fields.last_failure` ([`work::fail`]). `BLOCKED` changes
-    /// nothing (seed 002's `blocked` means unmet dependencies): the main agent is told.
+    /// nothing (seed 002's `blocked` means unmet dependencies): the main agent is told. A
+    /// launch for another live session's task is denied ([`work::launch`]).
     fn step(
         &self,
         cx: &Ctx,
@@ -337,8 +338,10 @@ impl Layout for ClaudeTasks {
         input: Input<'_>,
         turn: &Turn<'_>,
     ) -> Result<Step> {
-        let Input::Signal(kind, reason) = input else {
-            return Ok(Step::default());
+        let (kind, reason) = match input {
+            Input::Signal(kind, reason) => (kind, reason),
+            Input::Launch => return work::launch(cx, store, unit),
+            Input::NoSignal => return Ok(Step::default()),
         };
         let by_subagent = turn.agent_id.is_some();
         Ok(match kind {

@@ -393,6 +393,32 @@ pub fn fail(
     Ok(step)
 }
 
+/// A subagent launched for `unit`: denied when it is another live session's task (issue 26
+/// item 10: sessions do not hand each other work); otherwise nothing changes (the launch is a
+/// claim, recorded by the engine).
+pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    let mut owners = Owners::of(cx, store);
+    let deny = with_list(cx, store, |list| {
+        let list = list?;
+        let i = list.keys.find_shown(list, unit)?;
+        let v = list.view(i);
+        match owners.whose(cx, v) {
+            Whose::Theirs(o) if v.status != Status::Completed => Some(format!(
+                "taskhook: task {} of list {} is {}; launch a subagent for a task of this \
+                 session (taskhook next).",
+                list.shown(i),
+                store.id,
+                theirs_why(cx, &o)
+            )),
+            _ => None,
+        }
+    })?;
+    Ok(Step {
+        deny,
+        ..Default::default()
+    })
+}
+
 /// The units a `<task>` or `<signal>` name may resolve to: each task by the name the session
 /// asking reads ([`Keys::shown`]) and by its id.
 pub fn names(cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {

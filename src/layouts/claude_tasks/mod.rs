@@ -18,12 +18,16 @@
 //! - two sessions never overwrite each other's mirrored tasks ([`scope`]);
 //! - a corrupt or schema-invalid file is never overwritten: writes are refused with
 //!   [`Error::Corrupt`]; `taskhook recover` keeps every task that validates ([`recover`]);
-//! - Claude Code's own `<N>.json` files are read, never written.
+//! - Claude Code's own `<N>.json` files are read, never written: when the mirror's status of
+//!   such a task moves away from Claude Code's, the main agent is told the `TaskUpdate` to make
+//!   ([`truth`]).
 //!
 //! The rooms: [`doc`] (where the list lives, reading it), [`view`], [`list`], [`canon`] and
 //! [`pipeline`] (the parsed list and what every change goes through), [`write`] (the
 //! transaction, `tasks write|read`), [`complete`], [`mirror`], [`task_tools`] and [`scope`]
-//! (Claude Code's task tools), [`summary`], [`recover`].
+//! (Claude Code's task tools; whose task is whose and how each session names it), [`work`]
+//! (the agent's verbs), [`truth`] (the `TaskUpdate` that keeps Claude Code's own list in step),
+//! [`summary`], [`recover`].
 
 pub mod canon;
 pub mod complete;

@@ -6,6 +6,12 @@
 //! (`CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS`) share one list. TaskCompleted, `tasks_completed`
 //! and signals resolve a bare number the same way.
 //!
+//! How a session names them (issue 26 item 9): the session asking (the payload's, else the
+//! `CLAUDE_CODE_SESSION_ID` a command runs in) reads its own tasks by Claude Code's numbers,
+//! `1`, in every message and unit reference ([`Keys::shown`], [`Keys::find_shown`]); other
+//! sessions' tasks keep the mirror's `1@aaaaaaaa`. And whose work they are (issue 26 item 10):
+//! another live session's unfinished tasks are that session's ([`Owners`], [`Whose`]).
+//!
 //! TodoWrite's todos are recorded with the project and session that wrote them, and a
 //! TodoWrite only removes (or claims) todos of its own project, session and agent.
 //!

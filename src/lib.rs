@@ -16,6 +16,7 @@
 //! - [`cli`]: the clap commands, thin.
 
 pub mod agents;
+pub mod claims;
 pub mod cli;
 pub mod config;
 pub mod context;

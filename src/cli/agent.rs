@@ -2,9 +2,9 @@
 //! release`. Thin: parse, act through `engine::agent`, print readable text or (with `--json`)
 //! one JSON object. Exit 0 on success, 1 on a refusal or an error (one line why).
 
+use crate::claims::Owner;
 use crate::context::Ctx;
 use crate::engine::agent::{self, Acted, Next, ShowOut, Verb};
-use crate::engine::claims::Owner;
 use crate::error::Result;
 
 use super::{out, out_json, Io};

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use super::claims::{self, Claims};
+use crate::claims::{self, Claims};
 use crate::context::Ctx;
 use crate::layouts::Summary;
 

@@ -16,7 +16,6 @@
 //! failure after the store moved is reported with exit 0, so the change is not hidden).
 
 pub mod agent;
-pub mod claims;
 pub mod dedup;
 mod edits;
 pub mod facts;
@@ -28,6 +27,7 @@ pub mod subagent;
 use std::cell::OnceCell;
 
 use crate::agents;
+use crate::claims;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::hook::input::Payload;

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::agents;
+use crate::claims::{self, Claims};
 use crate::context::Ctx;
-use crate::engine::claims::{self, Claims};
 use crate::engine::facts::Start;
 use crate::engine::index;
 use crate::error::{Error, Result};
@@ -41,6 +41,11 @@ pub fn session_start(
             })
         })
         .collect();
+    let held = if held.claims.is_empty() {
+        held
+    } else {
+        crate::engine::agent::in_view(cx, project, &held)
+    };
     let session = cx.payload().session_id;
     reply.context = index::context(cx, &seen, &held, session.as_deref())
         .into_iter()

@@ -181,6 +181,16 @@ pub trait Layout: Sync {
         Ok(work::from_summary(&self.summarize(cx, store)?))
     }
 
+    /// [`Layout::work`], with the id each unit's claims are recorded under, in the same order:
+    /// the unit's own id, unless the layout's ids depend on who asks (claude-tasks shows a
+    /// session its own tasks by Claude Code's numbers, `1`, and another session's as
+    /// `1@aaaaaaaa`), when it is the one id every session agrees on.
+    fn work_keyed(&self, cx: &Ctx, store: &StoreRef) -> Result<(Vec<WorkUnit>, Vec<String>)> {
+        let units = self.work(cx, store)?;
+        let keys = units.iter().map(|u| u.id.clone()).collect();
+        Ok((units, keys))
+    }
+
     /// Everything needed to do one unit (`taskhook show`): its description or brief, files,
     /// dependencies, attempts and last failure, guardrails, recent history.
     fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {

@@ -9,11 +9,11 @@ use serde_json::{json, Value};
 
 use crate::common::{Project, Run, NOW};
 
-const A: &str = "aaaaaaaa-1111-4111-8111-111111111111";
-const B: &str = "bbbbbbbb-2222-4222-8222-222222222222";
+pub(crate) const A: &str = "aaaaaaaa-1111-4111-8111-111111111111";
+pub(crate) const B: &str = "bbbbbbbb-2222-4222-8222-222222222222";
 
 /// Runs a verb as session `session` (or a person, with `None`) at time `at`.
-fn verb(p: &Project, session: Option<&str>, at: &str, args: &[&str]) -> Run {
+pub(crate) fn verb(p: &Project, session: Option<&str>, at: &str, args: &[&str]) -> Run {
     let mut c = p.cmd();
     c.env("TASKHOOK_NOW", at).env("USER", "alice");
     if let Some(s) = session {
@@ -22,12 +22,12 @@ fn verb(p: &Project, session: Option<&str>, at: &str, args: &[&str]) -> Run {
     p.run_with(c, args, "")
 }
 
-fn ok(r: &Run) -> Value {
+pub(crate) fn ok(r: &Run) -> Value {
     assert_eq!(r.code, 0, "{r:?}");
     serde_json::from_str(&r.stdout).unwrap_or(Value::Null)
 }
 
-fn refused(r: &Run, words: &[&str]) {
+pub(crate) fn refused(r: &Run, words: &[&str]) {
     assert_eq!(r.code, 1, "{r:?}");
     r.assert_one_line_error();
     for w in words {

@@ -62,7 +62,7 @@ fn a_reopened_dependency_blocks_its_started_dependants_again_and_says_so() {
     let r = hook_ok(&p, &update(&p, json!({"taskId": "1", "status": "pending"})));
     let ctx = r.context();
     assert!(
-        ctx.contains("blocked again") && ctx.contains("2@s-1 (Test parser"),
+        ctx.contains("blocked again") && ctx.contains(": 2 (Test parser"),
         "{ctx}"
     );
     assert_eq!(task(&doc(&p), "2@s-1")["status"], "blocked");
@@ -138,7 +138,8 @@ fn after_tasks_completed_the_main_agent_hears_what_became_ready_and_unknown_ids(
     agent["cwd"] = json!(p.root.display().to_string());
     let ctx = hook_ok(&p, &agent).context();
     assert!(
-        ctx.contains("completed task a of list proj") && ctx.contains("now ready: b (B)"),
+        ctx.contains("a subagent completed task a (A) of list proj")
+            && ctx.contains("now ready: b (B)"),
         "{ctx}"
     );
     assert!(ctx.contains("ghost"), "{ctx}");

@@ -62,7 +62,7 @@ fn three_thousand_blockers_in_one_update() {
         &p,
         &update(&p, json!({"taskId": "1", "addBlocks": ["2", "3"]})),
     );
-    assert!(r.context().contains("2@s-1 → 1@s-1 → 2@s-1"), "{r:?}");
+    assert!(r.context().contains("the cycle 2 → 1 → 2"), "{r:?}");
     assert_eq!(
         task(&doc(&p), "2@s-1")["dependencies"],
         json!([]),
@@ -149,10 +149,8 @@ fn ten_thousand_blockers_with_repeats_and_cycles_in_one_update() {
     );
     let ctx = r.context();
     assert!(
-        ctx.contains(
-            "left out the dependency of 1@s-1 on 2@s-1: it would close the cycle 1@s-1 → \
-             2@s-1 → 1@s-1."
-        ) && ctx.contains("left out the dependency of 1@s-1 on 1@s-1"),
+        ctx.contains("left out the dependency of 1 on 2: it would close the cycle 1 → 2 → 1.")
+            && ctx.contains("left out the dependency of 1 on 1"),
         "{ctx}"
     );
     let d = doc(&p);

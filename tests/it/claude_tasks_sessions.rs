@@ -13,13 +13,13 @@ use crate::common::{Project, Run};
 const A: &str = "aaaaaaaa-1111-4111-8111-111111111111";
 const B: &str = "bbbbbbbb-2222-4222-8222-222222222222";
 
-fn post(cwd: &Path, session: &str, tool: &str, input: Value, response: Value) -> Value {
+pub(crate) fn post(cwd: &Path, session: &str, tool: &str, input: Value, response: Value) -> Value {
     json!({"session_id": session, "cwd": cwd.display().to_string(),
            "hook_event_name": "PostToolUse", "tool_name": tool,
            "tool_input": input, "tool_response": response})
 }
 
-fn create(cwd: &Path, session: &str, n: &str, subject: &str) -> Value {
+pub(crate) fn create(cwd: &Path, session: &str, n: &str, subject: &str) -> Value {
     post(
         cwd,
         session,
@@ -29,7 +29,7 @@ fn create(cwd: &Path, session: &str, n: &str, subject: &str) -> Value {
     )
 }
 
-fn update(cwd: &Path, session: &str, input: Value) -> Value {
+pub(crate) fn update(cwd: &Path, session: &str, input: Value) -> Value {
     let n = input["taskId"].clone();
     post(
         cwd,
@@ -93,8 +93,11 @@ fn two_sessions_keep_their_own_task_numbers() {
     };
     let r = p.hook(&done(B, "2"));
     assert_eq!(r.code, 2, "{r:?}");
+    // Named as B knows them (issue 26 item 9): Claude Code's numbers, no `@`.
     assert!(
-        r.stderr.contains("1@bbbbbbbb (Write docs) [pending]"),
+        r.stderr.contains("Task 2 (Publish docs)")
+            && r.stderr.contains(": 1 (Write docs) [pending]")
+            && !r.stderr.contains('@'),
         "{r:?}"
     );
     // A signal naming #1 in B's session completes B's #1.
@@ -104,7 +107,7 @@ fn two_sessions_keep_their_own_task_numbers() {
     let out = run(&p, &stop).json();
     assert_eq!(
         out["hookSpecificOutput"]["tasks_to_update"],
-        json!([{"task_id": "1@bbbbbbbb", "status": "completed"}])
+        json!([{"task_id": "1", "status": "completed"}])
     );
     assert_eq!(p.hook(&done(B, "2")).code, 0);
     // tasks_completed names numbers the same way.

@@ -12,6 +12,7 @@ mod agent;
 mod agents;
 mod cdd;
 mod claude_tasks;
+mod claude_tasks_agent;
 mod claude_tasks_rules;
 mod claude_tasks_scale;
 mod claude_tasks_sessions;

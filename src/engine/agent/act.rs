@@ -4,8 +4,8 @@ use serde::Serialize;
 
 use super::resolve::resolve;
 use super::{claim_view, reference, shell_quote, stores, then, Broken, ClaimView, Found, Then};
+use crate::claims::{self, Claim, Claims, Owner};
 use crate::context::Ctx;
-use crate::engine::claims::{self, Claim, Claims, Owner};
 use crate::error::{Error, Result};
 use crate::layouts::{Input, Phase, Step, Turn, WorkUnit};
 use crate::project::Project;
@@ -122,7 +122,9 @@ fn plan(
     let f = &found[at.store];
     let u = &f.units[at.unit];
     let r = reference(&f.store.id, &u.id);
-    let current = held.of(f.layout.name(), &f.store.id, &u.id).cloned();
+    let current = held
+        .of(f.layout.name(), &f.store.id, f.key(at.unit))
+        .cloned();
     let mine = current.as_ref().is_some_and(|c| c.owner == owner.id);
     let other = current.as_ref().filter(|c| c.owner != owner.id);
     let live_other = other.filter(|c| claims::is_live(cx, c));
@@ -241,7 +243,7 @@ pub fn act(
         let f = &found[p.store];
         let u = f.units[p.unit].clone();
         let r = p.r.clone();
-        let key = (f.layout.name(), f.store.id.as_str(), u.id.as_str());
+        let key = (f.layout.name(), f.store.id.as_str(), f.key(p.unit));
         let mut said = Vec::new();
         if let Some(line) = &p.forced {
             f.layout.note(cx, &f.store, &u.id, line)?;

@@ -22,14 +22,14 @@ mod show;
 
 use serde::Serialize;
 
-use super::claims::{self, Claim};
+use crate::claims::{self, Claim};
 use crate::context::Ctx;
 use crate::layouts::{registry, Layout, StoreRef, WorkUnit};
 use crate::project::Project;
 
 pub use act::{act, Acted, Verb};
 pub use next::{next, Next};
-pub use session::{launched, session_ended};
+pub use session::{in_view, launched, session_ended};
 pub use show::{show, Dep, Section, ShowOut};
 
 /// One store of the project with its units.
@@ -37,6 +37,18 @@ pub struct Found {
     pub layout: &'static dyn Layout,
     pub store: StoreRef,
     pub units: Vec<WorkUnit>,
+    /// The id each unit's claims are recorded under, in the same order
+    /// ([`Layout::work_keyed`]).
+    pub keys: Vec<String>,
+}
+
+impl Found {
+    /// The id the claims of unit `i` are recorded under.
+    pub fn key(&self, i: usize) -> &str {
+        self.keys
+            .get(i)
+            .map_or_else(|| self.units[i].id.as_str(), String::as_str)
+    }
 }
 
 /// A store that could not be read: its name and what is wrong.
@@ -65,11 +77,12 @@ pub fn stores(cx: &Ctx, project: &Project) -> (Vec<Found>, Vec<Broken>) {
             }
         };
         for store in stores {
-            match layout.work(cx, &store) {
-                Ok(units) => found.push(Found {
+            match layout.work_keyed(cx, &store) {
+                Ok((units, keys)) => found.push(Found {
                     layout,
                     store,
                     units,
+                    keys,
                 }),
                 Err(e) => broken.push(Broken {
                     layout: layout.name(),

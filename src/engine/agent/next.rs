@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::{reference, stores, then, Broken, Found, Then};
+use crate::claims::{self, Claims, Owner};
 use crate::context::Ctx;
-use crate::engine::claims::{self, Claims, Owner};
 use crate::error::{Error, Result};
 use crate::layouts::{Phase, WorkUnit};
 use crate::project::Project;
@@ -46,11 +46,11 @@ pub fn next(cx: &Ctx, project: &Project, owner: &Owner, only: Option<&str>) -> R
     }
     let held = claims::load(cx, &project.root)?;
     let in_scope = |f: &Found| only.is_none_or(|s| f.store.id == s);
-    let claim_of = |f: &Found, u: &WorkUnit| held.of(f.layout.name(), &f.store.id, &u.id);
+    let claim_of = |f: &Found, i: usize| held.of(f.layout.name(), &f.store.id, f.key(i));
     let mut expired = Vec::new();
     for f in found.iter().filter(|f| in_scope(f)) {
-        for u in &f.units {
-            if let Some(c) = claim_of(f, u) {
+        for (i, u) in f.units.iter().enumerate() {
+            if let Some(c) = claim_of(f, i) {
                 if c.owner != owner.id && !claims::is_live(cx, c) && u.phase == Phase::InProgress {
                     expired.push(format!(
                         "{} (held by {}, lease ended {})",
@@ -79,11 +79,11 @@ pub fn next(cx: &Ctx, project: &Project, owner: &Owner, only: Option<&str>) -> R
     };
     // 1. What this owner holds and has not finished.
     for f in found.iter().filter(|f| in_scope(f)) {
-        for u in &f.units {
+        for (i, u) in f.units.iter().enumerate() {
             if u.phase == Phase::Done {
                 continue;
             }
-            if claim_of(f, u).is_some_and(|c| c.owner == owner.id) {
+            if claim_of(f, i).is_some_and(|c| c.owner == owner.id) {
                 let why = match &u.pass {
                     Some(p) => format!("you hold it, and it owes {p}"),
                     None => format!("you hold it ({})", u.status),
@@ -94,8 +94,11 @@ pub fn next(cx: &Ctx, project: &Project, owner: &Owner, only: Option<&str>) -> R
     }
     // 2. Work another owner left: in progress, its lease ended.
     for f in found.iter().filter(|f| in_scope(f)) {
-        for u in f.units.iter().filter(|u| u.phase == Phase::InProgress) {
-            if let Some(c) = claim_of(f, u).filter(|c| !claims::is_live(cx, c)) {
+        for (i, u) in f.units.iter().enumerate() {
+            if u.phase != Phase::InProgress {
+                continue;
+            }
+            if let Some(c) = claim_of(f, i).filter(|c| !claims::is_live(cx, c)) {
                 let why = format!(
                     "{} left it {} and its lease ended {}; claiming it takes it over",
                     claims::label(&c.owner),
@@ -109,8 +112,11 @@ pub fn next(cx: &Ctx, project: &Project, owner: &Owner, only: Option<&str>) -> R
     // 3. The first ready unit nobody holds.
     let mut others = Vec::new();
     for f in found.iter().filter(|f| in_scope(f)) {
-        for u in f.units.iter().filter(|u| u.phase == Phase::Ready) {
-            match claim_of(f, u) {
+        for (i, u) in f.units.iter().enumerate() {
+            if u.phase != Phase::Ready {
+                continue;
+            }
+            match claim_of(f, i) {
                 Some(c) if claims::is_live(cx, c) => others.push(format!(
                     "{} ({})",
                     reference(&f.store.id, &u.id),
@@ -159,7 +165,7 @@ fn nothing_ready(
         .iter()
         .filter(|f| only.is_none_or(|s| f.store.id == s))
     {
-        for u in &f.units {
+        for (i, u) in f.units.iter().enumerate() {
             total += 1;
             let r = reference(&f.store.id, &u.id);
             let with_why = |r: String| match &u.why {
@@ -172,7 +178,7 @@ fn nothing_ready(
                 Phase::Blocked => blocked.push(with_why(r)),
                 Phase::InProgress => {
                     if let Some(c) = held
-                        .of(f.layout.name(), &f.store.id, &u.id)
+                        .of(f.layout.name(), &f.store.id, f.key(i))
                         .filter(|c| c.owner != owner.id && claims::is_live(cx, c))
                     {
                         others.push(format!("{r} ({})", claims::label(&c.owner)));

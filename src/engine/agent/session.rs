@@ -2,11 +2,25 @@
 //! for the launching session; SessionEnd gives back what the session held.
 
 use super::reference;
+use crate::claims::{self, Claim, Claims, Owner};
 use crate::context::Ctx;
-use crate::engine::claims::{self, Claim, Owner};
 use crate::error::Result;
 use crate::layouts::{registry, Phase, StoreRef};
 use crate::project::Project;
+
+/// The id the claims of `store`'s unit `task` (as this invocation names it) are recorded under
+/// ([`crate::layouts::Layout::work_keyed`]); the name itself when no unit has it.
+fn key_of(cx: &Ctx, store: &StoreRef, task: &str) -> Result<String> {
+    let Some(layout) = registry().iter().find(|l| l.name() == store.layout) else {
+        return Ok(task.to_string());
+    };
+    let (units, keys) = layout.work_keyed(cx, store)?;
+    Ok(units
+        .iter()
+        .position(|u| u.id == task)
+        .and_then(|i| keys.get(i).cloned())
+        .unwrap_or_else(|| task.to_string()))
+}
 
 /// A subagent launched with `<task>` by `session` took `task` of `store`: the launch is a claim
 /// by that session. Refused (the launch is denied) when another session's live claim holds it.
@@ -28,8 +42,9 @@ pub fn launched(
             return Ok(None);
         }
         let held = claims::load(cx, &project.root)?;
+        let key = key_of(cx, store, task)?;
         return Ok(held
-            .of(store.layout, &store.id, task)
+            .of(store.layout, &store.id, &key)
             .filter(|c| c.owner != owner.id && claims::is_live(cx, c))
             .map(|c| {
                 format!(
@@ -40,9 +55,10 @@ pub fn launched(
                 )
             }));
     }
+    let key = key_of(cx, store, task)?;
     claims::update(cx, &project.root, |held| {
         if held
-            .of(store.layout, &store.id, task)
+            .of(store.layout, &store.id, &key)
             .is_some_and(|c| c.owner == owner.id)
         {
             return Ok(None);
@@ -52,7 +68,7 @@ pub fn launched(
             cx,
             lease,
             &owner,
-            (store.layout, &store.id, task),
+            (store.layout, &store.id, &key),
             "launch",
         ));
         Ok(None)
@@ -89,15 +105,19 @@ pub fn session_ended(cx: &Ctx, project: &Project, session: &str) -> Result<Vec<S
             else {
                 continue;
             };
-            let r = reference(&c.store, &c.task);
-            let in_progress = layout
-                .work(cx, &store)?
+            let (units, keys) = layout.work_keyed(cx, &store)?;
+            let Some(u) = keys
                 .iter()
-                .any(|u| u.id == c.task && u.phase == Phase::InProgress);
-            if !in_progress {
+                .position(|k| *k == c.task)
+                .and_then(|i| units.get(i))
+            else {
+                continue;
+            };
+            let r = reference(&c.store, &u.id);
+            if u.phase != Phase::InProgress {
                 continue;
             }
-            match layout.release(cx, &store, &c.task) {
+            match layout.release(cx, &store, &u.id) {
                 Ok(step) if step.deny.is_none() => {
                     said.push(format!("{r} released: its session ended"))
                 }
@@ -110,4 +130,46 @@ pub fn session_ended(cx: &Ctx, project: &Project, session: &str) -> Result<Vec<S
         }
         Ok(said)
     })
+}
+
+/// The claims as this invocation names their units ([`crate::layouts::Layout::work_keyed`]:
+/// claude-tasks shows a session its own tasks by Claude Code's numbers), for the SessionStart
+/// context. Reads only the stores that hold claims; a store that cannot be read keeps the
+/// recorded ids.
+pub fn in_view(cx: &Ctx, project: &Project, held: &Claims) -> Claims {
+    let mut out = held.clone();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for c in &held.claims {
+        if !seen.contains(&(c.layout.clone(), c.store.clone())) {
+            seen.push((c.layout.clone(), c.store.clone()));
+        }
+    }
+    for (layout_name, store_id) in seen {
+        let Some(layout) = registry().iter().find(|l| l.name() == layout_name) else {
+            continue;
+        };
+        let Ok(stores) = layout.discover(cx, project) else {
+            continue;
+        };
+        let Some(store) = stores.into_iter().find(|s| s.id == store_id) else {
+            continue;
+        };
+        let Ok((units, keys)) = layout.work_keyed(cx, &store) else {
+            continue;
+        };
+        for c in out
+            .claims
+            .iter_mut()
+            .filter(|c| c.layout == layout_name && c.store == store_id)
+        {
+            if let Some(u) = keys
+                .iter()
+                .position(|k| *k == c.task)
+                .and_then(|i| units.get(i))
+            {
+                c.task = u.id.clone();
+            }
+        }
+    }
+    out
 }

@@ -4,8 +4,8 @@ use serde::Serialize;
 
 use super::resolve::resolve;
 use super::{claim_view, reference, stores, ClaimView};
+use crate::claims;
 use crate::context::Ctx;
-use crate::engine::claims;
 use crate::error::Result;
 use crate::layouts::{Phase, Shown};
 use crate::project::Project;
@@ -75,7 +75,7 @@ pub fn show(cx: &Ctx, project: &Project, name: &str) -> Result<ShowOut> {
         deps,
         pass: u.pass.clone(),
         claim: held
-            .of(f.layout.name(), &f.store.id, &u.id)
+            .of(f.layout.name(), &f.store.id, f.key(at.unit))
             .map(|c| claim_view(cx, c)),
         sections: sections
             .into_iter()

@@ -5,8 +5,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::doc::{label, unmet};
+use super::doc::{custom_fields, label, unmet};
 use super::list::List;
+use super::truth::{kept, Kept};
 use super::view::Status;
 use super::write::update;
 use crate::context::Ctx;
@@ -17,8 +18,13 @@ use crate::layouts::StoreRef;
 /// What completing tasks did.
 #[derive(Debug, Clone, Default)]
 pub struct Completed {
-    /// Ids of the list that were completed (or already were), each once.
+    /// Tasks of the list that were completed (or already were), each once, named as the asking
+    /// session knows them ([`List::shown`]: `1`, not `1@defa37fe`).
     pub found: Vec<String>,
+    /// The same as labels (`1 (Write parser)`).
+    pub labels: Vec<String>,
+    /// Those Claude Code keeps a file of ([`super::truth`]).
+    pub kept: Vec<Kept>,
     /// Names that are not tasks of the list.
     pub unknown: Vec<String>,
     /// Tasks not completed because a dependency is not: the task's label (`id (description)`)
@@ -30,12 +36,15 @@ pub struct Completed {
 
 /// Completes the tasks `names` resolve to (seed 002's SubagentStop `tasks_completed`, a `_DONE`
 /// signal), under the list's lock. A task whose dependencies are not completed (nor completed
-/// by the same call) is refused, like TaskCompleted and `tasks write` refuse it.
+/// by the same call) is refused, like TaskCompleted and `tasks write` refuse it. A `note` (what
+/// `taskhook done --note` says was done) is kept in each task's
+/// `metadata.custom_fields.done_note`.
 pub fn complete(
     cx: &Ctx,
     store: &StoreRef,
     names: &[String],
     resolve: impl Fn(&List<'_>, &str) -> Option<usize>,
+    note: Option<&str>,
 ) -> Result<Completed> {
     let applied = update(
         cx,
@@ -58,7 +67,12 @@ pub fn complete(
                     if list.view(i).status != Status::Completed {
                         list.edit(i, |t| set_str(t, "status", "completed"));
                     }
-                    done.found.push(id);
+                    if let Some(n) = note.filter(|n| !n.trim().is_empty()) {
+                        list.edit(i, |t| set_str(custom_fields(t), "done_note", n));
+                    }
+                    done.found.push(list.shown(i).to_string());
+                    done.labels.push(label(list, &id));
+                    done.kept.extend(kept(list, i));
                 } else {
                     done.refused.push((label(list, &id), unmet(list, &id)));
                 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::list::List;
+use super::scope::Keys;
 use super::view::Status;
 use super::{FILE_NAME, NAME};
 use crate::context::Ctx;
@@ -125,20 +126,25 @@ pub fn with_list<R>(
 ) -> Result<R> {
     let path = tasks_path(store);
     let text = read_text(cx, &path)?;
-    let list = load_list(&path, &store.root.display().to_string(), text.as_deref())?;
+    let mut list = load_list(&path, &store.root.display().to_string(), text.as_deref())?;
+    if let Some(l) = list.as_mut() {
+        l.keys = Keys::of(cx);
+    }
     Ok(f(list.as_ref()))
 }
 
-/// `id (description)` with the description shortened, for messages.
+/// `id (description)` with the description shortened, for messages; the id as the session
+/// reading the list knows it ([`List::shown`]: `1`, never `1@defa37fe`, for its own task).
 pub(crate) fn label(list: &List<'_>, id: &str) -> String {
     let desc = list
         .find(id)
         .map(|i| list.description(i))
         .unwrap_or_default();
+    let name = list.shown_id(id);
     if desc.trim().is_empty() {
-        id.to_string()
+        name.to_string()
     } else {
-        format!("{id} ({})", short(&desc, 60))
+        format!("{name} ({})", short(&desc, 60))
     }
 }
 

@@ -23,6 +23,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::canon::is_canonical;
+use super::scope::Keys;
 use super::view::{stamp_kind, to_zulu, Status, View};
 
 /// What a task is compared with to decide whether it changed.
@@ -93,6 +94,8 @@ pub struct List<'a> {
     pub(crate) dup_ids: bool,
     /// The dependencies of edited tasks as they were loaded (the others have not changed).
     orig_deps: HashMap<usize, Vec<Cow<'a, str>>>,
+    /// Who reads it: how its tasks are named in messages ([`List::shown`]).
+    pub(crate) keys: Keys,
 }
 
 /// The schema's root: `tasks` (array), `version` (integer >= 1, optional), `last_updated`.
@@ -135,6 +138,7 @@ impl<'a> List<'a> {
             index: HashMap::new(),
             dup_ids: false,
             orig_deps: HashMap::new(),
+            keys: Keys::default(),
         }
     }
 
@@ -177,6 +181,7 @@ impl<'a> List<'a> {
             index: HashMap::with_capacity(raws.len()),
             dup_ids: false,
             orig_deps: HashMap::new(),
+            keys: Keys::default(),
         };
         for raw in raws {
             let text = raw.get();
@@ -207,6 +212,7 @@ impl<'a> List<'a> {
             index: HashMap::new(),
             dup_ids: false,
             orig_deps: HashMap::new(),
+            keys: Keys::default(),
         };
         for (k, v) in map {
             if k == "tasks" {
@@ -243,6 +249,17 @@ impl<'a> List<'a> {
     /// The first live task with this id.
     pub fn find(&self, id: &str) -> Option<usize> {
         self.index.get(id).copied()
+    }
+
+    /// How the session reading the list names slot `i` ([`Keys::shown`]): `1` for its own
+    /// Claude Code task `1@defa37fe`, every other task by its id.
+    pub fn shown(&self, i: usize) -> &str {
+        self.keys.shown(self, i)
+    }
+
+    /// The name of task `id` in messages ([`List::shown`]); `id` itself when it is not a task.
+    pub fn shown_id<'s>(&'s self, id: &'s str) -> &'s str {
+        self.find(id).map_or(id, |i| self.shown(i))
     }
 
     /// The view of slot `i`.

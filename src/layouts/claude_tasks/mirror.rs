@@ -216,9 +216,15 @@ pub(crate) fn body_of(description: &str, subject: &str) -> String {
 /// Claude Code's own folder for this session: `<config>/tasks/<CLAUDE_CODE_TASK_LIST_ID or
 /// session id>/` (read only).
 pub(crate) fn claude_own_dir(cx: &Ctx, t: &TaskTool<'_>) -> Option<PathBuf> {
+    claude_own_dir_of(cx, t.session_id)
+}
+
+/// Claude Code's own folder of `session`'s tasks: `<config>/tasks/<CLAUDE_CODE_TASK_LIST_ID or
+/// session id>/` (read only).
+pub(crate) fn claude_own_dir_of(cx: &Ctx, session: Option<&str>) -> Option<PathBuf> {
     let id = match cx.env.get(CLAUDE_CODE_TASK_LIST_ID) {
         Some(id) => id,
-        None => t.session_id?,
+        None => session?,
     };
     let id = check_id("session id", id).ok()?;
     Some(cx.claude_config_dir().join("tasks").join(id))

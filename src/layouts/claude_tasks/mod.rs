@@ -18,12 +18,16 @@
 //! - two sessions never overwrite each other's mirrored tasks ([`scope`]);
 //! - a corrupt or schema-invalid file is never overwritten: writes are refused with
 //!   [`Error::Corrupt`]; `taskhook recover` keeps every task that validates ([`recover`]);
-//! - Claude Code's own `<N>.json` files are read, never written.
+//! - Claude Code's own `<N>.json` files are read, never written: when the mirror's status of
+//!   such a task moves away from Claude Code's, the main agent is told the `TaskUpdate` to make
+//!   ([`truth`]).
 //!
 //! The rooms: [`doc`] (where the list lives, reading it), [`view`], [`list`], [`canon`] and
 //! [`pipeline`] (the parsed list and what every change goes through), [`write`] (the
 //! transaction, `tasks write|read`), [`complete`], [`mirror`], [`task_tools`] and [`scope`]
-//! (Claude Code's task tools), [`summary`], [`recover`].
+//! (Claude Code's task tools; whose task is whose and how each session names it), [`work`]
+//! (the agent's verbs), [`truth`] (the `TaskUpdate` that keeps Claude Code's own list in step),
+//! [`summary`], [`recover`].
 
 pub mod canon;
 pub mod complete;
@@ -35,7 +39,9 @@ pub mod recover;
 pub mod scope;
 pub mod summary;
 pub mod task_tools;
+pub mod truth;
 pub mod view;
+pub mod work;
 pub mod write;
 
 #[cfg(test)]
@@ -49,7 +55,9 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
 use crate::layouts::fact::{Fact, Start, TaskToolKind};
-use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
+use crate::layouts::{
+    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+};
 use crate::project::Project;
 use crate::signals::SignalKind;
 use scope::Keys;
@@ -87,13 +95,32 @@ fn is_list_path(path: &str) -> bool {
             .is_some_and(|n| n == "tasks")
 }
 
-/// Completes `names` (seed 002's `tasks_completed`, a `_DONE` signal) and says so: the reply
-/// carries `tasks_to_update` (seed 002); the user hears of unknown and refused ids
-/// (`systemMessage`); the main agent hears all of it, and what became ready, at its next tool
-/// call (the `Agent` call's PostToolUse for a foreground subagent).
-fn complete_and_tell(cx: &Ctx, store: &StoreRef, names: &[String]) -> Result<(Reply, Completed)> {
+/// Who names the tasks to complete: Claude Code's own numbers first (seed 002's
+/// `tasks_completed`), or the names taskhook showed the session (a signal, a verb).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Naming {
+    ClaudeCode,
+    Shown,
+}
+
+/// Completes `names` (seed 002's `tasks_completed`, a `_DONE` signal, `taskhook done`) and says
+/// so: the reply carries `tasks_to_update` (seed 002; Claude Code 2.1.330 ignores it); the user
+/// hears of unknown and refused ids (`systemMessage`); the main agent hears all of it, what
+/// became ready, and the `TaskUpdate` that makes Claude Code's own list agree
+/// ([`truth`]), at its next tool call (the `Agent` call's PostToolUse for a foreground
+/// subagent). Every task is named as the session knows it (`1`, never `1@defa37fe`).
+fn complete_and_tell(
+    cx: &Ctx,
+    store: &StoreRef,
+    names: &[String],
+    (naming, by_subagent, note): (Naming, bool, Option<&str>),
+) -> Result<(Reply, Completed)> {
     let keys = Keys::of(cx);
-    let done = complete(cx, store, names, |list, name| keys.resolve(list, name))?;
+    let resolve = |list: &list::List<'_>, name: &str| match naming {
+        Naming::ClaudeCode => keys.resolve(list, name),
+        Naming::Shown => keys.find_shown(list, name),
+    };
+    let done = complete(cx, store, names, resolve, note)?;
     let mut r = Reply::default();
     if !done.found.is_empty() {
         let list: Vec<Value> = done
@@ -103,19 +130,23 @@ fn complete_and_tell(cx: &Ctx, store: &StoreRef, names: &[String]) -> Result<(Re
             .collect();
         r.extra.insert("tasks_to_update".into(), Value::Array(list));
         let mut line = format!(
-            "taskhook: a subagent completed {} {} of list {}",
+            "taskhook: {}completed {} {} of list {}",
+            if by_subagent { "a subagent " } else { "" },
             if done.found.len() == 1 {
                 "task"
             } else {
                 "tasks"
             },
-            done.found.join(", "),
+            done.labels.join(", "),
             store.id
         );
         if !done.ready.is_empty() {
             line.push_str(&format!("; now ready: {}", done.ready.join(", ")));
         }
         r.tell_main.push(format!("{line}."));
+        let (main, user) = truth::tell(cx, &done.kept, "completed");
+        r.tell_main.extend(main);
+        r.system.extend(user);
     }
     if !done.unknown.is_empty() {
         let (tasks, are, them) = match done.unknown.len() {
@@ -142,6 +173,19 @@ fn complete_and_tell(cx: &Ctx, store: &StoreRef, names: &[String]) -> Result<(Re
         r.tell_main.push(line);
     }
     Ok((r, done))
+}
+
+/// A session whose task tool changed the mirror gets a liveness mark, which each of its hook
+/// events renews and its SessionEnd removes: how another session knows its tasks are still its
+/// work ([`scope::Owners`]). An event that changed nothing creates nothing.
+fn mark_live(cx: &Ctx, session: Option<&str>) -> Result<()> {
+    if !cx.store.has_changed() {
+        return Ok(());
+    }
+    match session.map(crate::claims::Owner::session) {
+        Some(Ok(owner)) => crate::claims::keep_alive(cx, &owner),
+        _ => Ok(()),
+    }
 }
 
 impl Layout for ClaudeTasks {
@@ -228,12 +272,18 @@ impl Layout for ClaudeTasks {
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
         match fact {
             Fact::TaskTool(t) if t.kind == TaskToolKind::TodoWrite => {
-                mirror::mirror_todos(cx, store, t)
+                let r = mirror::mirror_todos(cx, store, t)?;
+                mark_live(cx, t.session_id)?;
+                Ok(r)
             }
             Fact::TaskTool(_) | Fact::TaskCompleted(_) if !scope::tasks_enabled(cx) => {
                 Ok(Reply::default())
             }
-            Fact::TaskTool(t) => task_tools::mirror(cx, store, t),
+            Fact::TaskTool(t) => {
+                let r = task_tools::mirror(cx, store, t)?;
+                mark_live(cx, t.session_id)?;
+                Ok(r)
+            }
             Fact::TaskCompleted(id) => mirror::task_completed(cx, store, id),
             Fact::TasksCompleted(ids) => {
                 if ids.len() > write::MAX_DEPENDENCIES {
@@ -245,72 +295,93 @@ impl Layout for ClaudeTasks {
                         store.id
                     )));
                 }
-                Ok(complete_and_tell(cx, store, ids)?.0)
+                Ok(complete_and_tell(cx, store, ids, (Naming::ClaudeCode, true, None))?.0)
             }
             _ => Ok(Reply::default()),
         }
     }
 
-    /// Every task is a unit; completed ones are inactive. Claude Code's task `n` of the current
-    /// session (kept as `n@<session>`) also answers to `n`.
+    /// Every task is a unit; completed ones are inactive. A session's own Claude Code task
+    /// (kept as `n@<session>`) also answers to `n`.
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        let keys = Keys::of(cx);
-        with_list(cx, store, |list| {
-            let Some(list) = list else {
-                return Vec::new();
-            };
-            let mut units = Vec::with_capacity(list.len());
-            for (i, v) in list.live() {
-                let active = v.status != view::Status::Completed;
-                if let Some(n) = keys.number_of(list, i, &v.id) {
-                    units.push(Unit {
-                        id: n.to_string(),
-                        active,
-                    });
-                }
-                units.push(Unit {
-                    id: v.id.to_string(),
-                    active,
-                });
-            }
-            units
-        })
+        work::names(cx, store)
+    }
+
+    fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
+        Ok(work::work_keyed(cx, store)?.0)
+    }
+
+    fn work_keyed(&self, cx: &Ctx, store: &StoreRef) -> Result<(Vec<WorkUnit>, Vec<String>)> {
+        work::work_keyed(cx, store)
+    }
+
+    fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
+        work::show(cx, store, unit)
+    }
+
+    fn claim(&self, cx: &Ctx, store: &StoreRef, unit: &str, _turn: &Turn<'_>) -> Result<Step> {
+        work::claim(cx, store, unit)
+    }
+
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+        work::release(cx, store, unit)
     }
 
     /// `DONE` completes the task like `tasks_completed` (reply: `tasks_to_update`; refused
-    /// while its dependencies are not completed); the main agent learns what became ready.
-    /// `FAILED` and `BLOCKED` change nothing (seed 002 has no such status; `blocked` means
-    /// unmet dependencies): the main agent is told.
+    /// while its dependencies are not completed; a `--note` kept in
+    /// `metadata.custom_fields.done_note`); the main agent learns what became ready and what
+    /// Claude Code's own list needs. `FAILED` sends a task in progress back to `pending`, the
+    /// reason kept in `metadata.custom_fields.last_failure` ([`work::fail`]). `BLOCKED` changes
+    /// nothing (seed 002's `blocked` means unmet dependencies): the main agent is told. A
+    /// launch for another live session's task is denied ([`work::launch`]).
     fn step(
         &self,
         cx: &Ctx,
         store: &StoreRef,
         unit: &str,
         input: Input<'_>,
-        _turn: &Turn<'_>,
+        turn: &Turn<'_>,
     ) -> Result<Step> {
-        let Input::Signal(kind, reason) = input else {
-            return Ok(Step::default());
+        let (kind, reason) = match input {
+            Input::Signal(kind, reason) => (kind, reason),
+            Input::Launch => return work::launch(cx, store, unit),
+            Input::NoSignal => return Ok(Step::default()),
         };
-        let reason = reason.map(|r| format!(": {r}")).unwrap_or_default();
+        let by_subagent = turn.agent_id.is_some();
         Ok(match kind {
             SignalKind::Done => {
-                let (r, done) = complete_and_tell(cx, store, &[unit.to_string()])?;
+                let (r, done) = complete_and_tell(
+                    cx,
+                    store,
+                    &[unit.to_string()],
+                    (Naming::Shown, by_subagent, reason),
+                )?;
+                let refused = done
+                    .refused
+                    .first()
+                    .map(|(t, waits)| format!("task {t} waits for {}", waits.join(", ")))
+                    .or_else(|| {
+                        done.unknown
+                            .first()
+                            .map(|u| format!("task list {} has no task {u}", store.id))
+                    });
                 Step {
                     status: (!done.found.is_empty()).then(|| "completed".into()),
                     ready: done.ready,
                     tell_main: r.tell_main,
                     tell_user: r.system,
                     extra: r.extra,
+                    refused,
                     ..Default::default()
                 }
             }
-            SignalKind::Failed | SignalKind::Blocked => Step {
+            SignalKind::Failed => work::fail(cx, store, unit, reason, by_subagent)?,
+            SignalKind::Blocked => Step {
                 tell_main: vec![format!(
-                    "taskhook: a subagent reported task {unit} of list {} as {}{reason}; its \
+                    "taskhook: a subagent reported task {unit} of list {} as BLOCKED{}; its \
                      status is unchanged.",
                     store.id,
-                    kind.word()
+                    reason.map(|r| format!(": {r}")).unwrap_or_default()
                 )],
                 ..Default::default()
             },

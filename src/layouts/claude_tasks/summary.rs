@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::doc::{load_list, read_text, short};
 use super::list::List;
+use super::scope::{claude_number, Keys, Other, Owners, Whose};
 use super::view::Status;
 use super::NAME;
 use crate::context::Ctx;
@@ -36,7 +37,12 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, path: &Path) -> Result<Summa
     let root = store.root.display().to_string();
     let loaded = read_text(cx, path).and_then(|t| {
         let list = load_list(path, &root, t.as_deref())?;
-        Ok(list.map(|l| of_list(&l, &mut s)).is_some())
+        Ok(list
+            .map(|mut l| {
+                l.keys = Keys::of(cx);
+                of_list(cx, store, &l, &mut s)
+            })
+            .is_some())
     });
     match loaded {
         Ok(true) => {}
@@ -55,8 +61,10 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, path: &Path) -> Result<Summa
     Ok(s)
 }
 
-/// Fills `s` from a parsed list.
-fn of_list(list: &List<'_>, s: &mut Summary) {
+/// Fills `s` from a parsed list, as the session asking reads it: its own Claude Code tasks by
+/// their numbers, another live session's unfinished tasks apart (theirs, never offered as
+/// ready or in progress here), a quiet session's left-over tasks with whose they were.
+fn of_list(cx: &Ctx, store: &StoreRef, list: &List<'_>, s: &mut Summary) {
     if list.is_empty() {
         s.quiet = true;
         return;
@@ -81,66 +89,107 @@ fn of_list(list: &List<'_>, s: &mut Summary) {
         .map(|(_, v)| &*v.id)
         .collect();
     // Only the first items of a list are shown with their description (the rest are counted).
-    let titled = |items: Vec<(usize, String)>| -> Vec<Item> {
+    let titled = |items: Vec<(usize, Option<String>)>| -> Vec<Item> {
         items
             .into_iter()
             .enumerate()
-            .map(|(n, (i, id))| Item {
+            .map(|(n, (i, detail))| Item {
                 title: (n < CONTEXT_LIST_CAP)
                     .then(|| list.description(i))
                     .filter(|d| !d.trim().is_empty())
                     .map(|d| short(&d, 60)),
-                ..Item::id(id)
+                detail,
+                ..Item::id(list.shown(i))
             })
             .collect()
     };
+    let mut owners = Owners::of(cx, store);
+    let (mut current, mut ready, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+    let mut theirs: Vec<(Other, Vec<String>)> = Vec::new();
     let mut first = HashSet::new();
-    let unique: Vec<(usize, &super::view::View<'_>)> =
-        list.live().filter(|(_, v)| first.insert(&*v.id)).collect();
-    s.current = titled(
-        unique
+    for (i, v) in list.live() {
+        if !first.insert(&*v.id) || v.status == Status::Completed {
+            continue;
+        }
+        let left = match owners.whose(cx, v) {
+            Whose::Theirs(o) => {
+                let line = theirs_item(list, i);
+                match theirs.iter_mut().find(|(t, _)| t.session == o.session) {
+                    Some((_, items)) => items.push(line),
+                    None => theirs.push((o, vec![line])),
+                }
+                continue;
+            }
+            Whose::Left(o) => Some(format!("left by {}", o.describe(cx))),
+            Whose::Anyone | Whose::Own => None,
+        };
+        let mut seen = HashSet::new();
+        let waits: Vec<String> = v
+            .deps
             .iter()
-            .filter(|(_, v)| v.status == Status::InProgress)
-            .map(|(i, v)| (*i, v.id.to_string()))
-            .collect(),
-    );
-    s.ready = titled(
-        unique
-            .iter()
-            .filter(|(_, v)| v.status == Status::Pending)
-            .filter(|(_, v)| v.deps.iter().all(|d| done.contains(&**d)))
-            .map(|(i, v)| (*i, v.id.to_string()))
-            .collect(),
-    );
-    s.blocked = list
-        .live()
-        .filter(|(_, v)| v.status == Status::Blocked)
-        .map(|(_, v)| Item {
-            waits_for: v
-                .deps
-                .iter()
-                .filter(|d| !done.contains(&***d))
-                .map(|d| d.to_string())
-                .collect(),
-            ..Item::id(v.id.to_string())
-        })
-        .collect();
+            .filter(|d| !done.contains(&***d) && seen.insert(&***d))
+            .map(|d| list.shown_id(d).to_string())
+            .collect();
+        match v.status {
+            Status::InProgress => current.push((i, left)),
+            _ if waits.is_empty() => ready.push((i, left)),
+            _ => blocked.push(Item {
+                waits_for: waits,
+                detail: left,
+                ..Item::id(list.shown(i))
+            }),
+        }
+    }
+    s.current = titled(current);
+    s.ready = titled(ready);
+    s.blocked = blocked;
+    for (o, items) in theirs {
+        let mut shown: Vec<String> = items.iter().take(CONTEXT_LIST_CAP).cloned().collect();
+        if items.len() > CONTEXT_LIST_CAP {
+            shown.push(format!("and {} more", items.len() - CONTEXT_LIST_CAP));
+        }
+        let line = format!(
+            "Tasks of another live session ({}), not yours to work on: {}.",
+            o.describe(cx),
+            shown.join(", ")
+        );
+        s.context_extra.push(line.clone());
+        s.notes.push(line);
+    }
     let ns: Vec<Node<'_>> = list
         .live()
         .map(|(_, v)| Node::new(&v.id, v.deps.iter().map(|d| &**d)))
         .collect();
+    let name = |id: &str| list.shown_id(id).to_string();
     for d in graph::duplicate_ids(&ns) {
-        s.problems.push(format!("several tasks have the id {d:?}"));
+        s.problems
+            .push(format!("several tasks have the id {:?}", name(d)));
     }
     for (t, d) in graph::unknown_deps(&ns) {
         s.problems
-            .push(format!("task {t:?} depends on unknown task {d:?}"));
+            .push(format!("task {:?} depends on unknown task {d:?}", name(t)));
     }
     if let Some(c) = graph::find_cycle(&ns) {
+        let c: Vec<String> = c.iter().map(|id| name(id)).collect();
         s.problems
             .push(format!("dependency cycle {}", graph::describe_cycle(&c)));
     }
     s.counts = counts;
+}
+
+/// Another session's task as its session's line lists it: Claude Code's `#1 (subject)`, a
+/// todo by its text, any other task by its id; then its status.
+fn theirs_item(list: &List<'_>, i: usize) -> String {
+    let v = list.view(i);
+    let desc = short(&list.description(i), 60);
+    let name = match claude_number(v) {
+        Some(n) if desc.is_empty() => format!("#{n}"),
+        Some(n) => format!("#{n} ({desc})"),
+        None if v.origin() == Some("TodoWrite") && !desc.is_empty() => desc,
+        None if desc.is_empty() => v.id.to_string(),
+        None => format!("{} ({desc})", v.id),
+    };
+    format!("{} [{}]", crate::display::line(&name), v.status.as_str())
 }
 
 /// Lines describing Claude Code's own `<N>.json` files in `dir` (read only).

@@ -319,12 +319,13 @@ fn cycle_note(
     if *left_out > MAX_CYCLE_NOTES {
         return;
     }
-    let (t, d) = (
-        list.view(task).id.to_string(),
-        list.view(dep).id.to_string(),
-    );
+    let (t, d) = (list.shown(task).to_string(), list.shown(dep).to_string());
     let mut cycle = vec![t.clone()];
-    cycle.extend(dep_path(list, dep, task).unwrap_or_else(|| vec![d.clone(), t.clone()]));
+    cycle.extend(
+        dep_path(list, dep, task)
+            .map(|p| p.iter().map(|id| list.shown_id(id).to_string()).collect())
+            .unwrap_or_else(|| vec![d.clone(), t.clone()]),
+    );
     notes.push(format!(
         "taskhook: the task list mirror left out the dependency of {t} on {d}: it would close \
          the cycle {}.",

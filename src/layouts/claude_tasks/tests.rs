@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 use super::doc::new_task;
 use super::list::List;
 use super::mirror::{body_of, join_subject, todo_id};
+use super::scope::Keys;
 use super::view::View;
 use super::write::{apply_write, plan, render, WriteParams};
 use reference::reference_op;
@@ -65,7 +66,7 @@ fn doc_text(tasks: Vec<Value>) -> String {
 /// Runs `change` through the fast pipeline: the bytes it would write (if any) and the report.
 fn fast(text: Option<&str>, change: impl Fn(&mut List<'_>, &str) -> Result<()>) -> Result<Run> {
     let path = Path::new("/l/tasks.json");
-    let (list, (), out) = plan(path, "/l", text, NOW, &change)?;
+    let (list, (), out) = plan(path, "/l", text, (NOW, &Keys::default()), &change)?;
     let bytes = if out.changed {
         Some(render(path, &list)?)
     } else {

@@ -20,6 +20,7 @@ use serde_json::{json, Map, Value};
 use super::doc::*;
 use super::list::List;
 use super::pipeline::{check_graph, finalize, Outcome};
+use super::scope::Keys;
 use super::view::Status;
 use super::{FORMAT_VERSION, NAME, STATUSES};
 use crate::context::Ctx;
@@ -49,7 +50,7 @@ pub(crate) fn plan<'t, T>(
     path: &Path,
     store_root: &str,
     text: Option<&'t str>,
-    now: &str,
+    (now, keys): (&str, &Keys),
     change: &impl Fn(&mut List<'t>, &str) -> Result<T>,
 ) -> Result<(List<'t>, T, Outcome)> {
     let mut list = match load_list(path, store_root, text)? {
@@ -59,6 +60,7 @@ pub(crate) fn plan<'t, T>(
         }
         None => List::empty(FORMAT_VERSION, now),
     };
+    list.keys = keys.clone();
     let value = change(&mut list, now)?;
     check_graph(&list)?;
     let out = finalize(&mut list, now);
@@ -116,8 +118,9 @@ pub fn update<T, U>(
     let lock = lock_path_for(&path);
     let now = cx.store.clock().stamp();
     let root = store.root.display().to_string();
+    let keys = Keys::of(cx);
     let a = read_text(cx, &path)?;
-    let first = match plan(&path, &root, a.as_deref(), &now, &change) {
+    let first = match plan(&path, &root, a.as_deref(), (&now, &keys), &change) {
         Ok((list, value, out)) if !out.changed => return Ok(applied(&list, value, out, &finish)),
         Ok(planned) => Some(planned),
         Err(e @ Error::Corrupt { .. }) => return Err(e),
@@ -134,7 +137,7 @@ pub fn update<T, U>(
             Some((list, value, out)) => commit(cx, &path, list, value, out, &finish),
             None => {
                 let b = read_text(cx, &path)?;
-                let (list, value, out) = plan(&path, &root, b.as_deref(), &now, &change)?;
+                let (list, value, out) = plan(&path, &root, b.as_deref(), (&now, &keys), &change)?;
                 commit(cx, &path, list, value, out, &finish)
             }
         }

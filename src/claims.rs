@@ -285,6 +285,13 @@ pub fn lease_end(cx: &Ctx, c: &Claim) -> DateTime<Utc> {
     last + Duration::seconds(i64::try_from(c.lease_seconds).unwrap_or(i64::MAX / 2))
 }
 
+/// When `session` was last seen: its liveness mark's time (every hook event of a session that
+/// has one sets it; SessionEnd removes it). `None` for a session without a mark.
+pub fn last_seen(cx: &Ctx, session: &str) -> Option<DateTime<Utc>> {
+    check_owner(session, "session id").ok()?;
+    cx.store.modified(&mark_path(cx, session))
+}
+
 /// Whether a claim's lease still runs.
 pub fn is_live(cx: &Ctx, c: &Claim) -> bool {
     lease_end(cx, c) > cx.store.clock().now()

@@ -11,8 +11,11 @@
 //!   `.claude/taskhook.json`, and what one invocation knows.
 //! - [`signals`], [`graph`]: pure parsers and dependency graphs shared by the layouts.
 //! - [`install`]: merging taskhook's registrations into Claude Code's `settings.json`.
+//! - [`board`]: seeing the work: the board (terminal, text, HTML) and the dependency graph
+//!   (DOT, Mermaid, JSON), over one model built from the stores and the claims.
 //! - [`cli`]: the clap commands, thin.
 
+pub mod board;
 pub mod cli;
 pub mod config;
 pub mod context;

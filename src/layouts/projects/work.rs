@@ -114,9 +114,7 @@ fn since(t: &Value, status: &str) -> Option<String> {
         IN_PROGRESS | IN_RESEARCH | VALIDATING => &["started_at", "created_at"],
         _ => &["created_at"],
     };
-    keys.iter()
-        .find_map(|k| t[*k].as_str())
-        .map(str::to_string)
+    keys.iter().find_map(|k| t[*k].as_str()).map(str::to_string)
 }
 
 /// A task's description, acceptance criteria, files and research, and its recent log entries.

@@ -36,6 +36,7 @@ pub mod scope;
 pub mod summary;
 pub mod task_tools;
 pub mod view;
+pub mod work;
 pub mod write;
 
 #[cfg(test)]
@@ -49,7 +50,9 @@ use crate::context::Ctx;
 use crate::engine::facts::{Fact, Start, TaskToolKind};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
-use crate::layouts::{Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit};
+use crate::layouts::{
+    Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+};
 use crate::project::Project;
 use crate::signals::SignalKind;
 use scope::Keys;
@@ -197,6 +200,10 @@ impl Layout for ClaudeTasks {
 
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
         summary::summarize(cx, store, &tasks_path(store))
+    }
+
+    fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
+        work::work(cx, store)
     }
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, _start: Option<Start>) -> Result<Reconciled> {

@@ -196,9 +196,10 @@ fn body(b: &Board) -> String {
     for p in &b.problems {
         let _ = writeln!(
             o,
-            "<li class=\"problem\"><b>{} · {}</b>: cannot be read: {}</li>",
+            "<li class=\"problem\"><b>{} · {}</b>: {}: {}</li>",
             escape(&p.layout),
             safe(&p.store, REF),
+            p.kind(),
             safe(&p.problem, DETAIL)
         );
     }

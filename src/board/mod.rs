@@ -41,8 +41,21 @@ pub fn load(cx: &Ctx, project: &Project) -> Board {
             layout: b.layout.to_string(),
             store: b.store,
             problem: b.problem,
+            unreadable: true,
         })
         .collect();
+    // What each readable store's layout says is wrong with it (a state file rebuilt in
+    // memory, an unknown dependency, a cycle).
+    for f in &found {
+        if let Ok(s) = f.layout.summarize(cx, &f.store) {
+            problems.extend(s.problems.into_iter().map(|p| Problem {
+                layout: f.layout.name().to_string(),
+                store: f.store.id.clone(),
+                problem: p,
+                unreadable: false,
+            }));
+        }
+    }
     let claims = match claims::load(cx, &project.root) {
         Ok(c) => c
             .claims
@@ -61,6 +74,7 @@ pub fn load(cx: &Ctx, project: &Project) -> Board {
                 layout: "taskhook".into(),
                 store: "claims.json".into(),
                 problem: e.one_line(),
+                unreadable: true,
             });
             Vec::new()
         }

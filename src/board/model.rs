@@ -26,12 +26,27 @@ pub struct StoreIn {
     pub units: Vec<WorkUnit>,
 }
 
-/// A store (or the claims' record) that could not be read, and why.
+/// What is wrong with a store: it cannot be read at all (nor can the claims' record), or its
+/// layout read it but says something is wrong (a state file it had to rebuild in memory, an
+/// unknown dependency, a cycle).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
     pub layout: String,
     pub store: String,
     pub problem: String,
+    /// The store could not be read (it has no cards of its own).
+    pub unreadable: bool,
+}
+
+impl Problem {
+    /// `cannot be read` or `problem`.
+    pub fn kind(&self) -> &'static str {
+        if self.unreadable {
+            "cannot be read"
+        } else {
+            "problem"
+        }
+    }
 }
 
 /// A claim as the board reads it: whose, since when, and when its lease ends.
@@ -52,7 +67,7 @@ pub struct Board {
     /// When it was read (RFC 3339).
     pub written: String,
     pub stores: Vec<StoreView>,
-    /// Stores that could not be read; each is also a card in the "waiting for a person" column.
+    /// What is wrong with stores; each is also a card in the "waiting for a person" column.
     pub problems: Vec<Problem>,
     pub cards: Vec<Card>,
 }
@@ -67,12 +82,12 @@ pub struct StoreView {
     pub counts: [usize; 5],
 }
 
-/// One card: a unit, or a store that could not be read.
+/// One card: a unit, or what is wrong with a store.
 #[derive(Debug, Clone, Serialize)]
 pub struct Card {
     /// `STORE/TASK`; for a broken store, `STORE` (or the layout's name).
     pub reference: String,
-    /// Index into [`Board::stores`]; `None` for a broken store.
+    /// Index into [`Board::stores`]; `None` for a store that cannot be read.
     #[serde(skip)]
     pub store: Option<usize>,
     pub layout: String,
@@ -89,7 +104,7 @@ pub struct Card {
     pub deps: Vec<String>,
     pub group: Option<String>,
     pub parent: Option<String>,
-    /// What is wrong, for a store that could not be read.
+    /// What is wrong, for a card of a store's problem.
     pub problem: Option<String>,
 }
 
@@ -108,7 +123,7 @@ impl Card {
     /// that cannot be read, what is wrong).
     pub fn state_line(&self) -> String {
         if let Some(p) = &self.problem {
-            return format!("cannot be read: {p}");
+            return format!("{}: {p}", self.status);
         }
         let mut parts = vec![self.status.clone()];
         parts.extend(self.why.iter().cloned());
@@ -216,18 +231,21 @@ pub fn build(
         });
     }
     for p in &problems {
+        let store = views
+            .iter()
+            .position(|v| !p.unreadable && v.layout == p.layout && v.name == p.store);
         cards.push(Card {
             reference: if p.store.is_empty() {
                 p.layout.clone()
             } else {
                 p.store.clone()
             },
-            store: None,
+            store,
             layout: p.layout.clone(),
             store_name: p.store.clone(),
             task: String::new(),
             title: None,
-            status: "cannot be read".into(),
+            status: p.kind().into(),
             phase: Phase::Person,
             why: None,
             pass: None,
@@ -363,7 +381,7 @@ impl Graph {
     fn of(b: &Board) -> Graph {
         let mut g = Graph::default();
         let mut at: HashMap<(usize, &str), usize> = HashMap::new();
-        let units: Vec<&Card> = b.cards.iter().filter(|c| c.store.is_some()).collect();
+        let units: Vec<&Card> = b.cards.iter().filter(|c| c.problem.is_none()).collect();
         for c in &units {
             let s = c.store.unwrap_or(0);
             if at.contains_key(&(s, c.task.as_str())) {
@@ -544,6 +562,7 @@ mod tests {
             layout: "iterative".into(),
             store: "bad".into(),
             problem: "state.json does not parse".into(),
+            unreadable: true,
         }];
         let claims = vec![ClaimIn {
             layout: "projects".into(),

@@ -87,9 +87,10 @@ pub fn render(b: &Board, colour: bool) -> String {
     }
     for p in &b.problems {
         out.push(format!(
-            "  {} {}: cannot be read: {}",
+            "  {} {}: {}: {}",
             p.layout,
             safe(&p.store, REF_WIDTH),
+            p.kind(),
             safe(&p.problem, WIDTH)
         ));
     }
@@ -144,6 +145,7 @@ mod tests {
                 layout: "cdd".into(),
                 store: "ws".into(),
                 problem: "order.json: bad \x1b[2J".into(),
+                unreadable: true,
             }],
             &[],
         );

@@ -371,9 +371,10 @@ impl App {
         for p in b.problems.iter().take(3) {
             lines.push(Line::styled(
                 format!(
-                    "  {} {}: cannot be read: {}",
+                    "  {} {}: {}: {}",
                     p.layout,
                     safe(&p.store, 60),
+                    p.kind(),
                     safe(&p.problem, 200)
                 ),
                 self.style(Phase::Blocked),
@@ -501,7 +502,10 @@ pub fn run(cx: &Ctx, project: &Project, colour: bool, show: &dyn Fn(&str) -> Str
                         let (title, text) = match &card.problem {
                             Some(p) => (
                                 safe(&card.reference, 80),
-                                format!("{} {} cannot be read:\n{p}", card.layout, card.store_name),
+                                format!(
+                                    "{} {}, {}:\n{p}",
+                                    card.layout, card.store_name, card.status
+                                ),
                             ),
                             None => (safe(&card.reference, 80), show(&card.reference)),
                         };

@@ -10,6 +10,7 @@
 
 mod agent;
 mod agents;
+mod board;
 mod cdd;
 mod claude_tasks;
 mod claude_tasks_rules;

@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 
 use super::doc::{load_list, read_text, short};
-use super::view::Status;
 use super::tasks_path;
+use super::view::Status;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::{Phase, StoreRef, WorkUnit};

@@ -410,11 +410,19 @@ fn graph_section(o: &mut String, b: &Board, g: &Graph) {
             EdgeKind::Before => "before",
             EdgeKind::PartOf => "part_of",
         };
+        // An edge that skips a column, or goes back, arcs below the boxes in its way.
+        let below = if x2 - x1 > GAP_X + 1 || x2 < x1 {
+            NODE_H
+        } else {
+            0
+        };
         let _ = writeln!(
             o,
-            "<path class=\"e {kind}\" d=\"M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}\" marker-end=\"url(#arrow)\"/>",
+            "<path class=\"e {kind}\" d=\"M{x1},{y1} C{},{} {},{} {x2},{y2}\" marker-end=\"url(#arrow)\"/>",
             x1 + bend,
-            x2 - bend
+            y1 + below,
+            x2 - bend,
+            y2 + below
         );
     }
     for (i, n) in g.nodes.iter().enumerate() {
@@ -426,11 +434,11 @@ fn graph_section(o: &mut String, b: &Board, g: &Graph) {
         } else {
             ""
         };
-        let second = n
-            .title
-            .as_deref()
-            .map(|t| safe(t, NODE_CHARS))
-            .unwrap_or_default();
+        // Reference, title, status; without a title the status moves up.
+        let (second, third) = match n.title.as_deref() {
+            Some(t) => (safe(t, NODE_CHARS), safe(&n.status, NODE_CHARS)),
+            None => (safe(&n.status, NODE_CHARS), String::new()),
+        };
         let _ = writeln!(
             o,
             "<g class=\"n {cls}\" data-s=\"s{}\" data-phase=\"{cls}\"><title>{} — {}</title>\
@@ -447,7 +455,7 @@ fn graph_section(o: &mut String, b: &Board, g: &Graph) {
             second,
             x + 6,
             y + 41,
-            safe(&n.status, NODE_CHARS)
+            third
         );
     }
     o.push_str("</svg></div>\n</section>\n");

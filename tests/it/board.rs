@@ -495,3 +495,26 @@ pub fn stamps(dir: &Path) -> BTreeMap<std::path::PathBuf, (u64, std::time::Syste
     }
     out
 }
+
+/// A task list of `n` tasks (`proj/B00000`, …; Claude Code's own list, the layout built for
+/// lists of tens of thousands): one in ten completed, one in seven waiting for the task before
+/// it, the rest ready.
+pub fn big_store(p: &Project, n: usize) {
+    let tasks: Vec<Value> = (0..n)
+        .map(|i| {
+            let deps = if i % 7 == 0 && i > 0 {
+                json!([format!("B{:05}", i - 1)])
+            } else {
+                json!([])
+            };
+            let status = if i % 10 == 0 { "completed" } else { "pending" };
+            json!({"id": format!("B{i:05}"), "description": format!("Task number {i}"),
+                   "status": status, "created_at": "2026-03-01T11:00:00Z",
+                   "updated_at": "2026-03-01T11:00:00Z", "assignee": null, "dependencies": deps})
+        })
+        .collect();
+    let doc = json!({"version": 2, "last_updated": "2026-03-01T11:00:00Z", "tasks": tasks});
+    let list = p.home.join(".claude/tasks/proj/tasks.json");
+    std::fs::create_dir_all(list.parent().unwrap()).unwrap();
+    std::fs::write(&list, serde_json::to_vec(&doc).unwrap()).unwrap();
+}

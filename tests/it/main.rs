@@ -11,6 +11,7 @@
 mod agent;
 mod agents;
 mod board;
+mod board_html;
 mod cdd;
 mod claude_tasks;
 mod claude_tasks_rules;

@@ -133,12 +133,14 @@ impl Card {
         parts.join(" · ")
     }
 
-    /// How long it has been in its state and who holds it (empty when neither is known).
+    /// Who holds it and until when, and how long it has been in its state (empty when neither
+    /// is known).
     pub fn held_line(&self) -> String {
-        let mut parts: Vec<String> = self.age.iter().cloned().collect();
+        let mut parts: Vec<String> = Vec::new();
         if let Some(h) = &self.claim {
             parts.push(format!("{}, {}", h.owner, h.lease));
         }
+        parts.extend(self.age.iter().cloned());
         parts.join(" · ")
     }
 

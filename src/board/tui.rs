@@ -456,11 +456,11 @@ impl App {
             }
             lines.push(Line::styled(head, head_style));
             lines.push(Line::styled(
-                format!("  {}", safe(&card.state_line(), LINE)),
+                format!(" {}", safe(&card.state_line(), LINE)),
                 detail_style,
             ));
             lines.push(Line::styled(
-                format!("  {}", safe(&card.held_line(), LINE)),
+                format!(" {}", safe(&card.held_line(), LINE)),
                 detail_style,
             ));
         }
@@ -482,6 +482,8 @@ pub fn run(cx: &Ctx, project: &Project, colour: bool, show: &dyn Fn(&str) -> Str
     let mut watch = Watch::new(cx, project);
     let mut app = App::new(load(cx, project), colour);
     let mut read_at = Instant::now();
+    // crossterm drops colours by itself when NO_COLOR is set; the board decides (--color).
+    crossterm::style::force_color_output(colour);
     let (mut terminal, held) = take()?;
     let code = loop {
         let sig = signal.load(Ordering::SeqCst);

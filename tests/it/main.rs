@@ -12,6 +12,7 @@ mod agent;
 mod agents;
 mod board;
 mod board_html;
+mod board_tui;
 mod cdd;
 mod claude_tasks;
 mod claude_tasks_rules;

@@ -491,6 +491,13 @@ pub fn run(cx: &Ctx, project: &Project, colour: bool, show: &dyn Fn(&str) -> Str
             break 128u8.saturating_add(u8::try_from(sig).unwrap_or(0));
         }
         terminal.draw(|f| app.draw(f)).map_err(term_err)?;
+        #[cfg(debug_assertions)]
+        if cx.env.get(crate::env::TASKHOOK_BOARD_TEST_PANIC).is_some() {
+            #[allow(clippy::panic)]
+            {
+                panic!("TASKHOOK_BOARD_TEST_PANIC: the board panics on purpose");
+            }
+        }
         if event::poll(TICK.min(watch.due_in().max(Duration::from_millis(20)))).map_err(term_err)? {
             match event::read().map_err(term_err)? {
                 Event::Key(k) if k.kind != KeyEventKind::Release => match app.key(k) {

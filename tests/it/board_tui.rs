@@ -319,6 +319,20 @@ fn sigterm_gives_the_terminal_back() {
 }
 
 #[test]
+fn a_panic_gives_the_terminal_back_and_says_what_happened() {
+    let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::new();
+    five_stores(&p);
+    let t = Tmux::board(&p, "", &[("TASKHOOK_BOARD_TEST_PANIC", "1")], 160, 40);
+    t.assert_restored(1);
+    let s = t.screen();
+    assert!(
+        s.contains("taskhook: internal error: ") && s.contains("the board panics on purpose"),
+        "{s}"
+    );
+}
+
+#[test]
 fn colours_follow_color_and_no_color() {
     let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::new();

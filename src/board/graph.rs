@@ -253,39 +253,26 @@ pub fn json(b: &Board, g: &Graph) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::model::{build, StoreIn};
-    use crate::layouts::WorkUnit;
+    use crate::board::model::fixture::{self, unit};
 
     fn board() -> Board {
-        let u = |id: &str, deps: &[&str], group: Option<&str>| WorkUnit {
-            id: id.into(),
-            title: Some(format!(
-                "\"{id}\" <script>alert(1)</script> \\N |x| ]\x1b[31m"
-            )),
-            status: "pending".into(),
-            phase: Phase::Ready,
-            why: None,
-            deps: deps.iter().map(|d| d.to_string()).collect(),
-            pass: None,
-            since: None,
-            group: group.map(str::to_string),
-            parent: None,
+        let u = |id: &str, deps: &[&str], group: Option<&str>| {
+            let title = format!("\"{id}\" <script>alert(1)</script> \\N |x| ]\x1b[31m");
+            let mut u = unit(id, &title, Phase::Ready, deps);
+            u.group = group.map(str::to_string);
+            u
         };
-        build(
-            "/p".into(),
-            chrono::Utc::now(),
-            vec![StoreIn {
-                layout: "execute",
-                name: "auth".into(),
-                path: "/p/a".into(),
-                units: vec![
+        fixture::board(
+            vec![(
+                "execute",
+                "auth",
+                vec![
                     u("L0-001", &[], Some("0-setup")),
                     u("L1-001", &["L0-001"], Some("1-build")),
                     u("X", &["L1-001"], None),
                 ],
-            }],
+            )],
             vec![],
-            &[],
         )
     }
 

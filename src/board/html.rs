@@ -464,35 +464,17 @@ fn graph_section(o: &mut String, b: &Board, g: &Graph) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::model::{build, StoreIn};
-    use crate::layouts::WorkUnit;
+    use crate::board::model::fixture::{board, unit};
 
     #[test]
     fn escapes_markup_and_keeps_nothing_external() {
-        let u = WorkUnit {
-            id: "T1\"><script>alert(1)</script>".into(),
-            title: Some("<img src=x onerror=alert(1)> & \x1b]8;;http://evil\x07".into()),
-            status: "PENDING".into(),
-            phase: Phase::Ready,
-            why: None,
-            deps: vec!["T0".into()],
-            pass: None,
-            since: None,
-            group: None,
-            parent: None,
-        };
-        let b = build(
-            "/p".into(),
-            chrono::Utc::now(),
-            vec![StoreIn {
-                layout: "projects",
-                name: "web".into(),
-                path: "/p/web".into(),
-                units: vec![u],
-            }],
-            vec![],
-            &[],
+        let u = unit(
+            "T1\"><script>alert(1)</script>",
+            "<img src=x onerror=alert(1)> & \x1b]8;;http://evil\x07",
+            Phase::Ready,
+            &["T0"],
         );
+        let b = board(vec![("projects", "web", vec![u])], vec![]);
         let page = render(&b, false);
         assert!(!page.contains("<script>alert"));
         assert!(!page.contains("<img"));

@@ -518,15 +518,17 @@ pub fn one_line(s: &str) -> String {
     s.replace(['\n', '\r', '\t'], " ")
 }
 
+/// Units and boards for the tests of the model and its renderers.
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixture {
     use super::*;
 
-    fn unit(id: &str, phase: Phase, deps: &[&str]) -> WorkUnit {
+    /// A `PENDING` unit titled `title` in `phase`, waiting for `deps`.
+    pub fn unit(id: &str, title: &str, phase: Phase, deps: &[&str]) -> WorkUnit {
         WorkUnit {
             id: id.into(),
-            title: Some(format!("title of {id}")),
-            status: format!("{phase:?}"),
+            title: Some(title.into()),
+            status: "PENDING".into(),
             phase,
             why: None,
             deps: deps.iter().map(|d| d.to_string()).collect(),
@@ -535,6 +537,32 @@ mod tests {
             group: None,
             parent: None,
         }
+    }
+
+    /// A board, now, of one store per `(layout, name, units)`, with `problems`.
+    pub fn board(
+        stores: Vec<(&'static str, &str, Vec<WorkUnit>)>,
+        problems: Vec<Problem>,
+    ) -> Board {
+        let stores = stores
+            .into_iter()
+            .map(|(layout, name, units)| StoreIn {
+                layout,
+                name: name.into(),
+                path: format!("/p/{name}").into(),
+                units,
+            })
+            .collect();
+        build("/p".into(), Utc::now(), stores, problems, &[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(id: &str, phase: Phase, deps: &[&str]) -> WorkUnit {
+        fixture::unit(id, &format!("title of {id}"), phase, deps)
     }
 
     fn at(s: &str) -> DateTime<Utc> {

@@ -115,39 +115,25 @@ pub fn render(b: &Board, colour: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::model::{build, Problem, StoreIn};
-    use crate::layouts::WorkUnit;
+    use crate::board::model::fixture::{board, unit};
+    use crate::board::model::Problem;
 
     #[test]
     fn hostile_text_is_escaped_and_cut() {
-        let u = WorkUnit {
-            id: "T\x1b]0;pwned\x07".into(),
-            title: Some(format!("\x1b[31mred\nline {}", "x".repeat(1000))),
-            status: "PENDING".into(),
-            phase: Phase::Ready,
-            why: None,
-            deps: vec![],
-            pass: None,
-            since: None,
-            group: None,
-            parent: None,
-        };
-        let b = build(
-            "/p".into(),
-            chrono::Utc::now(),
-            vec![StoreIn {
-                layout: "projects",
-                name: "w\u{202e}".into(),
-                path: "/p/w".into(),
-                units: vec![u],
-            }],
+        let u = unit(
+            "T\x1b]0;pwned\x07",
+            &format!("\x1b[31mred\nline {}", "x".repeat(1000)),
+            Phase::Ready,
+            &[],
+        );
+        let b = board(
+            vec![("projects", "w\u{202e}", vec![u])],
             vec![Problem {
                 layout: "cdd".into(),
                 store: "ws".into(),
                 problem: "order.json: bad \x1b[2J".into(),
                 unreadable: true,
             }],
-            &[],
         );
         let t = render(&b, false);
         assert!(!t.contains('\x1b') && !t.contains('\x07') && !t.contains('\u{202e}'));

@@ -538,8 +538,7 @@ pub fn run(cx: &Ctx, project: &Project, colour: bool, show: &dyn Fn(&str) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::model::{build, StoreIn};
-    use crate::layouts::WorkUnit;
+    use crate::board::model::fixture::{board, unit};
     use ratatui::backend::TestBackend;
 
     fn key(c: KeyCode) -> KeyEvent {
@@ -548,44 +547,22 @@ mod tests {
 
     fn app(n: usize) -> App {
         let units = (0..n)
-            .map(|i| WorkUnit {
-                id: format!("T{i}"),
-                title: Some(format!("task {i} \x1b[2J")),
-                status: "PENDING".into(),
-                phase: if i % 2 == 0 {
+            .map(|i| {
+                let phase = if i % 2 == 0 {
                     Phase::Ready
                 } else {
                     Phase::Done
-                },
-                why: None,
-                deps: vec![],
-                pass: None,
-                since: None,
-                group: None,
-                parent: None,
+                };
+                unit(&format!("T{i}"), &format!("task {i} \x1b[2J"), phase, &[])
             })
             .collect();
-        let b = build(
-            "/p".into(),
-            chrono::Utc::now(),
-            vec![
-                StoreIn {
-                    layout: "projects",
-                    name: "web".into(),
-                    path: "/p/w".into(),
-                    units,
-                },
-                StoreIn {
-                    layout: "cdd",
-                    name: "ws".into(),
-                    path: "/p/c".into(),
-                    units: vec![],
-                },
-            ],
-            vec![],
-            &[],
-        );
-        App::new(b, false)
+        App::new(
+            board(
+                vec![("projects", "web", units), ("cdd", "ws", vec![])],
+                vec![],
+            ),
+            false,
+        )
     }
 
     fn screen(app: &mut App) -> String {

@@ -45,31 +45,7 @@ pub fn ok(p: &Project, args: &[&str]) -> Run {
 /// iterative `auth` (R2 after R1), execute `run` (layers 0-setup and 1-build, L1-001 after
 /// L0-001), cdd `work` (a.md done, b.md, a stop `look`, c.md), claude-tasks `proj` (t2 after t1).
 pub fn five_stores(p: &Project) {
-    ok(p, &["projects", "new", "web"]);
-    ok(
-        p,
-        &[
-            "projects",
-            "add",
-            "web",
-            "T1",
-            "--title",
-            "Write the parser",
-        ],
-    );
-    ok(
-        p,
-        &[
-            "projects",
-            "add",
-            "web",
-            "T2",
-            "--title",
-            "Test it",
-            "--depends",
-            "T1",
-        ],
-    );
+    crate::agent::projects_store(p);
     ok(
         p,
         &[

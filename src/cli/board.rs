@@ -73,9 +73,17 @@ pub fn run_board(cx: &Ctx, a: BoardArgs, io: &mut Io<'_>) -> Result<u8> {
         }
         Some(p) => {
             let path = cx.absolute(&p);
-            if let Some(dir) = path.parent() {
-                cx.store.trust(dir, false);
+            let dir = path.parent().unwrap_or(&path).to_path_buf();
+            if !cx.store.is_dir(&dir) {
+                return Err(Error::BadInput(format!(
+                    "cannot write {}: there is no folder {}",
+                    crate::display::text(&path.display().to_string()),
+                    crate::display::text(&dir.display().to_string())
+                )));
             }
+            // The page goes where the user said, and only there: its folder is trusted for
+            // this one write (a link or special file at the path is still refused).
+            cx.store.trust(&dir, false);
             let code = board::write_html(cx, &project, &path, a.watch, &mut |l: &str| {
                 // Said at once: with --watch the command runs until it is stopped.
                 let _ = out(io, l);

@@ -452,6 +452,25 @@ fn an_empty_project_says_so() {
     r.assert_one_line_error();
     let r = p.run(&["board", "--watch"], "");
     assert_ne!(r.code, 0, "--watch needs --html");
+    // The page goes to an existing folder, as a regular file: no folder is created, no link
+    // or FIFO written through.
+    let r = p.run(&["board", "--html", "no/such/folder/board.html"], "");
+    r.assert_one_line_error();
+    assert!(r.stderr.contains("there is no folder"), "{r:?}");
+    assert!(!p.root.join("no").exists());
+    let target = p.tmp.path().join("target");
+    std::os::unix::fs::symlink(&target, p.tmp.path().join("link.html")).unwrap();
+    let r = p.run(
+        &[
+            "board",
+            "--html",
+            p.tmp.path().join("link.html").to_str().unwrap(),
+        ],
+        "",
+    );
+    r.assert_one_line_error();
+    assert!(r.stderr.contains("symbolic link"), "{r:?}");
+    assert!(!target.exists());
 }
 
 /// Every file below `dir` with its length and modification time (nothing is read).

@@ -309,8 +309,16 @@ impl App {
         }
         f.render_widget(Paragraph::new(self.footer()), foot);
         if let Some((title, lines, scroll)) = &self.shown {
-            let w = area.width.saturating_sub(area.width / 8).max(10);
-            let h = area.height.saturating_sub(area.height / 8).max(5);
+            let w = area
+                .width
+                .saturating_sub(area.width / 8)
+                .max(10)
+                .min(area.width);
+            let h = area
+                .height
+                .saturating_sub(area.height / 8)
+                .max(5)
+                .min(area.height);
             let pop = Rect {
                 x: area.x + (area.width - w) / 2,
                 y: area.y + (area.height - h) / 2,
@@ -566,7 +574,11 @@ mod tests {
     }
 
     fn screen(app: &mut App) -> String {
-        let mut t = Terminal::new(TestBackend::new(120, 30)).unwrap();
+        screen_of(app, 120, 30)
+    }
+
+    fn screen_of(app: &mut App, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         t.draw(|f| app.draw(f)).unwrap();
         let buf = t.backend().buffer().clone();
         let mut s = String::new();
@@ -621,5 +633,16 @@ mod tests {
         a.key(key(KeyCode::End));
         let s = screen(&mut a);
         assert!(s.contains("T9998"), "{s}");
+    }
+
+    #[test]
+    fn any_terminal_size_draws_without_a_panic() {
+        let mut a = app(30);
+        for (w, h) in [(1, 1), (3, 2), (9, 4), (20, 6), (300, 3)] {
+            screen_of(&mut a, w, h);
+            a.show("T0".into(), &"a long line\n".repeat(50));
+            screen_of(&mut a, w, h);
+            a.key(key(KeyCode::Esc));
+        }
     }
 }

@@ -345,6 +345,18 @@ fn payload_loops(dir: &Path) -> Vec<(&'static str, f64)> {
     };
     let mut out = Vec::new();
     type Payload = Box<dyn Fn(&Path) -> Vec<u8>>;
+    // Task 1 blocked by tasks 2..=k+1, none known to the list yet (issue 20 item 21: linear).
+    let blocked_by = |k: usize| -> Payload {
+        Box::new(move |cwd: &Path| {
+            let ids: Vec<String> = (2..k + 2).map(|n| n.to_string()).collect();
+            serde_json::to_vec(
+                &json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PostToolUse",
+                "tool_name": "TaskUpdate", "tool_input": {"taskId": "1", "addBlockedBy": ids},
+                "tool_response": {"success": true, "taskId": "1"}}),
+            )
+            .unwrap()
+        })
+    };
     let cases: Vec<(&'static str, Payload)> = vec![
         (
             "TodoWrite of 20,000 todos",
@@ -366,17 +378,11 @@ fn payload_loops(dir: &Path) -> Vec<(&'static str, f64)> {
                 )
             }),
         ),
+        ("TaskUpdate addBlockedBy with 1,000 ids", blocked_by(1_000)),
+        ("TaskUpdate addBlockedBy with 3,000 ids", blocked_by(3_000)),
         (
-            "TaskUpdate addBlockedBy with 3,000 ids",
-            Box::new(|cwd: &Path| {
-                let ids: Vec<String> = (2..3_002).map(|n| n.to_string()).collect();
-                serde_json::to_vec(
-                    &json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PostToolUse",
-                "tool_name": "TaskUpdate", "tool_input": {"taskId": "1", "addBlockedBy": ids},
-                "tool_response": {"success": true, "taskId": "1"}}),
-                )
-                .unwrap()
-            }),
+            "TaskUpdate addBlockedBy with 10,000 ids",
+            blocked_by(10_000),
         ),
     ];
     for (name, payload) in cases {

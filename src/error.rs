@@ -107,19 +107,22 @@ impl Error {
     }
 }
 
-/// Folds a message onto one line: newlines and tabs become spaces, runs of blanks collapse.
+/// Folds a message onto one line: newlines and tabs become spaces, runs of blanks collapse;
+/// any other control character, and any bidirectional-text control, is shown escaped
+/// ([`crate::display::line`]: `\u{1b}`), so a line naming what a repository holds is safe on a
+/// terminal.
 pub fn one_line(msg: &str) -> String {
     let mut out = String::with_capacity(msg.len());
     let mut blank = false;
+    let mut buf = [0u8; 4];
     for ch in msg.chars() {
-        let ch = if ch.is_control() { ' ' } else { ch };
-        if ch == ' ' {
+        if ch == ' ' || (ch.is_control() && ch.is_whitespace()) {
             if !blank && !out.is_empty() {
                 out.push(' ');
             }
             blank = true;
         } else {
-            out.push(ch);
+            out.push_str(&crate::display::line(ch.encode_utf8(&mut buf)));
             blank = false;
         }
     }
@@ -133,6 +136,10 @@ mod tests {
     #[test]
     fn one_line_folds_newlines_and_controls() {
         assert_eq!(one_line("a\nb\r\n\tc  d\n"), "a b c d");
+        assert_eq!(
+            one_line("x\x1b[31m\u{9b}\u{202e}\x07y"),
+            "x\\u{1b}[31m\\u{9b}\\u{202e}\\u{7}y"
+        );
         assert_eq!(one_line(""), "");
     }
 

@@ -9,12 +9,15 @@
 //!   bounded reads, the read → decide → lock → write transaction).
 //! - [`project`], [`config`], [`context`]: the project a payload is about, its
 //!   `.claude/taskhook.json`, and what one invocation knows.
-//! - [`signals`], [`graph`]: pure parsers and dependency graphs shared by the layouts.
+//! - [`signals`], [`shell`], [`graph`]: pure parsers (signals and task tags, shell words) and
+//!   dependency graphs shared by the layouts; [`display`]: text from a repository made safe to
+//!   show (no control or bidi character raw).
 //! - [`install`]: merging taskhook's registrations into Claude Code's `settings.json`.
 //! - [`board`]: seeing the work: the board (terminal, text, HTML) and the dependency graph
 //!   (DOT, Mermaid, JSON), over one model built from the stores and the claims.
 //! - [`cli`]: the clap commands, thin.
 
+pub mod agents;
 pub mod board;
 pub mod cli;
 pub mod config;
@@ -29,6 +32,7 @@ pub mod hook;
 pub mod install;
 pub mod layouts;
 pub mod project;
+pub mod shell;
 pub mod signals;
 pub mod store;
 

@@ -115,6 +115,17 @@ pub fn report(
             *cpu < 1.5,
         );
     }
+    let cpu_of = |name: &str| loops.iter().find(|(n, _)| *n == name).map(|(_, c)| *c);
+    if let (Some(a), Some(b)) = (
+        cpu_of("TaskUpdate addBlockedBy with 1,000 ids"),
+        cpu_of("TaskUpdate addBlockedBy with 10,000 ids"),
+    ) {
+        let g = b / a;
+        check(
+            format!("addBlockedBy growth 1k -> 10k ids = {g:.1}x (linear: target <= 15x)"),
+            g <= 15.0,
+        );
+    }
     println!(
         "\n{}",
         if all_ok {

@@ -46,7 +46,7 @@ pub fn class(phase: Option<Phase>) -> &'static str {
 
 /// Text from a store made printable and one line, cut for a label.
 fn plain(s: &str) -> String {
-    display::text(&cut(&one_line(s), LABEL))
+    display::text(&cut(&one_line(s), LABEL)).into_owned()
 }
 
 /// A node's label lines: its reference, its title, its status.

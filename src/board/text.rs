@@ -26,7 +26,7 @@ pub fn ansi(phase: Phase) -> &'static str {
 
 /// Text from a store, safe for a terminal, on one line, cut to `max` characters.
 pub fn safe(s: &str, max: usize) -> String {
-    display::text(&cut(&one_line(s), max))
+    display::text(&cut(&one_line(s), max)).into_owned()
 }
 
 fn paint(colour: bool, code: &str, s: &str) -> String {

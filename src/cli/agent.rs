@@ -137,7 +137,7 @@ fn next_text(n: &Next) -> String {
             b.layout, b.store, b.problem
         ));
     }
-    crate::display::text(&lines.join("\n"))
+    lines.join("\n")
 }
 
 /// `taskhook show`.
@@ -198,7 +198,7 @@ pub(super) fn show_text(s: &ShowOut) -> String {
             lines.push(format!("  {l}"));
         }
     }
-    crate::display::text(&lines.join("\n"))
+    lines.join("\n")
 }
 
 /// `taskhook claim | heartbeat | done | fail | release`.
@@ -245,5 +245,5 @@ fn acted_text(a: &Acted) -> String {
     if !a.ready.is_empty() {
         lines.push(format!("now ready: {}", a.ready.join(", ")));
     }
-    crate::display::text(&lines.join("\n"))
+    lines.join("\n")
 }

@@ -11,7 +11,7 @@ use crate::engine::agent;
 use crate::env::NO_COLOR;
 use crate::error::{Error, Result};
 
-use super::{out, out_json, Io};
+use super::{out, out_json, out_styled, Io};
 
 /// `taskhook board`.
 #[derive(Debug, clap::Args)]
@@ -101,7 +101,8 @@ pub fn run_board(cx: &Ctx, a: BoardArgs, io: &mut Io<'_>) -> Result<u8> {
             },
         ),
         None => {
-            out(io, &text::render(&board::load(cx, &project), colour))?;
+            // Every field was made safe on its own (text::safe); the colours are taskhook's.
+            out_styled(io, &text::render(&board::load(cx, &project), colour))?;
             Ok(0)
         }
     }

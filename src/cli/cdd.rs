@@ -9,6 +9,7 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::cdd::error::{CResult, Code, Failure};
 use crate::layouts::cdd::{locate, ops, report, Paths};
+use crate::shell::quote;
 
 use super::Io;
 
@@ -142,13 +143,19 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             Ok(1)
         }
         (Ok((verb, data)), true) => {
+            for w in data["warnings"].as_array().into_iter().flatten() {
+                let _ = std::io::Write::write_all(
+                    io.stderr,
+                    format!("taskhook: warning: {}\n", s(w)).as_bytes(),
+                );
+            }
             super::out(io, &human_text(&verb, &data))?;
             Ok(0)
         }
         (Err(f), true) => {
-            let _ = std::io::Write::write_all(
-                io.stderr,
-                format!("taskhook: {} [{}]\n", f.message, f.code.as_str()).as_bytes(),
+            super::err(
+                io,
+                &format!("taskhook: {} [{}]", f.message, f.code.as_str()),
             );
             Ok(1)
         }
@@ -191,7 +198,7 @@ fn human_text(verb: &str, d: &Value) -> String {
                 "Stop {}: {}\nPass it with: taskhook cdd continue {}",
                 s(&d["stop"]),
                 s(&d["message"]),
-                s(&d["stop"])
+                quote(&s(&d["stop"]))
             ),
             _ => "Nothing left: every task is finished.".into(),
         },

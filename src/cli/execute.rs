@@ -1,5 +1,5 @@
 //! `taskhook execute …`: seed 001's runs by hand: init, status, start, done, fail, merged,
-//! resume [--dry-run], reset-task, reset --all, metrics. `--json` everywhere.
+//! resume [--dry-run], stop [--reason], reset-task, reset --all, metrics. `--json` everywhere.
 
 use std::path::PathBuf;
 
@@ -9,7 +9,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::execute::commands::{self, HandEvent};
 use crate::layouts::execute::init::{self as new_run, Init};
-use crate::layouts::execute::{derive, plan, resume, state};
+use crate::layouts::execute::{derive, resume, state};
 use crate::layouts::{Step, StoreRef};
 
 use super::Io;
@@ -76,6 +76,12 @@ pub enum Cmd {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Stop the run: launches of its tasks are refused until `taskhook execute resume`.
+    Stop {
+        /// Why (shown in every refusal).
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// Back up the state to execute-state.json.bak, then make a task pending with fresh attempts.
     ResetTask { task: String },
     /// Back up the state, then start the whole run over (worktrees and branches are left to git).
@@ -123,7 +129,7 @@ fn status_of(cx: &Ctx, s: &StoreRef) -> Result<Value> {
     let st = state::load(cx, s)?;
     let mut d = st.clone();
     derive::derive(&st, &mut d, &cx.store.clock().stamp());
-    let p = plan::plan(&d);
+    let p = crate::layouts::execute::plan_with_git(cx, s, &d);
     let tasks: serde_json::Map<String, Value> = state::task_ids(&d)
         .into_iter()
         .map(|id| {
@@ -327,7 +333,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 let Some(r) = resume::resume(cx, s, true)? else {
                     continue;
                 };
-                let p = plan::plan(&r.state);
+                let p = r.plan();
                 if !json {
                     let verb = if dry_run { "would change" } else { "changed" };
                     super::out(
@@ -348,6 +354,9 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     for c in &r.changes {
                         super::out(io, &format!("  {verb}: {c}"))?;
                     }
+                    for l in &r.rebuild_report {
+                        super::out(io, &format!("  {l}"))?;
+                    }
                     for n in &r.notes {
                         super::out(io, &format!("  note: {n}"))?;
                     }
@@ -357,13 +366,44 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 }
                 all.push(
                     json!({"store": s.id, "plan": p, "plan_lines": p.lines(), "changes": r.changes,
-                    "notes": r.notes, "rebuilt": r.rebuilt, "git_skipped": r.git_skipped}),
+                    "notes": r.notes, "rebuilt": r.rebuilt, "rebuild_report": r.rebuild_report,
+                    "git_skipped": r.git_skipped}),
                 );
             }
             if json {
                 super::out_json(io, &json!({"dry_run": dry_run, "stores": all}))?;
             } else if stores.is_empty() {
                 super::out(io, "No execute runs.")?;
+            }
+            Ok(0)
+        }
+        Cmd::Stop { reason } => {
+            let store = commands::pick_store(cx, &project, store_flag)?;
+            let done = commands::stop(cx, &store, reason.as_deref())?;
+            let (record, line) = match &done {
+                commands::Stop::Stopped(r) => (r, format!(
+                    "Stopped run {}: launches of its tasks are refused until `taskhook execute resume`{}.",
+                    store.id,
+                    r["reason"].as_str().map(|w| format!(" (reason: {w})")).unwrap_or_default()
+                )),
+                commands::Stop::Already(r) => {
+                    let since = match (r["at"].as_str(), r["reason"].as_str()) {
+                        (Some(at), Some(w)) => format!(" (since {at}: {w})"),
+                        (Some(at), None) => format!(" (since {at})"),
+                        (None, Some(w)) => format!(" ({w})"),
+                        (None, None) => String::new(),
+                    };
+                    (r, format!("Run {} is already stopped{since}.", store.id))
+                }
+            };
+            if json {
+                super::out_json(
+                    io,
+                    &json!({"store": store.id, "status": "stopped", "stop": record,
+                        "already": matches!(done, commands::Stop::Already(_))}),
+                )?;
+            } else {
+                super::out(io, &line)?;
             }
             Ok(0)
         }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::context::Ctx;
+use crate::display;
 use crate::engine::journal;
 use crate::error::Result;
 
@@ -42,23 +43,34 @@ fn read_lines(cx: &Ctx, path: &Path) -> Result<Vec<String>> {
         .unwrap_or_default())
 }
 
+/// The first line of `s`, cut at `max` characters, made safe ([`display::line`]).
 fn first_line(s: &str, max: usize) -> String {
-    let line = s.lines().next().unwrap_or("").trim();
-    if line.chars().count() > max {
-        format!("{}…", line.chars().take(max).collect::<String>())
+    let first = s.lines().next().unwrap_or("").trim();
+    let first = if first.chars().count() > max {
+        format!("{}…", first.chars().take(max).collect::<String>())
     } else {
-        line.to_string()
-    }
+        first.to_string()
+    };
+    display::line(&first).into_owned()
 }
 
-/// One journal entry as a person reads it.
+/// One journal entry as a person reads it. The journal is a file in the project, which a
+/// repository may have planted: every field is shown on one line, made safe
+/// ([`display::line`]).
 fn human(v: &Value, project: &Path) -> String {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+    let s = |k: &str| display::line(v.get(k).and_then(Value::as_str).unwrap_or("")).into_owned();
     let mut event = s("event").to_string();
     if !s("tool").is_empty() {
         event = format!("{event}:{}", s("tool"));
     }
-    let session: String = s("session").chars().take(8).collect();
+    let session: String = v
+        .get("session")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .chars()
+        .take(8)
+        .collect();
+    let session = display::line(&session);
     let who = if s("agent_id").is_empty() {
         String::new()
     } else {
@@ -70,10 +82,11 @@ fn human(v: &Value, project: &Path) -> String {
             a.iter()
                 .filter_map(Value::as_str)
                 .map(|p| {
-                    Path::new(p)
+                    let shown = Path::new(p)
                         .strip_prefix(project)
                         .map(|r| r.display().to_string())
-                        .unwrap_or_else(|_| p.to_string())
+                        .unwrap_or_else(|_| p.to_string());
+                    display::line(&shown).into_owned()
                 })
                 .collect()
         })
@@ -105,7 +118,7 @@ fn human(v: &Value, project: &Path) -> String {
         out.push_str(&format!(
             "\n    exit {}: {}",
             v["exit"],
-            first_line(s("stderr"), 100)
+            first_line(v.get("stderr").and_then(Value::as_str).unwrap_or(""), 100)
         ));
     }
     out
@@ -127,7 +140,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             return Ok(());
         }
         if args.json {
-            super::out(io, line)
+            super::out_json_text(io, line)
         } else {
             super::out(io, &human(&v, &project.root))
         }

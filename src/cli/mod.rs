@@ -305,8 +305,16 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
     }
 }
 
-/// Writes a line to stdout, treating a closed pipe as success.
+/// Writes a line to stdout, treating a closed pipe as success. The text may hold what a
+/// repository's files hold (titles, ids, reasons), so every control character but newline and
+/// tab, and every bidirectional-text control, is shown escaped ([`crate::display::text`]).
 pub(crate) fn out(io: &mut Io<'_>, text: &str) -> Result<()> {
+    out_styled(io, &crate::display::text(text))
+}
+
+/// Writes a line as it is: only for a line whose data was made safe field by field
+/// ([`crate::display::line`]) and which carries taskhook's own styles (`status` in colour).
+pub(crate) fn out_styled(io: &mut Io<'_>, text: &str) -> Result<()> {
     match writeln!(io.stdout, "{text}") {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -314,8 +322,19 @@ pub(crate) fn out(io: &mut Io<'_>, text: &str) -> Result<()> {
     }
 }
 
-/// Writes a value as one line of JSON.
+/// Writes a value as one line of JSON (the characters serde_json leaves raw in strings
+/// escaped: [`crate::display::json_text`]).
 pub(crate) fn out_json(io: &mut Io<'_>, v: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
-    out(io, &text)
+    out_json_text(io, &text)
+}
+
+/// Writes one line of JSON text (`log --json`), made safe the same way.
+pub(crate) fn out_json_text(io: &mut Io<'_>, text: &str) -> Result<()> {
+    out_styled(io, &crate::display::json_text(text))
+}
+
+/// Writes one line to stderr, folded and escaped ([`crate::error::one_line`]).
+pub(crate) fn err(io: &mut Io<'_>, text: &str) {
+    let _ = writeln!(io.stderr, "{}", crate::error::one_line(text));
 }

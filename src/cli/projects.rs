@@ -139,6 +139,7 @@ fn acted(io: &mut Io<'_>, task: &str, a: &Acted, json: bool) -> Result<u8> {
                 "ready_now": o.ready_now,
                 "checkpoint": a.committed.checkpoint,
                 "restored": a.committed.restored,
+                "settled": a.committed.settled,
             }),
         )?;
         return Ok(0);
@@ -160,7 +161,13 @@ fn acted(io: &mut Io<'_>, task: &str, a: &Acted, json: bool) -> Result<u8> {
     if !o.ready_now.is_empty() {
         super::out(io, &format!("ready now: {}", o.ready_now.join(", ")))?;
     }
-    for note in a.committed.restored.iter().chain(&a.committed.checkpoint) {
+    let notes = &a.committed;
+    for note in notes
+        .settled
+        .iter()
+        .chain(&notes.restored)
+        .chain(&notes.checkpoint)
+    {
         super::out(io, note)?;
     }
     Ok(0)

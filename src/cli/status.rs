@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use serde_json::json;
 
 use crate::context::Ctx;
+use crate::display::line;
 use crate::engine;
 use crate::env::NO_COLOR;
 use crate::error::Result;
@@ -56,27 +57,36 @@ impl Paint {
     }
 }
 
+/// One item on one line, every part made safe ([`line`]).
 fn item_line(i: &Item) -> String {
-    let mut s = i.id.clone();
+    let mut s = line(&i.id).into_owned();
     if let Some(t) = &i.title {
-        s.push_str(&format!("  {t}"));
+        s.push_str(&format!("  {}", line(t)));
     }
     if let Some(d) = &i.detail {
-        s.push_str(&format!(" ({d})"));
+        s.push_str(&format!(" ({})", line(d)));
     }
     if !i.waits_for.is_empty() {
-        s.push_str(&format!(" — waits for {}", i.waits_for.join(", ")));
+        let waits: Vec<_> = i.waits_for.iter().map(|w| line(w)).collect();
+        s.push_str(&format!(" — waits for {}", waits.join(", ")));
     }
     s
 }
 
+/// Prints one line built from parts each made safe with [`line`], styled by [`Paint`].
+fn styled(io: &mut Io<'_>, text: &str) -> Result<()> {
+    super::out_styled(io, text)
+}
+
+/// A store's lines. Its data (ids, titles, paths, problems) can come from a repository's files,
+/// so each part is made safe on its own ([`line`]) before taskhook's styles go around it.
 fn print_store(io: &mut Io<'_>, s: &StoreStatus, paint: &Paint) -> Result<()> {
-    super::out(
+    styled(
         io,
         &format!(
             "{}  {}",
-            paint.bold(&format!("{} · {}", s.layout, s.id)),
-            paint.dim(&s.path.display().to_string())
+            paint.bold(&format!("{} · {}", s.layout, line(&s.id))),
+            paint.dim(&line(&s.path.display().to_string()))
         ),
     )?;
     if !s.counts.is_empty() {
@@ -84,9 +94,9 @@ fn print_store(io: &mut Io<'_>, s: &StoreStatus, paint: &Paint) -> Result<()> {
         let counts: Vec<String> = s
             .counts
             .iter()
-            .map(|(k, v)| paint.status(k, &format!("{v} {k}")))
+            .map(|(k, v)| paint.status(k, &format!("{v} {}", line(k))))
             .collect();
-        super::out(io, &format!("  {total} in all: {}", counts.join(" · ")))?;
+        styled(io, &format!("  {total} in all: {}", counts.join(" · ")))?;
     }
     for (label, items, tone) in [
         ("in progress", &s.current, "in progress"),
@@ -97,14 +107,14 @@ fn print_store(io: &mut Io<'_>, s: &StoreStatus, paint: &Paint) -> Result<()> {
     ] {
         for (n, i) in items.iter().enumerate() {
             if n == LIST_CAP {
-                super::out(
+                styled(
                     io,
                     &format!("  {:<12} … and {} more", "", items.len() - LIST_CAP),
                 )?;
                 break;
             }
             let head = if n == 0 { label } else { "" };
-            super::out(
+            styled(
                 io,
                 &format!(
                     "  {} {}",
@@ -115,13 +125,13 @@ fn print_store(io: &mut Io<'_>, s: &StoreStatus, paint: &Paint) -> Result<()> {
         }
     }
     for p in &s.problems {
-        super::out(
+        styled(
             io,
-            &format!("  {} {p}", paint.status("problem", "problem     ")),
+            &format!("  {} {}", paint.status("problem", "problem     "), line(p)),
         )?;
     }
     for note in &s.notes {
-        super::out(io, &format!("  {}", paint.dim(note)))?;
+        styled(io, &format!("  {}", paint.dim(&line(note))))?;
     }
     Ok(())
 }

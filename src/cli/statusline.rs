@@ -84,7 +84,8 @@ pub fn run(cx: &Ctx, _args: Args, io: &mut Io<'_>) -> Result<u8> {
     let project = cx.project(dir);
     let stores = engine::ops::status(cx, &project);
     if let Some(l) = line(&stores) {
-        super::out(io, &l)?;
+        // One line, whatever the ids and titles hold.
+        super::out(io, &crate::display::line(&l))?;
     }
     Ok(0)
 }

@@ -78,17 +78,21 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             let applied = claude_tasks::write_task(cx, &store, &params)?;
             super::out_json(io, &applied.value)?;
             if !applied.reblocked.is_empty() {
-                let _ = writeln!(
-                    io.stderr,
-                    "taskhook: blocked again (a dependency is no longer completed): {}",
-                    applied.reblocked.join(", ")
+                super::err(
+                    io,
+                    &format!(
+                        "taskhook: blocked again (a dependency is no longer completed): {}",
+                        applied.reblocked.join(", ")
+                    ),
                 );
             }
             if !applied.unblocked.is_empty() {
-                let _ = writeln!(
-                    io.stderr,
-                    "taskhook: now ready (all dependencies completed): {}",
-                    applied.unblocked.join(", ")
+                super::err(
+                    io,
+                    &format!(
+                        "taskhook: now ready (all dependencies completed): {}",
+                        applied.unblocked.join(", ")
+                    ),
                 );
             }
         }

@@ -21,12 +21,12 @@ mod edits;
 pub mod facts;
 pub mod index;
 pub mod journal;
-pub mod notices;
 pub mod ops;
 pub mod subagent;
 
 use std::cell::OnceCell;
 
+use crate::agents;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::hook::input::Payload;
@@ -43,7 +43,7 @@ pub struct Work {
     /// Stores (or parts) that failed, with their error.
     pub errors: Vec<(String, Error)>,
     /// For the main agent at its next PostToolUse.
-    pub notices: Vec<String>,
+    pub notices: Vec<agents::Notice>,
     /// Halts to keep until a person lifts them: (key, message).
     pub halts: Vec<(String, String)>,
 }
@@ -164,17 +164,17 @@ fn handle(cx: &Ctx, payload: &Payload) -> Result<Outcome> {
     }
     if !work.notices.is_empty() || !work.halts.is_empty() {
         let agent = payload.common.agent_id.as_deref().unwrap_or("");
-        if let Err(e) = notices::keep(cx, &project().root, agent, &work.notices, &work.halts) {
+        if let Err(e) = agents::keep(cx, &project().root, agent, &work.notices, &work.halts) {
             // The notices are not lost: the user sees them.
             let kept = std::mem::take(&mut work.notices);
             work.reply
                 .system
-                .extend(kept.into_iter().map(|n| format!("taskhook: {n}")));
+                .extend(kept.into_iter().map(|n| format!("taskhook: {}", n.text)));
             work.fail("agent notices", e);
         }
     }
     if main_tool_use {
-        match notices::deliver(cx, &project().root) {
+        match agents::deliver(cx, &project().root) {
             Ok(d) => {
                 work.reply.context.extend(d.notices);
                 if let Some(first) = d.halts.into_iter().next() {
@@ -197,7 +197,8 @@ fn layouts_on<'a>(cx: &Ctx, project: impl Fn() -> &'a Project, fact: &Fact<'_>, 
                 for store in stores {
                     match layout.on_fact(cx, &store, fact) {
                         Ok(mut r) => {
-                            work.notices.append(&mut r.tell_main);
+                            work.notices
+                                .extend(r.tell_main.drain(..).map(agents::Notice::plain));
                             work.reply.merge(r)
                         }
                         Err(e) => work.fail(&format!("{} {}", store.layout, store.id), e),

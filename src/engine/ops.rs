@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::agents;
 use crate::context::Ctx;
 use crate::engine::claims::{self, Claims};
 use crate::engine::facts::Start;
-use crate::engine::{index, notices};
+use crate::engine::index;
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
 use crate::layouts::{registry, StoreRef, Summary};
@@ -78,7 +79,10 @@ pub fn reconcile(
         };
         for store in stores {
             match layout.reconcile(cx, &store, start) {
-                Ok(r) => {
+                Ok(mut r) => {
+                    if let Some(s) = r.summary.as_mut() {
+                        s.flag_invalid_ids();
+                    }
                     done.push(Reconciliation {
                         store: format!("{} {}", store.layout, store.id),
                         changes: r.changes.clone(),
@@ -124,11 +128,22 @@ pub fn status(cx: &Ctx, project: &Project) -> Vec<Summary> {
             )),
             Ok(stores) => {
                 for store in stores {
-                    out.push(layout.summarize(cx, &store).unwrap_or_else(|e| {
+                    let mut s = layout.summarize(cx, &store).unwrap_or_else(|e| {
                         Summary::problem(store.layout, &store.id, store.root.clone(), e.one_line())
-                    }));
+                    });
+                    s.flag_invalid_ids();
+                    out.push(s);
                 }
             }
+        }
+        match layout.refused(cx, project) {
+            Ok(r) => out.extend(r),
+            Err(e) => out.push(Summary::problem(
+                layout.name(),
+                "",
+                project.root.clone(),
+                e.one_line(),
+            )),
         }
     }
     out
@@ -152,13 +167,14 @@ pub fn validate(cx: &Ctx, project: &Project) -> Result<Vec<FileReport>> {
     for &layout in registry() {
         for store in layout.discover(cx, project)? {
             for file in layout.state_files(cx, &store)? {
-                let errors = if layout.vouches(cx, &file)? {
+                let mut errors = if layout.vouches(cx, &file)? {
                     Vec::new()
                 } else if file.json_lines {
                     check::json_lines(&cx.store, &file.path, file.schema)?
                 } else {
                     check::document(&cx.store, &file.path, file.schema)?
                 };
+                errors.extend(layout.file_issues(cx, &store, &file)?);
                 out.push(FileReport {
                     layout: layout.name(),
                     store: store.id.clone(),
@@ -182,7 +198,7 @@ pub fn validate(cx: &Ctx, project: &Project) -> Result<Vec<FileReport>> {
             errors,
         });
     }
-    let own = notices::path(&project.root);
+    let own = agents::path(&project.root);
     if cx.store.exists(&own) {
         let errors = check::document(&cx.store, &own, "taskhook-agents")?;
         out.push(FileReport {

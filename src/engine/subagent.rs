@@ -13,9 +13,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::agents;
 use crate::context::Ctx;
 use crate::engine::facts::{AgentReturned, Launch, Stopped};
-use crate::engine::{agent, notices, Work};
+use crate::engine::{agent, Work};
 use crate::layouts::{registry, Input, Layout, Step, StoreRef, Turn, Unit};
 use crate::project::Project;
 use crate::signals::{bound_names, parse_signals, read_transcript, split_name, UnitName};
@@ -84,12 +85,17 @@ fn candidates(cx: &Ctx, project: &Project, work: &mut Work) -> Vec<Candidate> {
     cands
 }
 
-fn ambiguous(name: &str, c: &[String]) -> String {
-    format!(
+/// Tells the user that a bare `name` matches several active units `c`, once per event however
+/// often the prompt and the final message mention it.
+fn ambiguous(name: &str, c: &[String], work: &mut Work) {
+    let line = format!(
         "taskhook: {name:?} matches several active units: {}; nothing changed. Name one as STORE/ID, e.g. {}.",
         c.join(", "),
         c[0].split(' ').next().unwrap_or_default()
-    )
+    );
+    if !work.reply.system.contains(&line) {
+        work.reply.system.push(line);
+    }
 }
 
 /// Resolves names to (candidate, unit id), reporting ambiguity; unknown names are dropped.
@@ -98,28 +104,40 @@ fn resolve_all(cands: &[Candidate], names: &[String], work: &mut Work) -> Vec<(u
     for name in names {
         match resolve(cands, name) {
             Resolved::One(i, id) if !out.contains(&(i, id.clone())) => out.push((i, id)),
-            Resolved::Many(c) => work.reply.system.push(ambiguous(name, &c)),
+            Resolved::Many(c) => ambiguous(name, &c, work),
             _ => {}
         }
     }
     out
 }
 
-/// Applies the one reply policy to a step of `unit` in `c`.
-fn apply(c: &Candidate, unit: &str, step: Step, bound: bool, work: &mut Work) {
+/// Applies the one reply policy to a step of `unit` in `c`; the notices it keeps for the main
+/// agent are `about` the unit.
+fn apply(
+    c: &Candidate,
+    unit: &str,
+    step: Step,
+    bound: bool,
+    about: Option<agents::About>,
+    work: &mut Work,
+) {
+    let notice = |text: String| agents::Notice {
+        text,
+        about: about.clone(),
+    };
     if let Some(again) = step.instruction {
         if bound {
             work.reply.block.push(again);
         } else {
-            work.notices.push(format!(
+            work.notices.push(notice(format!(
                 "{} {}: {unit} is now {} (signalled by a subagent not bound to it); launch a subagent with <task>{unit}</task> to continue.",
                 c.layout.name(),
                 c.store.id,
                 step.status.as_deref().unwrap_or("in progress")
-            ));
+            )));
         }
     }
-    work.notices.extend(step.tell_main);
+    work.notices.extend(step.tell_main.into_iter().map(notice));
     work.reply.system.extend(step.tell_user);
     if !step.extra.is_empty() {
         work.reply.merge(crate::hook::output::Reply {
@@ -144,7 +162,11 @@ fn run_step(
     work: &mut Work,
 ) {
     match c.layout.step(cx, &c.store, unit, input, turn) {
-        Ok(step) => apply(c, unit, step, turn.bound, work),
+        Ok(step) => {
+            let tells = !step.tell_main.is_empty() || (step.instruction.is_some() && !turn.bound);
+            let about = tells.then(|| agents::about(cx, c.layout, &c.store, unit));
+            apply(c, unit, step, turn.bound, about, work)
+        }
         Err(e) => work.fail(&format!("{} {}", c.store.layout, c.store.id), e),
     }
 }
@@ -188,7 +210,7 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         return;
     }
     let remembered = match ev.agent_id {
-        Some(a) => notices::binding(cx, &project.root, a).unwrap_or_default(),
+        Some(a) => agents::binding(cx, &project.root, a).unwrap_or_default(),
         None => Vec::new(),
     };
     // Without a remembered binding the prompt must come from the transcript.
@@ -216,6 +238,7 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         bound,
         stop_hook_active: ev.stop_hook_active,
         final_text: &final_text,
+        by_hand: false,
     };
     let mut signalled: Vec<(usize, String)> = Vec::new();
     let mut applied = Vec::new();
@@ -231,7 +254,7 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
                 run_step(cx, &cands[i], &id, input, &turn(is_bound), work);
                 signalled.push((i, id));
             }
-            Resolved::Many(c) => work.reply.system.push(ambiguous(&signal.name, &c)),
+            Resolved::Many(c) => ambiguous(&signal.name, &c, work),
             Resolved::Nothing => {}
         }
     }
@@ -249,6 +272,7 @@ pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Wor
         bound: true,
         stop_hook_active: false,
         final_text: "",
+        by_hand: false,
     };
     for (i, id) in resolve_all(&cands, &l.names, work) {
         let c = &cands[i];
@@ -282,7 +306,7 @@ pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Wor
 pub(crate) fn returned(cx: &Ctx, project: &Project, r: &AgentReturned<'_>, work: &mut Work) {
     if let Some(agent_id) = r.agent_id {
         if !r.names.is_empty() {
-            if let Err(e) = notices::remember_binding(cx, &project.root, agent_id, &r.names) {
+            if let Err(e) = agents::remember_binding(cx, &project.root, agent_id, &r.names) {
                 work.fail("agent bindings", e);
             }
         }
@@ -371,15 +395,15 @@ mod tests {
             ..Default::default()
         };
         let mut w = Work::default();
-        apply(&c, "T1", step(), true, &mut w);
+        apply(&c, "T1", step(), true, None, &mut w);
         assert_eq!(w.reply.block, ["again"]);
         assert!(w.notices.is_empty());
         let mut w = Work::default();
-        apply(&c, "T1", step(), false, &mut w);
+        apply(&c, "T1", step(), false, None, &mut w);
         assert!(w.reply.block.is_empty());
         assert_eq!(
             w.notices,
-            ["fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue."]
+            [agents::Notice::plain("fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue.".into())]
         );
     }
 }

@@ -7,8 +7,11 @@
 //!
 //! Fields follow Claude Code's names: `continue`, `stopReason`, `systemMessage`, `decision`,
 //! `reason`, `hookSpecificOutput {hookEventName, additionalContext, permissionDecision, …}`.
-//! Every string Claude Code shows is capped at [`MAX_TEXT_CHARS`] UTF-16 code units
-//! (JavaScript's string length), cut on a character boundary with a marker.
+//! Every string Claude Code shows is made safe to show ([`crate::display::text`]: control
+//! characters but newline and tab, and bidirectional-text controls, escaped: a title from a
+//! cloned repository never reaches the user's terminal or the model raw), then capped at
+//! [`MAX_TEXT_CHARS`] UTF-16 code units (JavaScript's string length), cut on a character
+//! boundary with a marker. The exit-2 refusal line is made safe the same way.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -211,7 +214,10 @@ pub fn render(event: &str, r: Reply) -> (Option<HookOutput>, Option<String>) {
             extra: r.extra,
         });
     }
-    let refusal = r.refuse.filter(|_| a.exit2);
+    let refusal = r
+        .refuse
+        .filter(|_| a.exit2)
+        .map(|line| crate::display::text(&line).into_owned());
     ((!out.is_empty()).then_some(out), refusal)
 }
 
@@ -242,8 +248,8 @@ impl HookOutput {
         }
     }
 
-    /// Applies the character cap to every shown string.
-    pub fn capped(mut self) -> Self {
+    /// Every shown string made safe to show, then capped ([`show`]).
+    pub fn shown(mut self) -> Self {
         for s in [
             &mut self.stop_reason,
             &mut self.system_message,
@@ -252,14 +258,14 @@ impl HookOutput {
         .into_iter()
         .flatten()
         {
-            *s = cap(s);
+            *s = show(s);
         }
         if let Some(h) = &mut self.hook_specific_output {
             for c in [&mut h.additional_context, &mut h.permission_decision_reason]
                 .into_iter()
                 .flatten()
             {
-                *c = cap(c);
+                *c = show(c);
             }
         }
         self
@@ -267,8 +273,14 @@ impl HookOutput {
 
     /// Serializes to the one-line JSON printed on stdout.
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(self.clone().capped()).unwrap_or(Value::Null)
+        serde_json::to_value(self.clone().shown()).unwrap_or(Value::Null)
     }
+}
+
+/// `s` as Claude Code is given it: made safe to show ([`crate::display::text`]), then capped
+/// ([`cap`]).
+pub fn show(s: &str) -> String {
+    cap(&crate::display::text(s))
 }
 
 /// Caps `s` at [`MAX_TEXT_CHARS`] (marker included), counted in UTF-16 code units as Claude

@@ -1,6 +1,6 @@
 //! The layouts: one folder per seed format, each behind the [`Layout`] trait and registered in
 //! [`registry`]. A layout owns its types, transitions and reconciliation, takes typed facts
-//! ([`crate::engine::facts::Fact`]) and plain Rust values (never the wire format), and reaches
+//! ([`crate::layouts::fact::Fact`]) and plain Rust values (never the wire format), and reaches
 //! the disk only through [`crate::store::Store`].
 //!
 //! A new layout is one folder here, one line in [`registry`] and one CLI file. It provides:
@@ -14,9 +14,11 @@
 pub mod cdd;
 pub mod claude_tasks;
 pub mod execute;
+pub mod fact;
 pub mod iterative;
 pub mod json;
 pub mod projects;
+pub mod registry;
 pub mod summary;
 pub mod unit;
 pub mod work;
@@ -26,11 +28,12 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::context::Ctx;
-use crate::engine::facts::{Fact, Start};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Fact, Start};
 use crate::project::Project;
 
+pub use registry::registry;
 pub use summary::{Item, StoreStatus, Summary};
 pub use unit::{Input, Step, Turn};
 pub use work::{Phase, Shown, WorkUnit};
@@ -86,6 +89,15 @@ pub trait Layout: Sync {
     /// Finds this layout's stores in the project. Cheap: a few stats and folder listings.
     fn discover(&self, cx: &Ctx, project: &Project) -> Result<Vec<StoreRef>>;
 
+    /// What looks meant as a store of this layout in the project but is not one, each as a
+    /// [`Summary::problem`] saying why (a path the project's configuration lists that taskhook
+    /// refuses, a store folder that is a symbolic link): `status` and `doctor` report them
+    /// rather than ignore them silently. Read-only; none by default.
+    fn refused(&self, cx: &Ctx, project: &Project) -> Result<Vec<Summary>> {
+        let _ = (cx, project);
+        Ok(Vec::new())
+    }
+
     /// The stores a fact should reach: by default those [`Layout::discover`] finds. A layout
     /// whose facts may create its store (claude-tasks' first TodoWrite) also returns one that
     /// does not exist yet.
@@ -105,6 +117,19 @@ pub trait Layout: Sync {
         Ok(false)
     }
 
+    /// What `validate` reports about `file` beyond its schema: a file the store must have that
+    /// is missing, a rule no schema can say (ids used twice, ids unsafe as file names). None by
+    /// default.
+    fn file_issues(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        file: &StateFile,
+    ) -> Result<Vec<crate::store::schema::Issue>> {
+        let _ = (cx, store, file);
+        Ok(Vec::new())
+    }
+
     /// The store's summary, read-only (`status`, and the SessionStart context).
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary>;
 
@@ -117,6 +142,23 @@ pub trait Layout: Sync {
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
         let _ = (cx, store);
         Ok(Vec::new())
+    }
+
+    /// The status of `unit` now, which a notice about it is checked against before it is
+    /// delivered (a notice whose unit has changed since it was written is dropped: a later
+    /// event made it false). `None` when it cannot be told. By default the unit's activity
+    /// from [`Layout::units`] (`active`, `inactive`, or `gone`); a layout with exact statuses
+    /// returns them.
+    fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
+        let units = self.units(cx, store)?;
+        Ok(Some(
+            match units.iter().find(|u| u.id == unit) {
+                Some(u) if u.active => "active",
+                Some(_) => "inactive",
+                None => "gone",
+            }
+            .to_string(),
+        ))
     }
 
     /// One lifecycle step of `unit`: a signal, a bound subagent's stop without one, a launch.
@@ -195,16 +237,4 @@ pub trait Layout: Sync {
             store.root.display()
         )))
     }
-}
-
-/// Every layout, in a stable order.
-pub fn registry() -> &'static [&'static dyn Layout] {
-    static REGISTRY: &[&dyn Layout] = &[
-        &iterative::LAYOUT,
-        &claude_tasks::LAYOUT,
-        &projects::LAYOUT,
-        &execute::LAYOUT,
-        &cdd::LAYOUT,
-    ];
-    REGISTRY
 }

@@ -7,6 +7,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::display;
+use crate::error::Error;
+use crate::store::check_word;
+
 /// Most items listed per line of the SessionStart context; the rest are counted.
 pub const CONTEXT_LIST_CAP: usize = 10;
 
@@ -34,16 +38,24 @@ impl Item {
         }
     }
 
-    /// How the context shows it: `id (title)`, `id (detail)`, `id (waits for a, b)`.
+    /// How the context shows it: `id (title)`, `id (detail)`, `id (waits for a, b)`. Each part
+    /// on one line ([`display::line`]): a title from a repository never starts a line of its own.
     fn render(&self) -> String {
-        let mut inner: Vec<String> = self.title.iter().chain(&self.detail).cloned().collect();
+        let mut inner: Vec<String> = self
+            .title
+            .iter()
+            .chain(&self.detail)
+            .map(|t| display::line(t).into_owned())
+            .collect();
         if !self.waits_for.is_empty() {
-            inner.push(format!("waits for {}", self.waits_for.join(", ")));
+            let waits: Vec<_> = self.waits_for.iter().map(|w| display::line(w)).collect();
+            inner.push(format!("waits for {}", waits.join(", ")));
         }
+        let id = display::line(&self.id);
         if inner.is_empty() {
-            self.id.clone()
+            id.into_owned()
         } else {
-            format!("{} ({})", self.id, inner.join("; "))
+            format!("{id} ({})", inner.join("; "))
         }
     }
 }
@@ -132,6 +144,41 @@ impl Summary {
             problems: vec![problem],
             ..Default::default()
         }
+    }
+
+    /// Adds a problem for the store's id and each listed unit's id that is not one word
+    /// ([`check_word`]: whitespace or a control character), as a store written by hand may
+    /// hold: tags and signals cannot name it. An id a problem already quotes is not repeated.
+    pub fn flag_invalid_ids(&mut self) {
+        let store = std::iter::once(("store id", &self.id)).filter(|(_, id)| !id.is_empty());
+        let mut lists: Vec<&Vec<Item>> = vec![
+            &self.current,
+            &self.ready,
+            &self.blocked,
+            &self.stale,
+            &self.stops_waiting,
+        ];
+        lists.extend(self.more.iter().map(|(_, items, _)| items));
+        let units = lists.into_iter().flatten().map(|i| ("id", &i.id));
+        let mut found: Vec<String> = Vec::new();
+        for (kind, id) in store.chain(units) {
+            let Err(Error::UnsafeId { reason, .. }) = check_word(kind, id) else {
+                continue;
+            };
+            let quoted = format!("{id:?}");
+            if self
+                .problems
+                .iter()
+                .chain(&found)
+                .any(|p| p.contains(&quoted))
+            {
+                continue;
+            }
+            found.push(format!(
+                "{kind} {quoted} is not a valid id ({reason}); rename it"
+            ));
+        }
+        self.problems.extend(found);
     }
 
     /// The SessionStart context for this store, with what reconciliation changed (`notes`).

@@ -75,4 +75,7 @@ pub struct Turn<'a> {
     pub stop_hook_active: bool,
     /// The subagent's final message (empty for a launch).
     pub final_text: &'a str,
+    /// A person or the unit's owner acting through a command (`taskhook done`), not a
+    /// subagent: the step it asks for is the one the layout would take by hand.
+    pub by_hand: bool,
 }

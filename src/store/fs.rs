@@ -311,31 +311,108 @@ pub fn write_atomic_with(
     if !temp_dir.exists() {
         create_dir_all(temp_dir)?;
     }
-    let tmp = temp_dir.join(temp_name);
-    let result = (|| {
-        let mut f = flags(OpenOptions::new().write(true).create_new(true), false)
+    let mut tmp = temp_dir.join(temp_name);
+    for retry in 1..=TEMP_TRIES {
+        let f = flags(OpenOptions::new().write(true).create_new(true), false)
             .open(&tmp)
             .map_err(|e| open_error("create temp file", &tmp, e))?;
-        fill(&mut f).map_err(|e| Error::io("write temp file", &tmp, e))?;
-        f.sync_all()
-            .map_err(|e| Error::io("fsync temp file", &tmp, e))?;
-        if let Ok(meta) = fs::symlink_metadata(target) {
-            // Keep the mode the user gave the file (our temp starts as 0666 & ~umask).
-            if meta.is_file() {
-                let _ = f.set_permissions(meta.permissions());
+        // The temp file is locked from now until it is renamed: a process that finds it
+        // unlocked knows its writer is gone ([`remove_if_unused`]).
+        let mut lock = fd_lock::RwLock::new(f);
+        let mut held = lock
+            .write()
+            .map_err(|e| Error::io("lock temp file", &tmp, e))?;
+        if !is_at(&held, &tmp) {
+            // Removed between its creation and the lock, as a leftover: write a new one.
+            drop(held);
+            tmp = temp_dir.join(format!("{temp_name}-{retry}"));
+            continue;
+        }
+        let result = (|| {
+            fill(&mut held).map_err(|e| Error::io("write temp file", &tmp, e))?;
+            held.sync_all()
+                .map_err(|e| Error::io("fsync temp file", &tmp, e))?;
+            if let Ok(meta) = fs::symlink_metadata(target) {
+                // Keep the mode the user gave the file (our temp starts as 0666 & ~umask).
+                if meta.is_file() {
+                    let _ = held.set_permissions(meta.permissions());
+                }
             }
+            // Windows renames no open file: there the lock ends before the rename.
+            #[cfg(not(unix))]
+            drop(held);
+            rename_with_retry(&tmp, target)?;
+            if temp_dir != dir {
+                sync_dir(temp_dir)?;
+            }
+            sync_dir(dir)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
         }
-        drop(f);
-        rename_with_retry(&tmp, target)?;
-        if temp_dir != dir {
-            sync_dir(temp_dir)?;
-        }
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        return result;
     }
-    result
+    Err(Error::refused(
+        "write",
+        target,
+        format!("its temp files in {} are removed as soon as they are made (another process cleaning up?)", temp_dir.display()),
+    ))
+}
+
+/// Attempts at a temp file a cleaner removed before it was locked.
+const TEMP_TRIES: usize = 3;
+
+/// Whether `path` is the file `f` is open on (same device and inode).
+fn is_at(f: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (f.metadata(), fs::symlink_metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = f;
+        fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+    }
+}
+
+/// Whether a live process holds the lock of the temp file at `path` (its write is under way).
+/// A link, a special file or a missing file is held by no one.
+pub fn temp_in_use(path: &Path) -> bool {
+    let Ok(f) = flags(OpenOptions::new().read(true), false).open(path) else {
+        return false;
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut lock = fd_lock::RwLock::new(f);
+    let busy = lock.try_write().is_err();
+    busy
+}
+
+/// Removes the temp file at `path` unless a live process holds its lock (its write is under
+/// way): the probe and the removal happen under the file's own lock, so a writer that locks
+/// it afterwards finds it gone and writes another. Returns whether it was removed.
+pub fn remove_if_unused(path: &Path) -> Result<bool> {
+    let f = match flags(OpenOptions::new().read(true), false).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(open_error("remove", path, e)),
+    };
+    regular("remove", path, &f)?;
+    let mut lock = fd_lock::RwLock::new(f);
+    let Ok(held) = lock.try_write() else {
+        return Ok(false);
+    };
+    if !is_at(&held, path) {
+        return Ok(false);
+    }
+    remove_file(path)?;
+    drop(held);
+    Ok(true)
 }
 
 /// What [`append`] did, so a failed transaction can undo it.

@@ -5,7 +5,12 @@
 //! NUL and a leading `.`, what Windows cannot name (`CON`, `NUL`, `COM1`, `LPT1`, …, with or
 //! without an extension; `<>:"|?*`; a trailing dot or space) and bidirectional-text controls
 //! (which make a name display as another) are refused.
+//!
+//! A new unit's id ([`check_unit_id`], [`check_word`]) must also be one word: `<task>` and
+//! `<signal>` tags ignore a name with whitespace, and a printed command would split it.
 
+// Bidirectional-text controls: the one set, which `display` also escapes.
+use crate::display::is_bidi_control;
 use crate::error::{Error, Result};
 
 /// Longest id accepted as a path component, in bytes (NAME_MAX is 255; room is left for the
@@ -14,11 +19,6 @@ pub const MAX_ID_LEN: usize = 200;
 
 /// Characters Windows does not allow in a file name.
 const WINDOWS_RESERVED_CHARS: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
-
-/// Whether `c` is a bidirectional-text control (embedding, override, isolate, mark).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
 
 /// Whether `name` is a Windows device name (`CON`, `nul.txt`, `COM1`, `LPT9.json`, …).
 fn is_windows_device(name: &str) -> bool {
@@ -35,6 +35,23 @@ fn is_windows_device(name: &str) -> bool {
             };
             s.strip_prefix("COM").is_some_and(digit) || s.strip_prefix("LPT").is_some_and(digit)
         }
+    }
+}
+
+/// The error refusing `id` (cut to 80 characters) for `reason`.
+pub fn unsafe_id(kind: &'static str, id: &str, reason: &'static str) -> Error {
+    Error::UnsafeId {
+        kind,
+        id: id.chars().take(80).collect(),
+        reason,
+    }
+}
+
+/// `id` unchanged, or refused for `reason`.
+fn verdict<'a>(kind: &'static str, id: &'a str, reason: Option<&'static str>) -> Result<&'a str> {
+    match reason {
+        Some(reason) => Err(unsafe_id(kind, id, reason)),
+        None => Ok(id),
     }
 }
 
@@ -67,14 +84,36 @@ pub fn check_id<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
     } else {
         None
     };
-    match reason {
-        Some(reason) => Err(Error::UnsafeId {
-            kind,
-            id: id.chars().take(80).collect(),
-            reason,
-        }),
-        None => Ok(id),
-    }
+    verdict(kind, id, reason)
+}
+
+/// Why an id cannot be one word of a tag or a command: whitespace of any kind.
+const WHITESPACE: &str =
+    "it contains whitespace, which <task> and <signal> tags and printed commands cannot carry";
+
+/// Checks an id a person or a plan gives a new unit that never becomes a path (a cdd stop id):
+/// one word of `<task>` / `<signal>` tags and of printed commands, so not empty, and no
+/// control character or whitespace of any kind.
+pub fn check_word<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
+    let reason = if id.is_empty() {
+        Some("it is empty")
+    } else if id.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else if id.chars().any(char::is_whitespace) {
+        Some(WHITESPACE)
+    } else {
+        None
+    };
+    verdict(kind, id, reason)
+}
+
+/// Checks the id of a new unit that becomes a path (a project id, slug, task id or cdd task
+/// name), given by a person or a plan: [`check_word`] and [`check_id`]. Ids already on disk
+/// are read with [`check_id`] alone, so a store written by hand keeps working (its status
+/// reports such an id, and every command printed for it is quoted).
+pub fn check_unit_id<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
+    check_word(kind, id)?;
+    check_id(kind, id)
 }
 
 /// Makes a name taskhook derived itself (a `package.json` name, a folder name) safe as a path
@@ -175,6 +214,37 @@ mod tests {
         ] {
             assert_eq!(check_id("id", ok).unwrap(), ok);
         }
+    }
+
+    #[test]
+    fn unit_ids_are_one_word() {
+        for bad in [
+            "a b",
+            " lead",
+            "tab\tx",
+            "nl\n",
+            "nbsp\u{a0}x",
+            "ideo\u{3000}x",
+            "ls\u{2028}x",
+            "",
+        ] {
+            assert!(check_unit_id("task id", bad).is_err(), "{bad:?} accepted");
+            assert!(check_word("stop id", bad).is_err(), "{bad:?} accepted");
+        }
+        let e = check_unit_id("task id", "a b").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid task id \"a b\": it contains whitespace, which <task> and <signal> tags and printed commands cannot carry"
+        );
+        assert!(check_unit_id("task id", "../x").is_err());
+        for ok in ["T1", "foo.md", "défi", "L2-003"] {
+            assert_eq!(check_unit_id("id", ok).unwrap(), ok);
+        }
+        // A stop id is no path: only whitespace and control characters matter.
+        assert_eq!(
+            check_word("stop id", "verify:core/1").unwrap(),
+            "verify:core/1"
+        );
     }
 
     #[test]

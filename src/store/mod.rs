@@ -14,8 +14,8 @@
 //!   caps every read ([`limits`]).
 //!
 //! What a crash can lose: a write that had not reached its rename is lost whole (the old file
-//! stays); a stray temp file may remain, which the next replace of that file removes once it is
-//! five minutes old ([`Store::clean_stale_temps`]).
+//! stays); a stray temp file may remain, which the next replace of that file and the next
+//! SessionStart remove once no live process holds its lock ([`Store::clean_stale_temps`]).
 
 pub mod check;
 pub mod checkpoint;
@@ -41,8 +41,8 @@ use serde_json::Value;
 
 pub use clock::Clock;
 pub use fs::Entry;
-pub use ids::{check_id, sanitize_id};
-pub use temps::{temp_prefix, STALE_TEMP_AGE};
+pub use ids::{check_id, check_unit_id, check_word, sanitize_id, unsafe_id};
+pub use temps::{temp_prefix, OWN_TEMP_AGE, STALE_TEMP_AGE};
 pub use txn::Pass;
 
 use crate::error::{Error, Result};
@@ -139,6 +139,12 @@ impl Store {
         !self.changed.borrow().is_empty()
     }
 
+    /// Forgets that `path` changed: a transient file an operation wrote and removed again
+    /// (a commit's own record) is not a change it made.
+    pub fn forget_change(&self, path: &Path) {
+        self.changed.borrow_mut().retain(|p| p != path);
+    }
+
     fn mark(&self, path: &Path) {
         let mut changed = self.changed.borrow_mut();
         if !changed.iter().any(|p| p == path) {
@@ -182,7 +188,12 @@ impl Store {
                 old,
             });
             // Temp files of writes killed earlier go at the next write to the same file.
-            let _ = self.clean_stale_temps(temp_dir, temp_prefix, STALE_TEMP_AGE);
+            let age = if temp_prefix == temps::temp_prefix(path) {
+                OWN_TEMP_AGE
+            } else {
+                STALE_TEMP_AGE
+            };
+            let _ = self.clean_stale_temps(temp_dir, temp_prefix, age);
         }
         self.mark(path);
         Ok(true)
@@ -210,7 +221,7 @@ impl Store {
         let temp_name = format!("{prefix}{}", uuid::Uuid::new_v4());
         fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f))?;
         // Temp files of writes killed earlier go at the next write to the same file.
-        let _ = self.clean_stale_temps(dir, &prefix, STALE_TEMP_AGE);
+        let _ = self.clean_stale_temps(dir, &prefix, OWN_TEMP_AGE);
         self.mark(path);
         Ok(())
     }
@@ -254,7 +265,15 @@ impl Store {
         self.replace_via(path, &bytes, temp_dir, temp_prefix)
     }
 
-    fn checked_json(&self, path: &Path, schema: &'static str, value: &Value) -> Result<Vec<u8>> {
+    /// The bytes [`Store::replace_json`] would write for `value` (validated against `schema`
+    /// first; an invalid value is [`Error::SchemaInvalid`] naming `path`), for a caller that
+    /// writes the same bytes to two files.
+    pub fn checked_json(
+        &self,
+        path: &Path,
+        schema: &'static str,
+        value: &Value,
+    ) -> Result<Vec<u8>> {
         if let Err(issues) = schema::check(schema, value)? {
             return Err(Error::SchemaInvalid {
                 path: path.to_path_buf(),

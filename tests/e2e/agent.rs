@@ -97,13 +97,18 @@ fn default_settings_next_claim_subagent_done_next_on_a_project() {
     assert_eq!(claims["claims"], json!([]), "{claims}");
     let log = s.read(".claude/projects/web/progress/log.md");
     assert_eq!(log.matches("TASK_STARTED").count(), 1, "{log}");
-    let mark = s
-        .home
-        .join(".claude/taskhook/sessions")
-        .join(run.session_id());
+    // The claim named the session Claude Code reported (its first 8 characters), and
+    // SessionEnd removed that session's liveness mark.
+    let sid = run.session_id();
+    let claimed = s.stream("main")[2].last_user_text();
     assert!(
-        mark.exists(),
-        "no liveness mark for the session at {}",
+        claimed.contains(&format!("for session {}", &sid[..8])),
+        "{claimed} / {sid}"
+    );
+    let mark = s.home.join(".claude/taskhook/sessions").join(&sid);
+    assert!(
+        !mark.exists(),
+        "the liveness mark outlived SessionEnd: {}",
         mark.display()
     );
 }

@@ -101,3 +101,60 @@ fn corrupt_agents_file_is_moved_aside_not_lost() {
     );
     assert!(agents_file(&p)["bindings"].as_object().unwrap().len() == 1);
 }
+
+/// Issue 20 item 19: a bare id two stores share, named by the prompt and signalled in the
+/// final message, is reported once (it was said once per mention), and nothing changes.
+#[test]
+fn an_ambiguous_bare_id_on_subagent_stop_is_reported_once() {
+    let p = Project::new();
+    for slug in ["alpha", "beta"] {
+        let r = p.run(&["iterative", "new", slug, "--task", "T1"], "");
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let before = p.snapshot();
+    let stop = p.subagent_stop(
+        "z",
+        "Do <task>T1</task>, end with <signal>T1_DONE</signal>",
+        "done\n<signal>T1_DONE</signal>\n<signal>T1_FAILED: or not</signal>",
+    );
+    let run = p.hook(&stop);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.json(),
+        json!({"systemMessage": "taskhook: \"T1\" matches several active units: alpha/T1 \
+               (iterative), beta/T1 (iterative); nothing changed. Name one as STORE/ID, e.g. \
+               alpha/T1."})
+    );
+    assert_eq!(p.snapshot(), before);
+}
+
+#[test]
+fn a_notice_whose_task_was_finished_since_is_not_delivered_in_any_layout() {
+    // Seed 000 (projects): an unbound FAILED leaves a notice to retry T1; the user then marks
+    // T1 COMPLETE by hand. The notice is false by the main agent's next tool call.
+    let p = Project::new();
+    for args in [
+        &["projects", "new", "web"][..],
+        &["projects", "add", "web", "T1", "--title", "One"],
+        &["projects", "add", "web", "T2", "--title", "Two"],
+    ] {
+        assert_eq!(p.run(args, "").code, 0, "{args:?}");
+    }
+    for t in ["T1", "T2"] {
+        let stop = p.subagent_stop(
+            "other",
+            "Something else.",
+            &format!("<signal>{t}_FAILED: red</signal>"),
+        );
+        assert_eq!(p.hook(&stop).code, 0);
+    }
+    let run = p.run(&["projects", "set", "web", "T1", "COMPLETE"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    let ctx = p.hook(&p.payload("PostToolUse.Read.json")).context();
+    assert!(!ctx.contains("T1 FAILED"), "{ctx}");
+    assert!(
+        ctx.starts_with("projects web: T2 FAILED (red); it is PENDING again"),
+        "{ctx}"
+    );
+    assert_eq!(agents_file(&p)["notices"], json!([]));
+}

@@ -338,3 +338,52 @@ fn recover_reads_a_cut_file_task_by_task() {
     assert!(r.stdout.contains("does not parse"), "{r:?}");
     assert_eq!(ids(&doc(&p)), ["a", "b"]);
 }
+
+/// Issue 20 item 19: the unknown-ids and refused-dependencies lines each read as one sentence
+/// (a run of 14 spaces sat inside both), exactly as pinned here.
+#[test]
+fn unknown_and_refused_completions_are_told_in_one_sentence_each() {
+    let p = list_a_then_b();
+    let mut stop = p.payload("SubagentStop.json");
+    stop["tasks_completed"] = json!(["b", "ghost"]);
+    let out = hook_ok(&p, &stop).json();
+    assert_eq!(
+        out["systemMessage"],
+        "taskhook: a subagent reported a task as completed that is not in task list proj: \
+         ghost; nothing was changed for it.\n\
+         taskhook: a subagent reported task b (B) as completed, but its dependencies are not \
+         completed: a (A) [pending]; task list proj keeps it as it was (complete them first)."
+    );
+    stop["tasks_completed"] = json!(["ghost", "phantom"]);
+    let out = hook_ok(&p, &stop).json();
+    assert_eq!(
+        out["systemMessage"],
+        "taskhook: a subagent reported tasks as completed that are not in task list proj: \
+         ghost, phantom; nothing was changed for them."
+    );
+    // The main agent hears the same lines.
+    let ctx = main_context(&p);
+    assert!(
+        ctx.contains("but its dependencies are not completed: a (A) [pending]; task list")
+            && ctx.contains("proj: ghost, phantom; nothing was changed for them."),
+        "{ctx}"
+    );
+    assert!(!ctx.contains("  "), "{ctx}");
+}
+
+/// Issue 20 item 20: with no task list yet, an id in `tasks_completed` is unknown and said so
+/// (it was dropped without a word); no list, lock or folder is created for it.
+#[test]
+fn an_unknown_completed_id_is_reported_when_no_list_exists_yet() {
+    let p = Project::new();
+    let mut stop = p.payload("SubagentStop.json");
+    stop["tasks_completed"] = json!(["ghost"]);
+    let out = hook_ok(&p, &stop).json();
+    assert_eq!(
+        out,
+        json!({"systemMessage": "taskhook: a subagent reported a task as completed that is not \
+               in task list proj: ghost; nothing was changed for it."})
+    );
+    assert!(!p.home.join(".claude/tasks").exists());
+    assert!(main_context(&p).contains("not in task list proj: ghost"));
+}

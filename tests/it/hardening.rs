@@ -107,9 +107,15 @@ fn a_write_removes_its_files_stale_temps() {
             .unwrap();
     };
     plant(".tasks.json.tmp-killed", 600);
-    plant(".tasks.json.tmp-in-flight", 0);
+    plant(".tasks.json.tmp-killed-just-now", 0);
+    plant(".tasks.json.tmp-in-flight", 600);
     plant(".other.json.tmp-killed", 600);
+    // A write under way holds its temp file's lock, however old the file.
+    let mut in_flight =
+        fd_lock::RwLock::new(std::fs::File::open(list.join(".tasks.json.tmp-in-flight")).unwrap());
+    let held = in_flight.try_write().unwrap();
     write("b");
+    drop(held);
     let mut names: Vec<String> = std::fs::read_dir(&list)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -252,6 +252,7 @@ pub fn act(
             bound: true,
             stop_hook_active: false,
             final_text: "",
+            by_hand: true,
         };
         let renewed = |c: &Claim| {
             let mut c = c.clone();
@@ -347,7 +348,7 @@ pub fn act(
         // A stop the step reached halts the main agent until a person passes it, as it does
         // when a subagent's signal reaches it.
         if !halts.is_empty() {
-            crate::engine::notices::keep(cx, &project.root, "", &[], &halts)?;
+            crate::agents::keep(cx, &project.root, "", &[], &halts)?;
         }
         Ok(Acted {
             then: claim_after.as_ref().map(|_| then(&r, true)),

@@ -83,17 +83,9 @@ pub fn stores(cx: &Ctx, project: &Project) -> (Vec<Found>, Vec<Broken>) {
 }
 
 /// Quotes a word for a POSIX shell when it needs it (`'my task.md'`), so a printed command can
-/// be run as it stands.
+/// be run as it stands ([`crate::shell::quote`]).
 pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
+    crate::shell::quote(word).into_owned()
 }
 
 /// The reference a verb prints for a unit: `STORE/TASK`.

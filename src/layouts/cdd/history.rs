@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::error::{CResult, Code, Failure};
 use super::Folder;
 use crate::context::Ctx;
+use crate::shell::quote;
 use crate::store::clock::parse_time;
 use crate::store::schema;
 
@@ -56,30 +57,71 @@ impl StopState {
     }
 }
 
+/// Why a line of the log cannot be read as an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bad {
+    /// It holds a NUL byte.
+    Nul,
+    /// It is not UTF-8.
+    NotUtf8,
+    /// It is not a JSON object (a line torn by a crash, text written by hand).
+    NotJson,
+}
+
+impl Bad {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bad::Nul => "a NUL byte",
+            Bad::NotUtf8 => "not UTF-8",
+            Bad::NotJson => "not JSON",
+        }
+    }
+}
+
+/// One line of the log (without its newline): its JSON object, `None` when it is blank, or why
+/// it is no event.
+pub fn read_line(line: &[u8]) -> std::result::Result<Option<Value>, Bad> {
+    if line.contains(&0) {
+        return Err(Bad::Nul);
+    }
+    let text = std::str::from_utf8(line).map_err(|_| Bad::NotUtf8)?;
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if v.is_object() => Ok(Some(v)),
+        _ => Err(Bad::NotJson),
+    }
+}
+
 /// The log as read.
 #[derive(Debug, Clone, Default)]
 pub struct History {
     pub events: Vec<Event>,
-    /// 1-based numbers of the lines that are not JSON objects.
-    pub bad_lines: Vec<usize>,
+    /// The lines that are no event (1-based numbers): skipped.
+    pub bad_lines: Vec<(usize, Bad)>,
+}
+
+/// The lines of a log, without their newlines (a last line without one included).
+pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    body.split(|b| *b == b'\n')
+        .filter(move |_| !bytes.is_empty())
 }
 
 impl History {
-    /// Parses the log's text.
-    pub fn parse(text: &str) -> History {
+    /// Parses the log's bytes.
+    pub fn parse(bytes: &[u8]) -> History {
         let mut h = History::default();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let Ok(raw) = serde_json::from_str::<Value>(line) else {
-                h.bad_lines.push(i + 1);
-                continue;
+        for (i, line) in lines(bytes).enumerate() {
+            let raw = match read_line(line) {
+                Ok(Some(raw)) => raw,
+                Ok(None) => continue,
+                Err(bad) => {
+                    h.bad_lines.push((i + 1, bad));
+                    continue;
+                }
             };
-            if !raw.is_object() {
-                h.bad_lines.push(i + 1);
-                continue;
-            }
             let s = |k: &str| raw.get(k).and_then(Value::as_str).map(str::to_string);
             let action = s("action").unwrap_or_default();
             let to = s("to")
@@ -136,7 +178,30 @@ impl History {
 /// Reads the log (a missing one is empty).
 pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<History> {
     let bytes = cx.store.read_capped(path, MAX_BYTES)?.unwrap_or_default();
-    Ok(History::parse(&String::from_utf8_lossy(&bytes)))
+    Ok(History::parse(&bytes))
+}
+
+/// What is said of the lines no event can be read from (skipped, and new lines appended after
+/// them), with the command that sets them aside; `None` when there are none.
+pub fn bad_lines_warning(h: &History, tasks: &std::path::Path) -> Option<String> {
+    if h.bad_lines.is_empty() {
+        return None;
+    }
+    let mut which: Vec<String> = h
+        .bad_lines
+        .iter()
+        .take(10)
+        .map(|(n, bad)| format!("{n} ({})", bad.as_str()))
+        .collect();
+    if h.bad_lines.len() > 10 {
+        which.push(format!("and {} more", h.bad_lines.len() - 10));
+    }
+    Some(format!(
+        "history.jsonl has {} line(s) taskhook cannot read, which it skips (new lines go after them): {}; `taskhook recover {}` sets them aside",
+        h.bad_lines.len(),
+        which.join(", "),
+        quote(&tasks.to_string_lossy())
+    ))
 }
 
 /// One line to append, its fields in the order they are added.
@@ -247,12 +312,21 @@ mod tests {
             "{\"timestamp\": \"2025-12-24T11:30:00Z\", \"action\": \"stop_reached\", \"task\": \"v\", \"stop\": \"v\"}\n",
             "{\"action\": \"stop_continue\", \"task\": \"w\"}\n",
             "{\"timestamp\": \"2025-12-24T11:3"
-        ));
+        ).as_bytes());
         assert_eq!(h.folder_of("foo.md"), Some(Folder::Pending));
         assert_eq!(h.last_start("foo.md"), parse_time("2025-12-24T10:31:00Z"));
         assert_eq!(h.stop_state("v"), StopState::Reached);
         assert_eq!(h.stop_state("w"), StopState::Passed);
         assert_eq!(h.stop_state("x"), StopState::NotReached);
-        assert_eq!(h.bad_lines, [3, 7]);
+        assert_eq!(h.bad_lines, [(3, Bad::NotJson), (7, Bad::NotJson)]);
+        let h = History::parse(b"{\"a\": \"\xff\"}\n\n{\"b\": \"\0\"}\n[1]\n{}");
+        assert_eq!(
+            h.bad_lines,
+            [(1, Bad::NotUtf8), (3, Bad::Nul), (4, Bad::NotJson)]
+        );
+        assert_eq!(h.events.len(), 1);
+        assert_eq!(lines(b"").count(), 0);
+        assert_eq!(lines(b"a\n").collect::<Vec<_>>(), [b"a"]);
+        assert_eq!(lines(b"a\nb").count(), 2);
     }
 }

@@ -11,37 +11,48 @@
 //!   orchestrator manipulates task state" (seed 004).
 //!
 //! Recognizing the commands ([`calls`]) is pure: it decides, for every Bash call, whether
-//! anything beyond process start happens.
+//! anything beyond process start happens. A command counts when the line would run it
+//! ([`crate::shell::programs`]), not when its text only mentions it; a line that cannot be
+//! parsed counts what it mentions, on the safe side.
+
+use std::borrow::Cow;
 
 use serde_json::Value;
 
 use super::error::{Code, Failure};
 use super::ops;
+use super::order::{self, taggable, Order};
 use super::repair::sync_halts;
-use super::workspace::{Next, Status, Workspace};
+use super::summary::untaggable;
+use super::workspace::{Next, Status, Workspace, MAX_ORDER_BYTES};
 use super::{Folder, Paths};
+use crate::agents;
 use crate::context::Ctx;
-use crate::engine::facts::Bash;
-use crate::engine::notices;
 use crate::error::Result;
 use crate::hook::output::Reply;
+use crate::layouts::fact::Bash;
 use crate::layouts::unit::Halt;
-use crate::layouts::{Input, Step, StoreRef};
+use crate::layouts::{Input, Layout, Step, StoreRef};
+use crate::shell::{self, base, quote, Unparsed};
 use crate::signals::SignalKind;
+use crate::store::{parse_json, schema};
 
 /// The seed's reason for refusing a subagent's task command.
 pub const OWNERSHIP: &str = "only the orchestrator manipulates task state";
 
-/// One task command in a Bash command line: `taskhook [--project-dir D] cdd VERB`, or the
-/// seed's `.claude/scripts/task/VERB.ts`.
+/// One task command a Bash command line would run: `taskhook [--project-dir D] cdd VERB`, or
+/// a script of the seed's `.claude/scripts/task/VERB.ts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
     /// The verb (`done`), or `""` when none follows `cdd`.
     pub verb: String,
     /// Whether it is the seed's script rather than taskhook.
     pub script: bool,
-    /// The words from the program on, as written.
+    /// The program and its words up to the verb's first operand, shell-quoted.
     pub text: String,
+    /// Set when the command line could not be parsed, so this call is only mentioned in it
+    /// (and counts, on the safe side): why.
+    pub guessed: Option<Unparsed>,
 }
 
 impl Call {
@@ -53,20 +64,130 @@ impl Call {
     }
 }
 
-/// The task commands in a Bash command line. Quotes and shell operators separate words, so a
-/// command inside `bash -c '…'` is found too.
+/// Programs that run a script file given to them (`bun done.ts`, `npx tsx done.ts` once `npx`
+/// is seen through, `deno run done.ts`, a shell given the file).
+const RUNNERS: [&str; 16] = [
+    "bun",
+    "node",
+    "nodejs",
+    "deno",
+    "tsx",
+    "ts-node",
+    "ts-node-esm",
+    "esno",
+    "esrun",
+    "sucrase-node",
+    "vite-node",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+];
+
+/// The verb of a seed script path (`.claude/scripts/task/done.ts` → `done`).
+fn script_verb(word: &str) -> Option<&str> {
+    let stem = word.strip_suffix(".ts")?;
+    stem.contains("scripts/task/")
+        .then(|| stem.rsplit('/').next().unwrap_or(stem))
+}
+
+/// A program's words up to `to` (included), shell-quoted.
+fn shown(argv: &[String], to: usize) -> String {
+    argv.iter()
+        .take(to + 1)
+        .map(|w| quote(w).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The task command one program runs, if it runs one.
+fn call_of(argv: &[String]) -> Option<Call> {
+    let program = argv.first()?;
+    // A program taskhook cannot see (`$TH cdd done x`, `"$(which taskhook)" cdd …`) followed
+    // by `cdd` counts as taskhook.
+    let dynamic = program.contains('$') && argv.get(1).is_some_and(|w| w == "cdd");
+    if base(program) == "taskhook" || dynamic {
+        let mut j = 1;
+        while let Some(flag) = argv.get(j).filter(|f| f.starts_with('-')) {
+            j += if flag.contains('=')
+                || ["--help", "-h", "--version", "-V"].contains(&flag.as_str())
+            {
+                1
+            } else {
+                2
+            };
+        }
+        if argv.get(j).is_none_or(|w| w != "cdd") {
+            return None;
+        }
+        let k = (j + 1..argv.len()).find(|&k| !["--human", "--json"].contains(&argv[k].as_str()));
+        let verb = k.map_or("", |k| argv[k].as_str());
+        return Some(Call {
+            verb: verb.to_string(),
+            script: false,
+            text: shown(argv, k.map_or(j, |k| k + 1)),
+            guessed: None,
+        });
+    }
+    let at = if script_verb(program).is_some() {
+        Some(0)
+    } else if RUNNERS.contains(&base(program)) {
+        argv.iter().position(|w| script_verb(w).is_some())
+    } else {
+        None
+    }?;
+    Some(Call {
+        verb: script_verb(&argv[at]).unwrap_or_default().to_string(),
+        script: true,
+        text: shown(argv, at + 1),
+        guessed: None,
+    })
+}
+
+/// Whether a command line mentions a task command at all (quotes and backslashes aside); the
+/// cheap test every Bash call passes through.
+fn mentions(command: &str) -> bool {
+    let plain: Cow<'_, str> = if command.contains(['\'', '"', '\\']) {
+        Cow::Owned(command.replace(['\'', '"', '\\'], ""))
+    } else {
+        Cow::Borrowed(command)
+    };
+    plain.contains("cdd") || plain.contains("scripts/task/") || command.contains("$'")
+}
+
+/// The task commands a Bash command line would run: each program it runs (seen through
+/// operators, wrappers and shells: [`shell::programs`]) that is taskhook running `cdd VERB`,
+/// or that runs a script of `.claude/scripts/task/` (the script itself, or `bun`, `node`,
+/// `deno`, `tsx`, … given it). Text that only mentions one (a commit message, an `echo`, a
+/// `cat` or `grep` of the script) is none. A line that cannot be parsed (an unbalanced quote)
+/// falls back to the commands it mentions, each marked `guessed`.
 pub fn calls(command: &str) -> Vec<Call> {
-    if !command.contains("cdd") && !command.contains("scripts/task/") {
+    if !mentions(command) {
         return Vec::new();
     }
+    match shell::programs(command) {
+        Ok(programs) => programs.iter().filter_map(|argv| call_of(argv)).collect(),
+        Err(why) => mentioned(command)
+            .into_iter()
+            .map(|c| Call {
+                guessed: Some(why),
+                ..c
+            })
+            .collect(),
+    }
+}
+
+/// The task commands a command line mentions, found by splitting it on quotes and shell
+/// operators (a command that cannot be parsed).
+fn mentioned(command: &str) -> Vec<Call> {
     let words: Vec<&str> = command
         .split(|c: char| c.is_whitespace() || "'\"`;&|()<>{}$".contains(c))
         .filter(|w| !w.is_empty())
         .collect();
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
-        let base = w.rsplit('/').next().unwrap_or(w);
-        if base == "taskhook" {
+        if base(w) == "taskhook" {
             let mut j = i + 1;
             while let Some(flag) = words.get(j).filter(|f| f.starts_with("--")) {
                 j += if flag.contains('=') { 1 } else { 2 };
@@ -78,17 +199,15 @@ pub fn calls(command: &str) -> Vec<Call> {
                     verb: verb.to_string(),
                     script: false,
                     text: words[i..end].join(" "),
+                    guessed: None,
                 });
             }
-        } else if let Some(stem) = w
-            .strip_suffix(".ts")
-            .filter(|_| w.contains("scripts/task/"))
-        {
-            let verb = stem.rsplit('/').next().unwrap_or(stem);
+        } else if let Some(verb) = script_verb(w) {
             out.push(Call {
                 verb: verb.to_string(),
                 script: true,
                 text: w.to_string(),
+                guessed: None,
             });
         }
     }
@@ -125,7 +244,11 @@ pub fn wants_bash(b: &Bash<'_>) -> bool {
         (None, Some(_)) => calls(b.command).iter().any(Call::changes_state),
         (None, None) => calls(b.command).iter().any(|c| c.verb == "continue"),
         (Some(out), None) => {
-            let cs = calls(b.command);
+            // It ran: only what it really ran counts.
+            let cs: Vec<Call> = calls(b.command)
+                .into_iter()
+                .filter(|c| c.guessed.is_none())
+                .collect();
             cs.iter().any(|c| c.script && c.verb == "continue")
                 || (cs.iter().any(|c| c.verb == "next") && answered_stop(out).is_some())
         }
@@ -151,7 +274,7 @@ pub fn halt(paths: &Paths, stop: &super::order::Stop) -> Halt {
             "Stop {} reached (cdd workspace {}): {message}. The orchestrator waits here until a person passes it with: taskhook cdd continue {}",
             stop.id,
             paths.id(),
-            stop.id
+            quote(&stop.id)
         ),
     }
 }
@@ -159,24 +282,42 @@ pub fn halt(paths: &Paths, stop: &super::order::Stop) -> Halt {
 /// A Bash call: a subagent's refused, or the main agent's `next` / `continue.ts` seen after it ran.
 pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
     if b.stdout.is_none() && b.agent_id.is_none() {
+        let unsure = calls(b.command)
+            .iter()
+            .find(|c| c.verb == "continue")
+            .and_then(|c| c.guessed)
+            .map(|why| {
+                format!(
+                    " (This command could not be parsed ({}), and it mentions `taskhook cdd continue`, so it is refused on the safe side.)",
+                    why.as_str()
+                )
+            })
+            .unwrap_or_default();
         return Ok(Reply {
             deny: Some(format!(
                 "{PERSON}: the agent stops here and the person passes it, in their own terminal \
                  (`taskhook cdd continue STOP_ID`). Tell the user the stop is waiting and what to \
-                 check, then end your turn."
+                 check, then end your turn.{unsure}"
             )),
             ..Default::default()
         });
     }
     let Some(stdout) = b.stdout else {
-        let shown: Vec<String> = calls(b.command)
+        let found: Vec<Call> = calls(b.command)
             .into_iter()
             .filter(Call::changes_state)
-            .map(|c| c.text)
             .collect();
+        let shown: Vec<&str> = found.iter().map(|c| c.text.as_str()).collect();
+        let unsure = match found.iter().find_map(|c| c.guessed) {
+            Some(why) => format!(
+                " This command could not be parsed ({}), and it mentions that, so it is refused on the safe side; if it only mentions it (a message, a search), fix its quoting.",
+                why.as_str()
+            ),
+            None => String::new(),
+        };
         return Ok(Reply {
             deny: Some(format!(
-                "{OWNERSHIP} (seed 004): a subagent may not run `{}`. Do the task's work, then end your final message with <signal>NAME_DONE</signal> or <signal>NAME_FAILED: why</signal>; the orchestrator moves the task.",
+                "{OWNERSHIP} (seed 004): a subagent may not run `{}`.{unsure} Do the task's work, then end your final message with <signal>NAME_DONE</signal> or <signal>NAME_FAILED: why</signal>; the orchestrator moves the task.",
                 shown.join("`, `")
             )),
             ..Default::default()
@@ -193,7 +334,7 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
         if let Ok(Next::Stop(s, _)) = ws.next() {
             if s.id == id {
                 let h = halt(&paths, &s);
-                notices::keep(cx, &project, "", &[], &[(h.key, h.message.clone())])?;
+                agents::keep(cx, &project, "", &[], &[(h.key, h.message.clone())])?;
                 reply.halt = Some(h.message);
             }
         }
@@ -205,6 +346,41 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
         reply.context.extend(sync_halts(cx, &ws, &project)?);
     }
     Ok(reply)
+}
+
+/// A Write/Edit of order.json that still matches its schema but names a task no workspace can
+/// take (an unsafe file name, one of the workspace's own names): blocked and logged like a
+/// schema failure (which the engine's edit check answers itself).
+pub fn on_edit(cx: &Ctx, store: &StoreRef, path: &str) -> Result<Reply> {
+    let paths = Paths::of_store(store);
+    let edited = store.project.join(path);
+    if edited != paths.order {
+        return Ok(Reply::default());
+    }
+    let Some(bytes) = cx.store.read_capped(&paths.order, MAX_ORDER_BYTES)? else {
+        return Ok(Reply::default());
+    };
+    let Ok(doc) = parse_json(&bytes) else {
+        return Ok(Reply::default());
+    };
+    if schema::check(order::SCHEMA, &doc)?.is_err() {
+        return Ok(Reply::default());
+    }
+    let Err(f) = Order::parse(doc, &format!("`{}`", paths.order.display())) else {
+        return Ok(Reply::default());
+    };
+    super::LAYOUT.log_error(
+        cx,
+        store,
+        &format!("an edit left order.json unusable: {}", f.message),
+    )?;
+    Ok(Reply {
+        block: vec![format!(
+            "{}. Every cdd command refuses this order until that entry is renamed (its file too).",
+            f.message
+        )],
+        ..Default::default()
+    })
 }
 
 fn tell(step: &mut Step, paths: &Paths, text: String) {
@@ -231,6 +407,16 @@ fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Step) -> Result<()> {
             tell(step, paths, h.message.clone());
             step.halt = Some(h);
         }
+        Ok(Next::Task(t, _)) if !taggable(&t.name) => tell(
+            step,
+            paths,
+            format!(
+                "next is {} ({}): {}.",
+                quote(&t.name),
+                describe(&t),
+                untaggable(&t.name)
+            ),
+        ),
         Ok(Next::Task(t, _)) => tell(
             step,
             paths,
@@ -332,16 +518,19 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
             &mut step,
             &paths,
             format!(
-                "{unit} reported BLOCKED ({}); it stays in {}/. Clear the blocker and relaunch it, or run `taskhook cdd escalate {unit} \"why\"` or `taskhook cdd fail {unit}`.",
+                "{unit} reported BLOCKED ({}); it stays in {}/. Clear the blocker and relaunch it, or run `taskhook cdd escalate {} \"why\"` or `taskhook cdd fail {}`.",
                 reason.unwrap_or("no reason given"),
-                f.as_str()
+                f.as_str(),
+                quote(unit),
+                quote(unit)
             ),
         ),
         (Input::NoSignal, Status::In(Folder::InProgress)) => tell(
             &mut step,
             &paths,
             format!(
-                "the subagent working on {unit} stopped without <signal>{unit}_DONE</signal> or <signal>{unit}_FAILED: why</signal>; {unit} stays in in_progress/. Check its work, then run `taskhook cdd done {unit}`, or relaunch it."
+                "the subagent working on {unit} stopped without <signal>{unit}_DONE</signal> or <signal>{unit}_FAILED: why</signal>; {unit} stays in in_progress/. Check its work, then run `taskhook cdd done {}`, or relaunch it.",
+                quote(unit)
             ),
         ),
         (Input::Signal(kind, _), other) => {
@@ -403,6 +592,75 @@ mod tests {
         assert_eq!(verbs("taskhook cdd"), [("".into(), false)]);
         assert!(verbs("echo cdd; ls scripts/").is_empty());
         assert!(verbs("taskhook status").is_empty());
+        // Mentions are not calls.
+        for text in [
+            "git commit -m 'taskhook cdd done foo.md'",
+            "echo 'run taskhook cdd done later'",
+            "cat .claude/scripts/task/done.ts",
+            "grep x .claude/scripts/task/done.ts",
+            "vim .claude/scripts/task/done.ts",
+        ] {
+            assert!(verbs(text).is_empty(), "{text:?}");
+        }
+        // Hidden by quoting, still a call.
+        assert_eq!(verbs("task'hook' c\"dd\" done x"), [("done".into(), true)]);
+        assert_eq!(verbs("taskhook $'\\x63dd' done x"), [("done".into(), true)]);
+        // Unparsable: what it mentions, marked.
+        let c = calls("echo 'x; taskhook cdd done a");
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].guessed, Some(Unparsed::Quote));
+    }
+
+    /// Wrappers that only run the command after them.
+    const WRAPPERS: [&str; 10] = [
+        "env A=1",
+        "command",
+        "exec",
+        "nohup",
+        "timeout 5",
+        "nice -n 3",
+        "sudo -u me",
+        "stdbuf -oL",
+        "time",
+        "xargs -n 1",
+    ];
+
+    proptest::proptest! {
+        /// A moving verb behind any chain of wrappers, inside `bash -c` or not, is found.
+        #[test]
+        fn a_call_is_found_behind_any_wrappers(
+            chain in proptest::collection::vec(0..WRAPPERS.len(), 0..5),
+            verb in proptest::sample::select(vec!["start", "done", "fail", "escalate", "import", "init"]),
+            in_shell in proptest::bool::ANY,
+            before in proptest::sample::select(vec!["", "cd x && ", "true; ", "ls | "]),
+        ) {
+            let mut cmd = format!("taskhook cdd {verb} a.md");
+            for i in chain {
+                cmd = format!("{} {cmd}", WRAPPERS[i]);
+            }
+            if in_shell {
+                cmd = format!("bash -c {}", quote(&cmd));
+            }
+            let line = format!("{before}{cmd}");
+            let found = calls(&line);
+            proptest::prop_assert!(
+                found.iter().any(|c| c.verb == verb && c.changes_state() && c.guessed.is_none()),
+                "{line:?}: {found:?}"
+            );
+        }
+
+        /// A task command given as text to a program that only prints, stores or searches it
+        /// is never a call, however it is quoted.
+        #[test]
+        fn a_mention_is_never_a_call(
+            program in proptest::sample::select(vec!["echo", "git commit -m", "grep -n", "printf %s", "cat", "rg"]),
+            verb in proptest::sample::select(vec!["start", "done", "fail", "continue"]),
+            words in "[a-z .]{0,12}",
+        ) {
+            let text = format!("run taskhook cdd {verb} a.md {words}; bun .claude/scripts/task/{verb}.ts");
+            let line = format!("{program} {} .claude/scripts/task/{verb}.ts", quote(&text));
+            proptest::prop_assert!(calls(&line).is_empty(), "{line:?}");
+        }
     }
 
     #[test]

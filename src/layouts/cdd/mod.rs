@@ -27,15 +27,15 @@ pub mod workspace;
 use std::path::{Path, PathBuf};
 
 use crate::context::Ctx;
-use crate::engine::facts::{Fact, Start};
 use crate::env::CDD_DIR;
 use crate::error::Result;
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
     Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
 use crate::project::Project;
-use crate::store::{folder_lock_path, sanitize_id};
+use crate::store::{check_id, folder_lock_path, sanitize_id, unsafe_id};
 
 use error::{CResult, Code, Failure};
 use workspace::{Status, Workspace};
@@ -73,6 +73,39 @@ impl Folder {
     pub fn parse(s: &str) -> Option<Folder> {
         FOLDERS.into_iter().find(|f| f.as_str() == s)
     }
+}
+
+/// Names the workspace uses itself, in `tasks/` or beside it: no task may take one (compared
+/// without case, as macOS and Windows do).
+const OWN_NAMES: [&str; 8] = [
+    "order.json",
+    "history.jsonl",
+    "pending",
+    "in_progress",
+    "completed",
+    "failed",
+    "tmp",
+    "tasks",
+];
+
+/// Beginnings of the names of the workspace files' copies (`order.json.tmp`,
+/// `history.jsonl.corrupt-…`). taskhook's own lock and temp files start with `.`, which
+/// [`check_id`] refuses.
+const OWN_PREFIXES: [&str; 2] = ["order.json.", "history.jsonl."];
+
+/// Checks a task's name, which is its file's name in a status folder: a safe file name
+/// ([`check_id`]) that is none of the workspace's own names.
+pub fn check_task_name(name: &str) -> Result<&str> {
+    check_id("task name", name)?;
+    let lower = name.to_lowercase();
+    if OWN_NAMES.contains(&lower.as_str()) || OWN_PREFIXES.iter().any(|p| lower.starts_with(p)) {
+        return Err(unsafe_id(
+            "task name",
+            name,
+            "it is a name the workspace uses itself (order.json, history.jsonl and their copies order.json.* and history.jsonl.*, the folders pending, in_progress, completed, failed, tmp and tasks)",
+        ));
+    }
+    Ok(name)
 }
 
 /// The files of one workspace.
@@ -303,9 +336,14 @@ impl Layout for Cdd {
         .map_err(Into::into)
     }
 
+    fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
+        repair::recover(cx, store)
+    }
+
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
         match fact {
             Fact::Bash(b) => hooks::on_bash(cx, store, b),
+            Fact::Edit(path) => hooks::on_edit(cx, store, path),
             _ => Ok(Reply::default()),
         }
     }

@@ -15,9 +15,10 @@ use super::history::{Line, StopState};
 use super::order::{next_rung, Order, Stop, Task, SCHEMA as ORDER_SCHEMA};
 use super::workspace::{not_initialized, read_order, task_json, Next, Status, Workspace};
 use super::{hooks, Folder, Paths, FOLDERS};
+use crate::agents;
 use crate::context::Ctx;
-use crate::engine::notices;
 use crate::error::Error;
+use crate::shell::quote;
 
 /// Largest task file copied when an import crosses filesystems.
 const MAX_TASK_FILE: usize = 64 * 1024 * 1024;
@@ -42,6 +43,19 @@ pub fn locked<T>(cx: &Ctx, paths: &Paths, f: impl FnOnce() -> CResult<T>) -> CRe
         (Ok(v), None) => Ok(v),
         (Err(e), None) => Err(e.into()),
     }
+}
+
+/// Runs a command's `f` on a fresh read of the workspace under its lock; its `data` gets the
+/// workspace's `warnings`.
+fn on_workspace(
+    cx: &Ctx,
+    paths: &Paths,
+    f: impl FnOnce(&Workspace) -> CResult<Value>,
+) -> CResult<Value> {
+    locked(cx, paths, || {
+        let ws = Workspace::load(cx, paths)?;
+        f(&ws).map(|data| ws.warned(data))
+    })
 }
 
 /// Moves a task's file, falling back to copy-then-remove across filesystems (an import PATH).
@@ -159,6 +173,7 @@ pub fn import(cx: &Ctx, paths: &Paths, source: Option<&Path>) -> CResult<Value> 
             ))
         }
     };
+    incoming.check_new_ids(&format!("`{}`", src_file.display()))?;
     // Decided first on what is there (nothing is created for an import that is refused), then
     // again under the lock.
     plan_import(cx, paths, &incoming, &src_file, same)?;
@@ -176,18 +191,24 @@ pub fn import(cx: &Ctx, paths: &Paths, source: Option<&Path>) -> CResult<Value> 
                 .append(cx, &paths.history)?;
         }
         let imported: Vec<&String> = plan.moves.iter().map(|(n, _)| n).collect();
-        Ok(json!({
+        let data = json!({
             "imported": imported,
             "already_imported": plan.already,
             "order": paths.order,
             "tasks": plan.order.tasks().count(),
             "stops": plan.order.stops().count(),
-        }))
+        });
+        Ok(match &plan.ws {
+            Some(ws) => ws.warned(data),
+            None => data,
+        })
     })
 }
 
 /// What an import does: the order it leaves, the files it moves, the tasks already imported.
 struct ImportPlan {
+    /// The workspace as read, when it has `tasks/`.
+    ws: Option<Workspace>,
     order: Order,
     moves: Vec<(String, PathBuf)>,
     already: Vec<String>,
@@ -235,6 +256,7 @@ fn plan_import(
         ));
     }
     Ok(ImportPlan {
+        ws,
         order,
         moves,
         already,
@@ -245,7 +267,7 @@ fn plan_import(
 /// stop is logged `stop_reached` once.
 pub fn next(cx: &Ctx, paths: &Paths) -> CResult<Value> {
     let ws = Workspace::load(cx, paths)?;
-    Ok(match ws.next()? {
+    let data = match ws.next()? {
         Next::Task(t, f) => next_task_json(&t, f),
         Next::Stop(s, state) => {
             if state == StopState::NotReached {
@@ -254,7 +276,8 @@ pub fn next(cx: &Ctx, paths: &Paths) -> CResult<Value> {
             json!({"type": "stop", "stop": s.id, "message": s.message})
         }
         Next::Done => json!({"type": "done"}),
-    })
+    };
+    Ok(ws.warned(data))
 }
 
 fn next_task_json(t: &Task, f: Folder) -> Value {
@@ -284,16 +307,15 @@ pub fn reach_stop(cx: &Ctx, paths: &Paths, stop: &Stop) -> CResult<bool> {
 /// `start NAME`: pending → in_progress. Refused while another task is in progress, or while a
 /// stop before it has not been passed.
 pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
-    locked(cx, paths, || {
-        let ws = Workspace::load(cx, paths)?;
-        movable(&ws, name, "start", &[Folder::Pending])?;
+    on_workspace(cx, paths, |ws| {
+        movable(ws, name, "start", &[Folder::Pending])?;
         let t = ws.task(name)?.clone();
         if let Some(s) = ws.stop_before(&t) {
             return Err(Failure::new(
                 Code::StopNotPassed,
                 format!(
                     "{name} comes after stop {}, which has not been passed; a person runs `taskhook cdd continue {}` first",
-                    s.id, s.id
+                    s.id, quote(&s.id)
                 ),
             ));
         }
@@ -323,10 +345,9 @@ pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
 
 /// `done NAME`: in_progress → completed, with `elapsed_seconds` since its last start.
 pub fn done(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
-    locked(cx, paths, || {
-        let ws = Workspace::load(cx, paths)?;
-        movable(&ws, name, "done", &[Folder::InProgress])?;
-        let secs = elapsed(cx, &ws, name);
+    on_workspace(cx, paths, |ws| {
+        movable(ws, name, "done", &[Folder::InProgress])?;
+        let secs = elapsed(cx, ws, name);
         let step = ("done", Folder::InProgress, Folder::Completed);
         move_task(cx, paths, name, step, |l| {
             l.with_opt("elapsed_seconds", secs)
@@ -358,24 +379,17 @@ fn to_failed(
 
 /// `fail NAME [REASON]`: pending or in_progress → failed.
 pub fn fail(cx: &Ctx, paths: &Paths, name: &str, reason: Option<&str>) -> CResult<Value> {
-    locked(cx, paths, || {
-        let ws = Workspace::load(cx, paths)?;
-        let now = movable(&ws, name, "fail", &[Folder::Pending, Folder::InProgress])?;
-        to_failed(cx, paths, &ws, name, now, reason)
+    on_workspace(cx, paths, |ws| {
+        let now = movable(ws, name, "fail", &[Folder::Pending, Folder::InProgress])?;
+        to_failed(cx, paths, ws, name, now, reason)
     })
 }
 
 /// `escalate NAME REASON`: one rung up the ladder from the task's model/thinking, written to
 /// order.json, the task back to pending/; past level 4, to failed/.
 pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Value> {
-    locked(cx, paths, || {
-        let ws = Workspace::load(cx, paths)?;
-        let now = movable(
-            &ws,
-            name,
-            "escalate",
-            &[Folder::Pending, Folder::InProgress],
-        )?;
+    on_workspace(cx, paths, |ws| {
+        let now = movable(ws, name, "escalate", &[Folder::Pending, Folder::InProgress])?;
         let t = ws.task(name)?.clone();
         let reason = Some(reason).filter(|r| !r.is_empty());
         let Some((level, model, thinking)) = next_rung(t.model.as_deref(), t.thinking.as_deref())
@@ -384,7 +398,7 @@ pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Va
                 Some(r) => format!("max escalation level reached: {r}"),
                 None => "max escalation level reached".to_string(),
             };
-            let mut data = to_failed(cx, paths, &ws, name, now, Some(&why))?;
+            let mut data = to_failed(cx, paths, ws, name, now, Some(&why))?;
             data["level"] = Value::Null;
             return Ok(data);
         };
@@ -420,8 +434,7 @@ pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Va
 /// main agent's halt at the stop (in `project`'s agents.json) is lifted.
 pub fn continue_stop(cx: &Ctx, paths: &Paths, project: &Path, id: &str) -> CResult<Value> {
     let key = hooks::halt_key(paths, id);
-    let logged = locked(cx, paths, || {
-        let ws = Workspace::load(cx, paths)?;
+    let logged = on_workspace(cx, paths, |ws| {
         if ws.order()?.stop(id).is_none() {
             return Err(Failure::new(
                 Code::NotFound,
@@ -429,18 +442,18 @@ pub fn continue_stop(cx: &Ctx, paths: &Paths, project: &Path, id: &str) -> CResu
             ));
         }
         if ws.history.stop_state(id) == StopState::Passed {
-            return Ok(false);
+            return Ok(json!({"already_passed": true}));
         }
         Line::new(cx, "stop_continue", id)
             .with("stop", id)
             .append(cx, &paths.history)?;
-        Ok(true)
+        Ok(json!({"already_passed": false}))
     });
     let lifted = match &logged {
-        Ok(_) => notices::lift_halt(cx, project, &key)?,
+        Ok(_) => agents::lift_halt(cx, project, &key)?,
         // A stop no longer in the order cannot be passed, but its halt must not stay.
         Err(f) if f.code == Code::NotFound => {
-            if notices::lift_halt(cx, project, &key)? {
+            if agents::lift_halt(cx, project, &key)? {
                 return Ok(json!({"stop": id, "passed": false, "halt_lifted": true}));
             }
             false
@@ -448,5 +461,9 @@ pub fn continue_stop(cx: &Ctx, paths: &Paths, project: &Path, id: &str) -> CResu
         Err(_) => false,
     };
     let logged = logged?;
-    Ok(json!({"stop": id, "passed": true, "already_passed": !logged, "halt_lifted": lifted}))
+    let mut data = json!({"stop": id, "passed": true, "already_passed": logged["already_passed"], "halt_lifted": lifted});
+    if let Some(w) = logged.get("warnings") {
+        data["warnings"] = w.clone();
+    }
+    Ok(data)
 }

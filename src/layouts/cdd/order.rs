@@ -9,9 +9,11 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::check_task_name;
 use super::error::{CResult, Code, Failure};
+use crate::error::Error;
 use crate::layouts::json::str_field;
-use crate::store::{check_id, schema};
+use crate::store::{check_unit_id, check_word, schema};
 
 /// The schema of order.json.
 pub const SCHEMA: &str = "cdd-order";
@@ -19,7 +21,7 @@ pub const SCHEMA: &str = "cdd-order";
 /// A task of the order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
-    /// Its file name (`foo.md`), checked as a safe file name.
+    /// Its file name (`foo.md`), checked by [`check_task_name`].
     pub name: String,
     pub group: Option<String>,
     pub model: Option<String>,
@@ -51,6 +53,46 @@ impl Item {
             Item::Stop(s) => &s.id,
         }
     }
+
+    /// Its position in `tasks`.
+    pub fn index(&self) -> usize {
+        match self {
+            Item::Task(t) => t.index,
+            Item::Stop(s) => s.index,
+        }
+    }
+
+    /// Why its name is no valid id for a new entry (whitespace, which tags, signals and
+    /// printed commands cannot carry); an order written by hand may still hold one.
+    pub fn id_error(&self) -> Option<Error> {
+        match self {
+            Item::Task(t) => check_unit_id("task name", &t.name).err(),
+            Item::Stop(s) => check_word("stop id", &s.id).err(),
+        }
+    }
+
+    /// What `status` and SessionStart say of an entry whose name is no valid id.
+    pub fn id_problem(&self) -> Option<String> {
+        let reason = match self.id_error()? {
+            Error::UnsafeId { reason, .. } => reason.to_string(),
+            other => other.one_line(),
+        };
+        Some(match self {
+            Item::Task(t) => format!(
+                "task name {:?} is not a valid id ({reason}); rename it (its order.json entry and its file)",
+                t.name
+            ),
+            Item::Stop(s) => format!(
+                "stop id {:?} is not a valid id ({reason}); rename it in order.json",
+                s.id
+            ),
+        })
+    }
+}
+
+/// Whether task `name` can be named by `<task>` and `<signal>` tags.
+pub fn taggable(name: &str) -> bool {
+    check_word("task name", name).is_ok()
 }
 
 /// A checked order.json.
@@ -79,7 +121,8 @@ impl Order {
         let raw = doc["tasks"].as_array().cloned().unwrap_or_default();
         for (index, v) in raw.iter().enumerate() {
             let item = if let Some(name) = v.get("task").and_then(Value::as_str) {
-                check_id("task name", name).map_err(|e| invalid(e.one_line()))?;
+                check_task_name(name)
+                    .map_err(|e| invalid(format!("tasks[{index}]: {}", e.one_line())))?;
                 Item::Task(Task {
                     name: name.to_string(),
                     group: opt(v, "group"),
@@ -103,6 +146,24 @@ impl Order {
             items.push(item);
         }
         Ok(Order { doc, items })
+    }
+
+    /// Checks the ids of an order a plan brings in (`import`): each must be a valid id for a
+    /// new entry ([`Item::id_error`]). `what` names the order.
+    pub fn check_new_ids(&self, what: &str) -> CResult<()> {
+        for item in &self.items {
+            if let Some(e) = item.id_error() {
+                return Err(Failure::new(
+                    Code::InvalidOrder,
+                    format!(
+                        "{what} tasks[{}]: {}; rename it (in the order, and its file for a task) and import again",
+                        item.index(),
+                        e.one_line()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The tasks, in order.

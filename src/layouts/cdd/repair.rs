@@ -16,17 +16,19 @@
 //! - F empty: a file still in `tasks/` while the history puts it in H moves to H (an import
 //!   killed before its rename); a file nowhere is reported.
 //!
+//! `taskhook recover` sets aside the history lines no event can be read from ([`recover`]).
+//!
 //! The halts follow the stops: a halt at a stop that has been passed (say, by the seed's own
 //! `continue.ts`) is lifted; a stop reached and not passed keeps the orchestrator halted.
 
-use super::history::{Line, StopState};
+use super::history::{self, Line, StopState};
 use super::hooks::{halt, halt_key};
-use super::workspace::{Next, Workspace};
-use super::{summary, Folder, Paths};
+use super::workspace::{read_order, Next, Workspace};
+use super::{ops, summary, Folder, Paths};
+use crate::agents;
 use crate::context::Ctx;
-use crate::engine::facts::Start;
-use crate::engine::notices;
 use crate::error::{Error, Result};
+use crate::layouts::fact::Start;
 use crate::layouts::{Reconciled, StoreRef, Summary};
 use crate::store::Pass;
 
@@ -175,7 +177,7 @@ pub fn sync_halts(cx: &Ctx, ws: &Workspace, project: &std::path::Path) -> Result
     let Some(order) = &ws.order else {
         return Ok(Vec::new());
     };
-    let keys = notices::halt_keys(cx, project)?;
+    let keys = agents::halt_keys(cx, project)?;
     let prefix = halt_key(&ws.paths, "");
     let mut done = Vec::new();
     for key in keys.iter().filter(|k| k.starts_with(&prefix)) {
@@ -183,7 +185,7 @@ pub fn sync_halts(cx: &Ctx, ws: &Workspace, project: &std::path::Path) -> Result
         let passed = order
             .stop(stop)
             .is_none_or(|_| ws.history.stop_state(stop) == StopState::Passed);
-        if passed && notices::lift_halt(cx, project, key)? {
+        if passed && agents::lift_halt(cx, project, key)? {
             done.push(format!(
                 "the halt at stop {stop} was lifted: the stop has been passed"
             ));
@@ -192,7 +194,7 @@ pub fn sync_halts(cx: &Ctx, ws: &Workspace, project: &std::path::Path) -> Result
     if let Ok(Next::Stop(s, StopState::Reached)) = ws.next() {
         let h = halt(&ws.paths, &s);
         if !keys.contains(&h.key) {
-            notices::keep(cx, project, "", &[], &[(h.key, h.message)])?;
+            agents::keep(cx, project, "", &[], &[(h.key, h.message)])?;
             done.push(format!(
                 "stop {} was reached and has not been passed: the orchestrator stays halted there",
                 s.id
@@ -258,4 +260,71 @@ pub fn reconcile(
         changes,
         tell_user,
     })
+}
+
+/// `taskhook recover` for a workspace: the history lines no event can be read from (not UTF-8,
+/// a NUL byte, not JSON) move, as they are, to `history.jsonl.corrupt-<time>` beside it, and
+/// history.jsonl keeps the others (replaced atomically, under the lock). order.json, of which
+/// taskhook keeps no copy, is only checked.
+pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
+    let paths = Paths::of_store(store);
+    let would = cx.store.is_dry_run();
+    let said = ops::locked(cx, &paths, || {
+        let bytes = cx
+            .store
+            .read_capped(&paths.history, history::MAX_BYTES)?
+            .unwrap_or_default();
+        let (mut keep, mut aside, mut which, mut kept) = (Vec::new(), Vec::new(), Vec::new(), 0);
+        for (i, line) in history::lines(&bytes).enumerate() {
+            let to = match history::read_line(line) {
+                Err(bad) => {
+                    which.push(format!("{}: {}", i + 1, bad.as_str()));
+                    &mut aside
+                }
+                Ok(_) => {
+                    kept += 1;
+                    &mut keep
+                }
+            };
+            to.extend_from_slice(line);
+            to.push(b'\n');
+        }
+        if which.is_empty() {
+            return Ok(
+                "history.jsonl has no line taskhook cannot read; nothing to recover".to_string(),
+            );
+        }
+        let stamp = cx.store.clock().file_stamp();
+        let mut target = paths.tasks.join(format!("history.jsonl.corrupt-{stamp}"));
+        let mut n = 1;
+        while cx.store.exists(&target) {
+            n += 1;
+            target = paths
+                .tasks
+                .join(format!("history.jsonl.corrupt-{stamp}-{n}"));
+        }
+        // The lines set aside are written first: a kill between the two writes leaves them
+        // twice, never nowhere.
+        cx.store.replace(&target, &aside)?;
+        cx.store.replace(&paths.history, &keep)?;
+        let (moved, keeps) = if would {
+            ("would move", "would keep")
+        } else {
+            ("moved", "keeps")
+        };
+        Ok(format!(
+            "{moved} {} line(s) of history.jsonl that taskhook cannot read ({}) to `{}`; history.jsonl {keeps} its {kept} other line(s)",
+            which.len(),
+            which.join(", "),
+            target.display()
+        ))
+    })?;
+    let order = match read_order(cx, &paths.order) {
+        Err(f) => format!(
+            "; order.json cannot be used and taskhook keeps no copy of it, so fix it by hand: {}",
+            f.message
+        ),
+        Ok(_) => String::new(),
+    };
+    Ok(format!("cdd {}: {said}{order}", store.id))
 }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::error::{CResult, Code, Failure};
-use super::history::StopState;
-use super::order::{level_of, LADDER};
+use super::history::{bad_lines_warning, StopState};
+use super::order::{level_of, Item, LADDER};
 use super::workspace::{task_json, Status, Workspace};
 use super::{Folder, Paths, FOLDERS};
 use crate::context::Ctx;
@@ -46,7 +46,7 @@ pub fn list(cx: &Ctx, paths: &Paths, status: Option<&str>) -> CResult<Value> {
             .collect();
         data["stops"] = json!(stops);
     }
-    Ok(data)
+    Ok(ws.warned(data))
 }
 
 /// `stats`: counts per status, elapsed totals, escalations per level, stops passed and waiting.
@@ -121,7 +121,7 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Value> {
         .enumerate()
         .map(|(i, n)| ((i + 1).to_string(), json!(n)))
         .collect();
-    Ok(json!({
+    Ok(ws.warned(json!({
         "tasks": order.tasks().count(),
         "counts": counts,
         "in_progress": ws.in_folder(Folder::InProgress).iter().map(|t| &t.name).collect::<Vec<_>>(),
@@ -143,7 +143,7 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Value> {
             "ahead": stops.remove("ahead").unwrap_or_default(),
         },
         "problems": problems(&ws),
-    }))
+    })))
 }
 
 /// Seconds as a whole number when they are one (the seed's `elapsed_seconds` are).
@@ -161,6 +161,7 @@ pub fn problems(ws: &Workspace) -> Vec<String> {
     let Some(order) = &ws.order else {
         return out;
     };
+    out.extend(order.items.iter().filter_map(Item::id_problem));
     for t in order.tasks() {
         match ws.status(&t.name) {
             Status::Several(fs) => out.push(format!(
@@ -203,16 +204,6 @@ pub fn problems(ws: &Workspace) -> Vec<String> {
     if !orphans.is_empty() {
         out.push(format!("not in order.json: {}", orphans.join(", ")));
     }
-    if !ws.history.bad_lines.is_empty() {
-        out.push(format!(
-            "history.jsonl lines that are not JSON objects (skipped): {}",
-            ws.history
-                .bad_lines
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    out.extend(bad_lines_warning(&ws.history, &ws.paths.tasks));
     out
 }

@@ -3,11 +3,12 @@
 //! the command that passes it, failed tasks, problems, and one line saying what comes next.
 
 use super::history::StopState;
-use super::order::{Item as Entry, Task};
+use super::order::{taggable, Item as Entry, Task};
 use super::report::problems;
 use super::workspace::{Next, Status, Workspace};
 use super::{Folder, NAME};
 use crate::layouts::{Item, Summary};
+use crate::shell::quote;
 
 fn item(t: &Task) -> Item {
     Item {
@@ -26,6 +27,15 @@ fn item(t: &Task) -> Item {
 
 fn signals(name: &str) -> String {
     format!("<signal>{name}_DONE</signal> (or <signal>{name}_FAILED: why</signal>)")
+}
+
+/// What to do with a pending task whose name no tag can carry.
+pub fn untaggable(name: &str) -> String {
+    format!(
+        "no <task> tag can bind a subagent to it and no signal can finish it (its name is not a valid id); rename it, or move it yourself: `taskhook cdd start {}`, then `taskhook cdd done {}`",
+        quote(name),
+        quote(name)
+    )
 }
 
 /// Summarizes a workspace as read.
@@ -88,10 +98,21 @@ pub fn summarize(ws: &Workspace) -> Summary {
         .push(("Not imported", with(Status::NotImported), false));
     out.problems = problems(ws);
     let next = match ws.next() {
+        Ok(Next::Task(t, Folder::InProgress)) if !taggable(&t.name) => format!(
+            "Next: {} is in progress; no signal can finish it (its name is not a valid id): run `taskhook cdd done {}` when its work is done.",
+            quote(&t.name),
+            quote(&t.name)
+        ),
         Ok(Next::Task(t, Folder::InProgress)) => format!(
             "Next: {} is in progress; its subagent ends with {}.",
             t.name,
             signals(&t.name)
+        ),
+        Ok(Next::Task(t, _)) if !taggable(&t.name) => format!(
+            "Next: {} ({}): {}.",
+            quote(&t.name),
+            item(&t).detail.unwrap_or_default(),
+            untaggable(&t.name)
         ),
         Ok(Next::Task(t, _)) => format!(
             "Next: {} ({}): launch a subagent whose prompt holds <task>{}</task>; it ends with {}.",
@@ -108,7 +129,7 @@ pub fn summarize(ws: &Workspace) -> Summary {
             out.stops_waiting.push(Item {
                 detail: Some(format!(
                     "{message}; a person passes it with `taskhook cdd continue {}`",
-                    s.id
+                    quote(&s.id)
                 )),
                 ..Item::id(s.id.clone())
             });
@@ -117,7 +138,7 @@ pub fn summarize(ws: &Workspace) -> Summary {
                 s.id,
                 if state == StopState::Reached { "reached" } else { "not reached yet" },
                 if state == StopState::Reached { "is halted" } else { "halts" },
-                s.id
+                quote(&s.id)
             )
         }
         Ok(Next::Done) => "Next: nothing; every task is finished.".into(),

@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::error::{CResult, Code, Failure};
 use super::history::{self, History, StopState};
 use super::order::{Item, Order, Stop, Task};
-use super::{Folder, Paths, FOLDERS};
+use super::{check_task_name, Folder, Paths, FOLDERS};
 use crate::context::Ctx;
-use crate::store::{check_id, parse_json};
+use crate::store::parse_json;
 
 /// Where a task's file is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,9 +53,9 @@ pub struct Workspace {
     /// `None` when there is no order.json yet.
     pub order: Option<Order>,
     pub history: History,
-    /// File name → the status folders holding it (safe names only).
+    /// File name → the status folders holding it (task names only: [`check_task_name`]).
     pub files: BTreeMap<String, Vec<Folder>>,
-    /// Files directly in `tasks/` (waiting for import).
+    /// Files directly in `tasks/` (waiting for import; never order.json or history.jsonl).
     pub loose: BTreeSet<String>,
 }
 
@@ -101,7 +101,7 @@ impl Workspace {
         let mut files: BTreeMap<String, Vec<Folder>> = BTreeMap::new();
         for f in FOLDERS {
             for e in cx.store.list_dir(&paths.folder(f))? {
-                if !e.is_dir && check_id("task file", &e.name).is_ok() {
+                if !e.is_dir && check_task_name(&e.name).is_ok() {
                     files.entry(e.name).or_default().push(f);
                 }
             }
@@ -110,7 +110,7 @@ impl Workspace {
             .store
             .list_dir(&paths.tasks)?
             .into_iter()
-            .filter(|e| !e.is_dir && check_id("task file", &e.name).is_ok())
+            .filter(|e| !e.is_dir && check_task_name(&e.name).is_ok())
             .map(|e| e.name)
             .collect();
         Ok(Workspace {
@@ -120,6 +120,18 @@ impl Workspace {
             files,
             loose,
         })
+    }
+
+    /// A command's `data` with `warnings` added when there is something to warn of (history
+    /// lines no event can be read from).
+    pub fn warned(&self, mut data: Value) -> Value {
+        if let (Some(w), Some(m)) = (
+            history::bad_lines_warning(&self.history, &self.paths.tasks),
+            data.as_object_mut(),
+        ) {
+            m.insert("warnings".into(), Value::Array(vec![Value::String(w)]));
+        }
+        data
     }
 
     /// The order, which must exist.
@@ -137,7 +149,7 @@ impl Workspace {
 
     /// The task `name` of the order.
     pub fn task(&self, name: &str) -> CResult<&Task> {
-        check_id("task name", name)?;
+        check_task_name(name)?;
         self.order()?.task(name).ok_or_else(|| {
             Failure::new(
                 Code::NotFound,

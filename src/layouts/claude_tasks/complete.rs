@@ -21,8 +21,9 @@ pub struct Completed {
     pub found: Vec<String>,
     /// Names that are not tasks of the list.
     pub unknown: Vec<String>,
-    /// Tasks not completed because a dependency is not: `id (description): dep [status], …`.
-    pub refused: Vec<String>,
+    /// Tasks not completed because a dependency is not: the task's label (`id (description)`)
+    /// and its unfinished dependencies (`dep (description) [status]`).
+    pub refused: Vec<(String, Vec<String>)>,
     /// Tasks the completion unblocked, as labels (`id (description)`).
     pub ready: Vec<String>,
 }
@@ -42,9 +43,10 @@ pub fn complete(
         |list, _now| {
             let mut done = Completed::default();
             let mut asked: Vec<usize> = Vec::new();
+            let mut once = HashSet::new();
             for name in names {
                 match resolve(list, name) {
-                    Some(i) if !asked.contains(&i) => asked.push(i),
+                    Some(i) if once.insert(i) => asked.push(i),
                     Some(_) => {}
                     None => done.unknown.push(name.clone()),
                 }
@@ -58,11 +60,7 @@ pub fn complete(
                     }
                     done.found.push(id);
                 } else {
-                    done.refused.push(format!(
-                        "{}: {}",
-                        label(list, &id),
-                        unmet(list, &id).join(", ")
-                    ));
+                    done.refused.push((label(list, &id), unmet(list, &id)));
                 }
             }
             Ok(done)

@@ -47,9 +47,9 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::context::Ctx;
-use crate::engine::facts::{Fact, Start, TaskToolKind};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Fact, Start, TaskToolKind};
 use crate::layouts::{
     Input, Layout, Reconciled, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
@@ -121,17 +121,24 @@ fn complete_and_tell(cx: &Ctx, store: &StoreRef, names: &[String]) -> Result<(Re
         r.tell_main.push(format!("{line}."));
     }
     if !done.unknown.is_empty() {
+        let (tasks, are, them) = match done.unknown.len() {
+            1 => ("a task", "is", "it"),
+            _ => ("tasks", "are", "them"),
+        };
         let line = format!(
-            "taskhook: a subagent reported tasks as completed that are not in task list {}: {};              nothing was changed for them.",
+            "taskhook: a subagent reported {tasks} as completed that {are} not in task list {}: \
+             {}; nothing was changed for {them}.",
             store.id,
             done.unknown.join(", ")
         );
         r.system.push(line.clone());
         r.tell_main.push(line);
     }
-    for refused in &done.refused {
+    for (task, waiting) in &done.refused {
         let line = format!(
-            "taskhook: a subagent reported task {refused} as completed, but those dependencies              are not completed; task list {} keeps it as it was (complete them first).",
+            "taskhook: a subagent reported task {task} as completed, but its dependencies are \
+             not completed: {}; task list {} keeps it as it was (complete them first).",
+            waiting.join(", "),
             store.id
         );
         r.system.push(line.clone());
@@ -165,7 +172,9 @@ impl Layout for ClaudeTasks {
 
     fn discover_for(&self, cx: &Ctx, project: &Project, fact: &Fact<'_>) -> Result<Vec<StoreRef>> {
         match fact {
-            Fact::TaskTool(_) => Ok(vec![store_for(cx, project)?]),
+            // A task tool creates the list; `tasks_completed` names tasks of it even before it
+            // exists (each is then unknown, and said so).
+            Fact::TaskTool(_) | Fact::TasksCompleted(_) => Ok(vec![store_for(cx, project)?]),
             _ => self.discover(cx, project),
         }
     }

@@ -5,7 +5,7 @@
 //! placeholder. Dependencies that would close a cycle are left out, with a note; the cycle
 //! checks reach each task once per call, however many ids `addBlockedBy` names.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
@@ -18,9 +18,9 @@ use super::pipeline::{dep_path, reachable, reaching};
 use super::scope::Keys;
 use super::write::{update, MAX_DEPENDENCIES};
 use crate::context::Ctx;
-use crate::engine::facts::{TaskTool, TaskToolKind};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{TaskTool, TaskToolKind};
 use crate::layouts::json::{array_at, merge_keys, object_at, set_str, str_field, string_list};
 use crate::layouts::StoreRef;
 
@@ -271,31 +271,43 @@ fn update_task(list: &mut List<'_>, n: &str, u: &Update<'_, '_>) -> Vec<String> 
     notes
 }
 
-/// Adds each dependency `(task, dep, closes_a_cycle)`, or leaves it out with a note.
+/// Adds each dependency `(task, dep, closes_a_cycle)`, or leaves it out with a note. Linear in
+/// the edges: each task's dependencies are put in a set once, and each task is edited once,
+/// with all its new dependencies in the order named (a dependency already there, or named
+/// twice, is skipped; a left-out one is noted once).
 fn link(
     list: &mut List<'_>,
     edges: impl Iterator<Item = (usize, usize, bool)>,
     notes: &mut Vec<String>,
     left_out: &mut usize,
 ) {
+    // Per task, in slot order: the ids it depends on or was given (or had noted) by this
+    // call, and the dependencies to add.
+    let mut per_task: BTreeMap<usize, (HashSet<String>, Vec<Value>)> = BTreeMap::new();
     for (task, dep, closes) in edges {
+        let (seen, add) = per_task.entry(task).or_insert_with(|| {
+            let have = list.view(task).deps.iter().map(|d| d.to_string()).collect();
+            (have, Vec::new())
+        });
+        let dep_id = list.view(dep).id.to_string();
+        if seen.contains(&dep_id) {
+            continue;
+        }
         if task == dep || closes {
             cycle_note(list, task, dep, notes, left_out);
         } else {
-            add_dep(list, task, dep);
+            add.push(json!(dep_id));
+        }
+        seen.insert(dep_id);
+    }
+    for (task, (_, add)) in per_task {
+        if !add.is_empty() {
+            list.edit(task, |t| array_at(t, "dependencies").extend(add));
         }
     }
 }
 
-/// Adds the dependency `task → dep` unless it is there.
-fn add_dep(list: &mut List<'_>, task: usize, dep: usize) {
-    let dep_id = list.view(dep).id.to_string();
-    if list.view(task).deps.iter().any(|d| *d == dep_id) {
-        return;
-    }
-    list.edit(task, |t| array_at(t, "dependencies").push(json!(dep_id)));
-}
-
+/// Notes that the dependency `task → dep`, not there yet, was left out: it would close a cycle.
 fn cycle_note(
     list: &List<'_>,
     task: usize,
@@ -303,17 +315,14 @@ fn cycle_note(
     notes: &mut Vec<String>,
     left_out: &mut usize,
 ) {
-    let (t, d) = (
-        list.view(task).id.to_string(),
-        list.view(dep).id.to_string(),
-    );
-    if list.view(task).deps.iter().any(|x| *x == d) {
-        return;
-    }
     *left_out += 1;
     if *left_out > MAX_CYCLE_NOTES {
         return;
     }
+    let (t, d) = (
+        list.view(task).id.to_string(),
+        list.view(dep).id.to_string(),
+    );
     let mut cycle = vec![t.clone()];
     cycle.extend(dep_path(list, dep, task).unwrap_or_else(|| vec![d.clone(), t.clone()]));
     notes.push(format!(

@@ -121,6 +121,7 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
         HandEvent::Start => Event::Launch {
             worktree: worktree.as_deref(),
             branch: branch.as_deref(),
+            bound_before: &[],
         },
         HandEvent::Done => Event::Done,
         HandEvent::Fail { .. } => {
@@ -134,7 +135,11 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
             })
         }
     };
-    let Some((out, s)) = apply_event(cx, store, id, event, Who::default())? else {
+    let who = Who {
+        by_hand: true,
+        ..Who::default()
+    };
+    let Some((out, s)) = apply_event(cx, store, id, event, who)? else {
         return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
     };
     let step = messages::reply(store, id, &out, &s, messages::Origin::Hand);
@@ -171,6 +176,52 @@ pub fn merged(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(Value, Vec<String
         _ => vec![format!("{id} was already completed; nothing changed.")],
     };
     Ok((task(&s, id).cloned().unwrap_or_default(), lines))
+}
+
+/// What `taskhook execute stop` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    /// The run is stopped now: its `stop` record (`{at, reason?}`).
+    Stopped(Value),
+    /// It already was: since when and why.
+    Already(Value),
+}
+
+/// `taskhook execute stop [--reason]`: the run becomes `stopped`, with `stop: {at, reason}`;
+/// launches of its tasks are then refused until `taskhook execute resume`. A completed run
+/// has nothing to stop.
+pub fn stop(cx: &Ctx, store: &StoreRef, reason: Option<&str>) -> Result<Stop> {
+    let now = cx.store.clock().stamp();
+    let reason = reason
+        .map(|r| super::cap(&crate::error::one_line(r)))
+        .filter(|r| !r.is_empty());
+    cx.store.with_lock(&lock_path(&store.root), || {
+        let before = state::load(cx, store)?;
+        let mut s = before.clone();
+        derive(&before, &mut s, &now);
+        if state::global(&s) == "completed" {
+            return Err(Error::Rule(format!(
+                "run {} is completed; there is nothing to stop",
+                store.id
+            )));
+        }
+        if super::policy::stop_of(&s).is_some() {
+            let mut record = s["stop"].clone();
+            if !record.is_object() {
+                record = json!({});
+            }
+            return Ok(Stop::Already(record));
+        }
+        let mut record = json!({"at": now});
+        if let Some(r) = &reason {
+            record["reason"] = json!(r);
+        }
+        s["stop"] = record.clone();
+        s["status"] = json!("stopped");
+        derive(&before, &mut s, &now);
+        state::save(cx, store, &s)?;
+        Ok(Stop::Stopped(record))
+    })
 }
 
 /// Copies the state file's bytes to `execute-state.json.bak` (under the caller's lock).
@@ -212,6 +263,7 @@ pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Valu
                 }
             }
             t.shift_remove("subagent");
+            t.shift_remove("verification");
             t.insert("status".into(), json!("pending"));
             t.insert("attempts".into(), json!(0));
             crate::layouts::json::array_at(t, "resets").push(Value::Object(old));
@@ -266,6 +318,7 @@ pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
                     "retry_feedback",
                     "merged_at",
                     "subagent",
+                    "verification",
                     "batch",
                     "resets",
                 ] {

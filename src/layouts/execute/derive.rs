@@ -301,7 +301,7 @@ fn derive_run(before: &Value, state: &mut Value, layers: &[(String, String, Coun
     let written = super::state::global(state).to_string();
     let st = if statuses.iter().any(|s| s == "abandoned") {
         "abandoned"
-    } else if written == "stopped" {
+    } else if written == "stopped" || state.get("stop").is_some_and(Value::is_object) {
         "stopped"
     } else if all_done {
         "completed"

@@ -102,6 +102,10 @@ pub struct Branch {
     /// Whether its tip is in HEAD's history and it has moved since it was created (its reflog
     /// shows more than its creation), i.e. it was merged (a fast-forward included).
     pub merged: bool,
+    /// When it was merged, for a merged branch of an unfinished task: the time of the merge
+    /// commit on HEAD's first-parent line that brought its tip in, or for a fast-forward (no
+    /// merge commit) its tip's own time. RFC 3339.
+    pub merged_at: Option<String>,
 }
 
 /// A merge commit on HEAD's first-parent line.
@@ -171,14 +175,49 @@ pub fn has_branch(root: &Path, name: &str) -> bool {
     .is_some()
 }
 
+/// The names of the local branches (`refs/heads/`); `None` when git cannot say.
+pub fn branch_names(root: &Path) -> Option<Vec<String>> {
+    let text = run(
+        root,
+        &["for-each-ref", "--format=%(refname:short)", "refs/heads/"],
+    )?;
+    Some(text.lines().map(str::to_string).collect())
+}
+
 fn split(line: &str, n: usize) -> Option<Vec<&str>> {
     let parts: Vec<&str> = line.splitn(n, '\u{1f}').collect();
     (parts.len() == n).then_some(parts)
 }
 
+/// When the branch whose tip is `tip` was merged into HEAD (see [`Branch::merged_at`]): the
+/// oldest commit on HEAD's first-parent line that descends from the tip is the merge commit,
+/// unless its first parent is the tip itself (a fast-forward: the tip's time).
+fn merge_time(root: &Path, tip: &str, tip_time: &str) -> Option<String> {
+    let text = run(
+        root,
+        &[
+            "log",
+            "--first-parent",
+            "--ancestry-path",
+            "--format=%H%x1f%P%x1f%cI",
+            &format!("{tip}..HEAD"),
+        ],
+    )?;
+    let Some(oldest) = text.lines().rev().find_map(|l| split(l, 3)) else {
+        return Some(tip_time.to_string());
+    };
+    let first_parent = oldest[1].split(' ').next().unwrap_or("");
+    Some(if first_parent == tip {
+        tip_time.to_string()
+    } else {
+        oldest[2].to_string()
+    })
+}
+
 /// Reads everything recovery needs. `extra_branches` are branches the state names that may not
-/// follow the `worktree-*` pattern.
-pub fn view(root: &Path, extra_branches: &[String]) -> View {
+/// follow the `worktree-*` pattern; `unfinished` the branches of tasks not completed, whose
+/// merge time is read when git shows them merged.
+pub fn view(root: &Path, extra_branches: &[String], unfinished: &[String]) -> View {
     let mut v = View {
         root: root.to_path_buf(),
         ..Default::default()
@@ -224,10 +263,14 @@ pub fn view(root: &Path, extra_branches: &[String]) -> View {
     };
     for (name, tip, time) in &tips {
         let moved = created.iter().any(|(b, c)| b == name && c != tip);
+        let is_merged = relevant(name) && moved && merged.contains(name);
         v.branches.push(Branch {
             name: name.clone(),
             tip_time: time.clone(),
-            merged: relevant(name) && moved && merged.contains(name),
+            merged: is_merged,
+            merged_at: (is_merged && unfinished.contains(name))
+                .then(|| merge_time(root, tip, time))
+                .flatten(),
         });
     }
     match run(

@@ -13,7 +13,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::StoreRef;
 use crate::project::Project;
-use crate::store::check_id;
+use crate::store::check_unit_id;
 
 /// What `execute init` creates.
 #[derive(Debug, Clone, Default)]
@@ -111,7 +111,7 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
             json!({"status": "pending", "tasks_total": ids.len(), "tasks_completed": 0, "tasks_failed": 0}),
         );
         for id in ids {
-            check_id("task id", id)?;
+            check_unit_id("task id", id)?;
             if tasks.contains_key(id) {
                 return Err(Error::Usage(format!("task {id:?} is listed twice")));
             }

@@ -18,8 +18,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::derive::next_priority;
-use super::state::{attempts, global, layer_of, layer_tasks, status, task_mut, MAX_ATTEMPTS};
+use super::derive::{derive, next_priority};
+use super::policy::{may_launch, Hold};
+use super::state::{attempts, layer_of, layer_tasks, status, task_mut, MAX_ATTEMPTS};
 
 /// Most blocks Claude Code follows in a row for one subagent.
 pub const MAX_BLOCKS: u64 = 8;
@@ -36,10 +37,13 @@ pub struct Failure<'a> {
 /// What drives one step of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event<'a> {
-    /// A subagent bound to the task is launched; its worktree and branch when git has them.
+    /// A subagent bound to the task is launched; its worktree and branch when git has them,
+    /// and the agents already bound to the task (remembered earlier), which a launch for a
+    /// verification pass does not make verifiers.
     Launch {
         worktree: Option<&'a str>,
         branch: Option<&'a str>,
+        bound_before: &'a [String],
     },
     Done,
     Failed(Failure<'a>),
@@ -50,12 +54,14 @@ pub enum Event<'a> {
     Merged,
 }
 
-/// Who the step came from: whether it can be sent back (`decision: block`), and which
-/// subagent, for the count of blocks in a row.
+/// Who the step came from: whether it can be sent back (`decision: block`), which subagent
+/// (for the count of blocks in a row, and who was asked to verify), or a person
+/// (`taskhook execute …`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Who<'a> {
     pub bound: bool,
     pub agent: Option<&'a str>,
+    pub by_hand: bool,
 }
 
 /// What a step did.
@@ -65,12 +71,15 @@ pub enum Effect {
     Unchanged,
     /// A launch started attempt `attempt` (or, `resumed`, continues the one running).
     Started { attempt: u64, resumed: bool },
-    /// A launch refused: the task is abandoned, or the run is abandoned or stopped.
-    Denied { why: String },
+    /// A launch refused ([`super::policy::may_launch`]).
+    Denied(Hold),
     /// DONE while in progress: verification asked for (blocked) or waiting for a subagent.
     Verify { attempt: u64 },
     /// DONE while verifying: verified and queued for merge.
     Verified { priority: i64 },
+    /// DONE while verifying from a subagent that was not asked for the verification pass:
+    /// nothing changes.
+    NotVerification { from: Option<String>, why: NotAsked },
     /// FAILED below 5 attempts: the next attempt runs now in the same subagent (blocked), or
     /// the task waits `failed` for a relaunch.
     Retry {
@@ -90,6 +99,47 @@ pub enum Effect {
         /// A ready task ahead of it in the queue, when it was merged out of order.
         ahead: Option<String>,
     },
+}
+
+/// Why a DONE while verifying is not the verification pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotAsked {
+    /// The pass was asked of another subagent (by the block that asked for it).
+    AskedOf(String),
+    /// The main agent was asked to launch a verifier, and has not yet.
+    NoneLaunched,
+    /// The subagent was bound to the task before verification was asked.
+    Earlier,
+    /// The subagent is not bound to the task.
+    Unbound,
+}
+
+/// Whether a DONE while verifying is the verification pass that was asked for: from a person
+/// (`taskhook execute done`), from the subagent the verification block went to, or from a
+/// subagent bound to the task that was launched after the pass was asked for (and not one
+/// already working on it then). A task verifying with no record of the request (a state the
+/// seed's own skill wrote) takes any DONE, as the seed says.
+fn verification_pass(task: &Value, who: Who<'_>) -> Result<(), NotAsked> {
+    let v = &task["verification"];
+    if who.by_hand || !v.is_object() {
+        return Ok(());
+    }
+    let asked = v["asked"].as_str();
+    if asked.is_some() && asked == who.agent {
+        return Ok(());
+    }
+    if !who.bound {
+        return Err(NotAsked::Unbound);
+    }
+    let earlier = v["earlier"]
+        .as_array()
+        .is_some_and(|e| who.agent.is_some_and(|a| e.iter().any(|x| x == a)));
+    match (v["launched"].as_bool().unwrap_or(false), asked) {
+        (true, _) if earlier => Err(NotAsked::Earlier),
+        (true, _) => Ok(()),
+        (false, Some(a)) => Err(NotAsked::AskedOf(a.to_string())),
+        (false, None) => Err(NotAsked::NoneLaunched),
+    }
 }
 
 /// A step's effect and whether it sent the subagent back.
@@ -181,6 +231,13 @@ fn forget_subagent(state: &mut Value, id: &str) {
     }
 }
 
+/// A task no longer verifying keeps no record of the verification asked for.
+fn forget_verification(state: &mut Value, id: &str) {
+    if let Some(t) = task_mut(state, id) {
+        t.shift_remove("verification");
+    }
+}
+
 fn set(state: &mut Value, id: &str, key: &str, v: Value) {
     if let Some(t) = task_mut(state, id) {
         t.insert(key.into(), v);
@@ -199,7 +256,6 @@ fn record_git(t: &mut Map<String, Value>, worktree: Option<&str>, branch: Option
 
 /// Applies one event to task `id`. `now` stamps errors and merges.
 pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str) -> Outcome {
-    let run = global(state).to_string();
     let Some(task) = super::state::task(state, id) else {
         return Outcome::of(Effect::Unchanged);
     };
@@ -217,30 +273,38 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
         }
     };
     match ev {
-        Event::Launch { worktree, branch } => match st.as_str() {
-            "pending" | "failed" if matches!(run.as_str(), "abandoned" | "stopped") => {
-                Outcome::of(Effect::Denied {
-                    why: format!("the run is {run}"),
-                })
+        Event::Launch {
+            worktree,
+            branch,
+            bound_before,
+        } => {
+            let mut view = state.clone();
+            derive(state, &mut view, now);
+            if let Err(hold) = may_launch(&view, id) {
+                return Outcome::of(Effect::Denied(hold));
             }
-            "pending" | "failed" | "in_progress" | "verifying" => {
-                let resumed = is_running(&st);
-                let attempt = if resumed {
-                    super::state::task(state, id).map_or(0, attempts).max(1)
-                } else {
-                    start(state, id)
-                };
-                set(state, id, "attempts", json!(attempt));
-                if let Some(t) = task_mut(state, id) {
-                    record_git(t, worktree, branch);
+            match st.as_str() {
+                "pending" | "failed" | "in_progress" | "verifying" => {
+                    let resumed = is_running(&st);
+                    let attempt = if resumed {
+                        super::state::task(state, id).map_or(0, attempts).max(1)
+                    } else {
+                        start(state, id)
+                    };
+                    set(state, id, "attempts", json!(attempt));
+                    if let Some(t) = task_mut(state, id) {
+                        record_git(t, worktree, branch);
+                        if let Some(v) = t.get_mut("verification").and_then(Value::as_object_mut) {
+                            // A launch while verifying is the verifier asked for.
+                            v.insert("launched".into(), json!(true));
+                            v.insert("earlier".into(), json!(bound_before));
+                        }
+                    }
+                    Outcome::of(Effect::Started { attempt, resumed })
                 }
-                Outcome::of(Effect::Started { attempt, resumed })
+                _ => Outcome::of(Effect::Unchanged),
             }
-            "abandoned" => Outcome::of(Effect::Denied {
-                why: format!("{id} is abandoned after {MAX_ATTEMPTS} attempts"),
-            }),
-            _ => Outcome::of(Effect::Unchanged),
-        },
+        }
         Event::Done => {
             let st = if matches!(st.as_str(), "pending" | "failed") {
                 start(state, id);
@@ -252,11 +316,26 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
             match st.as_str() {
                 "in_progress" => {
                     set(state, id, "status", json!("verifying"));
+                    let asked = if can_block { who.agent } else { None };
+                    set(
+                        state,
+                        id,
+                        "verification",
+                        json!({"attempt": attempt, "requested_at": now, "asked": asked, "launched": false}),
+                    );
                     sent_back(state, Effect::Verify { attempt })
                 }
                 "verifying" => {
+                    let t = super::state::task(state, id).cloned().unwrap_or_default();
+                    if let Err(why) = verification_pass(&t, who) {
+                        return Outcome::of(Effect::NotVerification {
+                            from: who.agent.map(str::to_string),
+                            why,
+                        });
+                    }
                     set(state, id, "status", json!("verified"));
                     forget_subagent(state, id);
+                    forget_verification(state, id);
                     let priority = queue_entry(state, id, "ready");
                     Outcome::of(Effect::Verified { priority })
                 }
@@ -275,6 +354,7 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
                 err["details"] = json!(d);
             }
             err["timestamp"] = json!(now);
+            forget_verification(state, id);
             let Some(t) = task_mut(state, id) else {
                 return Outcome::of(Effect::Unchanged);
             };
@@ -322,6 +402,7 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
             set(state, id, "worktree_path", Value::Null);
             set(state, id, "branch", Value::Null);
             forget_subagent(state, id);
+            forget_verification(state, id);
             let mine = queue_entry(state, id, "merged");
             let ahead = state["merge_queue"]
                 .as_array()

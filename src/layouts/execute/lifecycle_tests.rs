@@ -12,10 +12,12 @@ const NOW: &str = "2026-01-01T00:00:00Z";
 const LAUNCH: Event<'static> = Event::Launch {
     worktree: None,
     branch: None,
+    bound_before: &[],
 };
 const BOUND: Who<'static> = Who {
     bound: true,
     agent: Some("a1"),
+    by_hand: false,
 };
 
 fn fail(msg: &str) -> Event<'_> {
@@ -94,6 +96,7 @@ fn the_ninth_block_is_never_sent() {
     let fresh = Who {
         bound: true,
         agent: Some("a2"),
+        by_hand: false,
     };
     assert!(step(&mut s, "L1-001", Event::NoSignal, fresh, NOW).block);
 }

@@ -5,9 +5,9 @@
 
 use serde_json::Value;
 
-use super::lifecycle::{Effect, Outcome, MAX_BLOCKS};
+use super::lifecycle::{Effect, NotAsked, Outcome, MAX_BLOCKS};
 use super::plan::plan;
-use super::state::{attempts, layer_of, status, task, MAX_ATTEMPTS};
+use super::state::{attempts, branch_of, layer_of, status, task, MAX_ATTEMPTS};
 use crate::layouts::unit::Budget;
 use crate::layouts::{Step, StoreRef};
 
@@ -117,20 +117,12 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
         status(&t)
     );
     match &out.effect {
-        Effect::Denied { why } => {
-            let fix = if why.starts_with("the run is stopped") {
-                "`taskhook execute resume` continues a stopped run.".to_string()
-            } else if why.starts_with("the run") {
-                let who_failed: Vec<String> = plan(state).abandoned;
-                format!(
-                    "{} failed {MAX_ATTEMPTS} times and its layer is stopped: ask the user, or give it fresh attempts with `taskhook execute reset-task {}`.",
-                    who_failed.join(", "),
-                    who_failed.first().map_or("ID", String::as_str)
-                )
-            } else {
-                format!("`taskhook execute reset-task {id}` gives it fresh attempts.")
-            };
-            step.deny = Some(format!("taskhook: {who}: not starting {id}: {why}. {fix}"));
+        Effect::Denied(hold) => {
+            step.deny = Some(format!(
+                "taskhook: {who}: not starting {id}: {}. {}",
+                hold.why(),
+                hold.fix()
+            ));
         }
         Effect::Verify { .. } if out.block => step.instruction = Some(verify(id, &t)),
         Effect::Verify { .. } if out.limit => {
@@ -143,6 +135,30 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
         Effect::Verify { .. } => step.tell_main.push(format!(
             "{who}: {id} is verifying (a subagent not bound to it signalled DONE). Launch a subagent with <task>{id}</task> to verify it."
         )),
+        Effect::NotVerification { from, why } => {
+            let x = from.as_deref().map_or("a subagent".to_string(), |a| format!("subagent {a}"));
+            let (why, todo) = match why {
+                NotAsked::AskedOf(a) => (
+                    format!("verification was asked of subagent {a}"),
+                    format!("Wait for its report, or launch a subagent with <task>{id}</task> to verify it."),
+                ),
+                NotAsked::NoneLaunched => (
+                    "no subagent has been launched to verify it since verification was asked".to_string(),
+                    format!("Launch a subagent with <task>{id}</task> to verify it."),
+                ),
+                NotAsked::Earlier => (
+                    format!("{} was working on it before verification was asked", from.as_deref().unwrap_or("it")),
+                    "Wait for the report of the subagent launched to verify it.".to_string(),
+                ),
+                NotAsked::Unbound => (
+                    "it is not bound to the task".to_string(),
+                    format!("Launch a subagent with <task>{id}</task> to verify it."),
+                ),
+            };
+            step.tell_main.push(format!(
+                "{who}: {id} is verifying; the DONE from {x} does not count as the verification pass ({why}). {todo}"
+            ));
+        }
         Effect::Verified { priority } => {
             let next = plan(state).merge.into_iter().next();
             let next = match next {
@@ -200,14 +216,6 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
         step.tell_user.push(format!("taskhook: {limit}"));
     }
     step
-}
-
-/// The branch to merge for a task.
-pub fn branch_of(t: &Value, id: &str) -> String {
-    t["branch"]
-        .as_str()
-        .filter(|b| !b.is_empty())
-        .map_or_else(|| format!("worktree-{id}"), str::to_string)
 }
 
 /// What the main agent hears after merges: completed tasks, a layer finished, the next layer,

@@ -17,6 +17,7 @@ pub mod init;
 pub mod lifecycle;
 pub mod messages;
 pub mod plan;
+pub mod policy;
 pub mod recovery;
 pub mod resume;
 pub mod state;
@@ -27,11 +28,11 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::agents;
 use crate::context::Ctx;
-use crate::engine::facts::{Commit, Fact, Start};
-use crate::engine::notices;
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Commit, Fact, Start};
 use crate::layouts::{
     Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
@@ -61,6 +62,18 @@ pub fn git_root(cx: &Ctx, store: &StoreRef) -> Option<PathBuf> {
     project::git_root(&cx.store, &project_root(cx, store), &cx.home)
 }
 
+/// The resume plan of a derived state, its merge queue checked against the branches git has
+/// (when the project is in a git repository and the queue has entries to merge).
+pub fn plan_with_git(cx: &Ctx, store: &StoreRef, state: &Value) -> plan::Plan {
+    let mut p = plan::plan(state);
+    if !p.merge.is_empty() {
+        if let Some(names) = git_root(cx, store).and_then(|r| git::branch_names(&r)) {
+            p.check_branches(state, &names);
+        }
+    }
+    p
+}
+
 /// Whether `parent/name` is a real folder (a symlink is not).
 fn real_dir(cx: &Ctx, parent: &Path, name: &str) -> bool {
     cx.store
@@ -69,29 +82,119 @@ fn real_dir(cx: &Ctx, parent: &Path, name: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The store at a path `.claude/taskhook.json` lists: relative, inside the project through
-/// real folders only, named `execute-state.json`.
-fn listed_store(cx: &Ctx, root: &Path, rel: &str) -> Option<StoreRef> {
-    let rel = Path::new(rel);
-    if rel.file_name()? != FILE || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-        return None;
+/// A path `.claude/taskhook.json` lists under `execute`, as taskhook takes it.
+enum Listed {
+    Store(StoreRef),
+    /// Not a store: why, in one line.
+    Refused(PathBuf, String),
+}
+
+/// The store at a path `.claude/taskhook.json` lists: relative (or absolute inside the
+/// project), inside the project through real folders only, named `execute-state.json`.
+fn listed_store(cx: &Ctx, root: &Path, listed: &str) -> Listed {
+    let head = format!("`.claude/taskhook.json` lists {listed:?} under \"execute\"");
+    let raw = Path::new(listed);
+    let rel = if raw.is_absolute() {
+        raw.strip_prefix(root).unwrap_or(raw)
+    } else {
+        raw
+    };
+    if rel.is_absolute()
+        || !rel.components().all(|c| matches!(c, Component::Normal(_)))
+        || rel.as_os_str().is_empty()
+    {
+        return Listed::Refused(
+            raw.to_path_buf(),
+            format!(
+                "{head}: refused, it is outside the project ({}); taskhook reads and writes runs only inside the project: move the run into it (e.g. docs/tasks/SLUG/) and list that path",
+                root.display()
+            ),
+        );
     }
-    let folder = rel.parent()?;
+    let full = root.join(rel);
+    if rel.file_name().is_none_or(|n| n != FILE) {
+        return Listed::Refused(
+            full,
+            format!("{head}, which is not a run: the file must be named {FILE}"),
+        );
+    }
+    let missing = || Listed::Refused(full.clone(), format!("{head}, which does not exist"));
     let mut at = root.to_path_buf();
-    for c in folder.components() {
-        let name = c.as_os_str().to_str()?;
-        if !real_dir(cx, &at, name) {
-            return None;
+    for c in rel.parent().unwrap_or(Path::new("")).components() {
+        at.push(c);
+        if fs::is_symlink(&at) {
+            let shown = at.strip_prefix(root).unwrap_or(&at).display().to_string();
+            return Listed::Refused(
+                full.clone(),
+                format!("{head}: refused, {shown} is a symbolic link and taskhook never reads or writes a run through a link (if you did not make it, remove it)"),
+            );
         }
-        at.push(name);
+        if !fs::is_dir(&at) {
+            return missing();
+        }
     }
-    let id = at.file_name()?.to_string_lossy().into_owned();
-    (at != root && cx.store.exists(&state_path(&at))).then_some(StoreRef {
+    if at == root || !cx.store.exists(&state_path(&at)) {
+        return missing();
+    }
+    Listed::Store(StoreRef {
         project: root.to_path_buf(),
         layout: NAME,
-        id,
+        id: at
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
         root: at,
     })
+}
+
+/// Most entries of `docs/tasks/` looked at for runs behind links.
+const MAX_LINKED_LOOKS: usize = 1000;
+
+/// Run folders under `docs/tasks/` that taskhook does not track because a link leads to them
+/// (`docs`, `docs/tasks` or the run's folder itself), one problem each.
+fn linked_run_folders(root: &Path) -> Vec<(PathBuf, String)> {
+    let has_run = |dir: &Path| fs::is_file(&state_path(dir));
+    let why = "taskhook never reads or writes a run through a link";
+    let fix = "(if you did not make it, remove it)";
+    let docs = root.join("docs");
+    let tasks = docs.join("tasks");
+    for link in [&docs, &tasks] {
+        if fs::is_symlink(link) {
+            let runs = fs::list_dir(&tasks)
+                .unwrap_or_default()
+                .iter()
+                .take(MAX_LINKED_LOOKS)
+                .filter(|e| has_run(&tasks.join(&e.name)))
+                .count();
+            if runs == 0 {
+                return Vec::new();
+            }
+            let shown = link
+                .strip_prefix(root)
+                .unwrap_or(link)
+                .display()
+                .to_string();
+            return vec![(
+                link.to_path_buf(),
+                format!("{shown} is a symbolic link to {runs} run folder(s): {why}, so they are not tracked {fix}"),
+            )];
+        }
+    }
+    fs::list_dir(&tasks)
+        .unwrap_or_default()
+        .into_iter()
+        .take(MAX_LINKED_LOOKS)
+        .map(|e| tasks.join(&e.name))
+        .filter(|d| fs::is_symlink(d) && has_run(d))
+        .map(|d| {
+            let shown = d.strip_prefix(root).unwrap_or(&d).display().to_string();
+            let text = format!(
+                "{shown} is a symbolic link to a run folder: {why}, so this run is not tracked {fix}"
+            );
+            (d, text)
+        })
+        .collect()
 }
 
 /// Reads the failure report of a final message: `<details>` and `<feedback>` (the first of
@@ -133,6 +236,15 @@ pub fn apply_event(
         }
         let mut s = before.clone();
         let out = lifecycle::step(&mut s, id, ev, who, &now);
+        if matches!(
+            out.effect,
+            lifecycle::Effect::Denied(_)
+                | lifecycle::Effect::Unchanged
+                | lifecycle::Effect::NotVerification { .. }
+        ) {
+            // A refused or empty step writes nothing (not even a recount).
+            return Ok((Some((out, s)), false));
+        }
         derive::derive(&before, &mut s, &now);
         let changed = state::differs(&before, &s);
         if pass.writes() && changed {
@@ -196,7 +308,7 @@ fn commit_task(
 
 fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
     let bound = match c.agent_id {
-        Some(a) => notices::binding(cx, &project_root(cx, store), a).unwrap_or_default(),
+        Some(a) => agents::binding(cx, &project_root(cx, store), a).unwrap_or_default(),
         None => Vec::new(),
     };
     let now = cx.store.clock().stamp();
@@ -261,6 +373,33 @@ fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply
     })
 }
 
+/// After an edit of the store's state file (Claude's Write or Edit tool: the seed's skill
+/// writing it), a valid state is copied as the latest ([`state::LAST_GOOD`]); an invalid one is
+/// the edit check's to report, and leaves the copy as it was.
+fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reply> {
+    let path = state_path(&store.root);
+    if edited != path {
+        return Ok(Reply::default());
+    }
+    cx.store.transact(&state::lock_path(&store.root), |pass| {
+        if !matches!(state::read(cx, &path)?, Read::Valid(_)) {
+            return Ok(((), false));
+        }
+        let bytes = cx
+            .store
+            .read_capped(&path, state::MAX_STATE_BYTES)?
+            .unwrap_or_default();
+        if state::copy_is_current(cx, store, &bytes)? {
+            return Ok(((), false));
+        }
+        if pass.writes() {
+            state::refresh_copy(cx, store, &bytes)?;
+        }
+        Ok(((), true))
+    })?;
+    Ok(Reply::default())
+}
+
 impl Layout for Execute {
     fn name(&self) -> &'static str {
         NAME
@@ -296,11 +435,33 @@ impl Layout for Execute {
             }
         }
         for rel in &project.config(&cx.store)?.execute {
-            if let Some(s) = listed_store(cx, root, rel) {
+            if let Listed::Store(s) = listed_store(cx, root, rel) {
                 if !out.iter().any(|o| o.root == s.root) {
                     out.push(s);
                 }
             }
+        }
+        Ok(out)
+    }
+
+    /// Paths `.claude/taskhook.json` lists that taskhook refuses (outside the project, through
+    /// a link, not named execute-state.json, missing), and run folders under `docs/tasks/`
+    /// reached through a link.
+    fn refused(&self, cx: &Ctx, project: &Project) -> Result<Vec<Summary>> {
+        let root = &project.root;
+        let mut out = Vec::new();
+        for rel in &project.config(&cx.store)?.execute {
+            if let Listed::Refused(path, why) = listed_store(cx, root, rel) {
+                out.push(Summary::problem(NAME, rel, path, why));
+            }
+        }
+        for (path, why) in linked_run_folders(root) {
+            let id = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            out.push(Summary::problem(NAME, &id, path, why));
         }
         Ok(out)
     }
@@ -318,10 +479,21 @@ impl Layout for Execute {
         let state = match state::read(cx, &path)? {
             Read::Valid(v) => v,
             Read::Missing => return Ok(Summary::problem(NAME, &store.id, path, "missing".into())),
+            Read::TooBig(n) => {
+                return Ok(Summary::problem(
+                    NAME,
+                    &store.id,
+                    path,
+                    state::too_big(store, n).one_line(),
+                ))
+            }
             Read::Invalid(why) => {
-                let fix = match state::read(cx, &state::bak_path(&store.root))? {
-                    Read::Valid(_) => format!("the next session start (or `taskhook execute resume`) rebuilds it from {} and git", state::BAK),
-                    _ => format!("there is no valid {} to rebuild it from: restore it from git or a copy, or fix it by hand (`taskhook validate` shows why)", state::BAK),
+                let fix = match state::read(cx, &state::last_good_path(&store.root))? {
+                    Read::Valid(copy) => format!(
+                        "the next session start (or `taskhook execute resume`) rebuilds it from {} and git",
+                        resume::copy_source(&copy)
+                    ),
+                    _ => resume::no_copy(resume::bak_note(cx, store)?.as_deref()),
                 };
                 return Ok(Summary::problem(
                     NAME,
@@ -333,13 +505,17 @@ impl Layout for Execute {
         };
         let mut s = state.clone();
         derive::derive(&state, &mut s, &cx.store.clock().stamp());
+        // No git here: `taskhook status` and the status line stay cheap (SessionStart and
+        // `taskhook execute status` check the merge queue against git's branches).
         let p = plan::plan(&s);
         Ok(summary::summarize(
             store,
             &project_root(cx, store),
             &s,
             &p,
-            Vec::new(),
+            state::seed_temp_note(cx, store, state["updated_at"].as_str())
+                .into_iter()
+                .collect(),
         ))
     }
 
@@ -347,7 +523,7 @@ impl Layout for Execute {
         let Some(r) = resume::resume(cx, store, false)? else {
             return Ok(Reconciled::default());
         };
-        let p = plan::plan(&r.state);
+        let p = r.plan();
         let tell_user = r
             .changes
             .iter()
@@ -379,6 +555,15 @@ impl Layout for Execute {
             .collect())
     }
 
+    /// The task's status (`None` when the state cannot be read): a notice about a task whose
+    /// status changed since is not delivered.
+    fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
+        Ok(match state::read(cx, &state_path(&store.root))? {
+            Read::Valid(s) => Some(task(&s, unit).map_or("gone", state::status).to_string()),
+            _ => None,
+        })
+    }
+
     fn step(
         &self,
         cx: &Ctx,
@@ -399,10 +584,18 @@ impl Layout for Execute {
             Input::Launch => git_place(cx, store, unit),
             _ => (None, None),
         };
+        let bound_before = match input {
+            Input::Launch => {
+                let names = [unit.to_string(), format!("{}/{unit}", store.id)];
+                agents::agents_bound_to(cx, &project_root(cx, store), &names).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         let ev = match input {
             Input::Launch => Event::Launch {
                 worktree: worktree.as_deref(),
                 branch: branch.as_deref(),
+                bound_before: &bound_before,
             },
             Input::NoSignal => Event::NoSignal,
             Input::Signal(SignalKind::Done, _) => Event::Done,
@@ -416,6 +609,7 @@ impl Layout for Execute {
         let who = Who {
             bound: turn.bound && input != Input::Launch,
             agent: turn.agent_id,
+            by_hand: turn.by_hand,
         };
         match apply_event(cx, store, unit, ev, who)? {
             Some((out, s)) => Ok(messages::reply(
@@ -445,25 +639,49 @@ impl Layout for Execute {
         match fact {
             Fact::Commit(c) => record_commit(cx, store, c),
             Fact::Merge(branches) => record_merge(cx, store, branches),
+            Fact::Edit(path) => copy_after_edit(cx, store, Path::new(path)),
             _ => Ok(Reply::default()),
         }
     }
 
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
-        match resume::resume(cx, store, false)? {
-            None => Err(Error::NotFound(format!(
-                "`{}` does not exist; nothing to recover",
-                state_path(&store.root).display()
-            ))),
-            Some(r) if r.changes.is_empty() => Ok(format!(
-                "{} is valid and agrees with git; nothing to recover.",
-                state_path(&store.root).display()
-            )),
-            Some(r) => Ok(format!(
-                "Recovered {}: {}.",
-                state_path(&store.root).display(),
+        let path = state_path(&store.root);
+        let dry = cx.store.is_dry_run();
+        let r = match resume::resume(cx, store, false)? {
+            None => {
+                return Err(Error::NotFound(format!(
+                    "`{}` does not exist; nothing to recover",
+                    path.display()
+                )))
+            }
+            Some(r) => r,
+        };
+        let mut lines = match (&r.unusable, dry) {
+            (Some(why), true) => vec![format!(
+                "Would rebuild {}: {FILE} is unusable ({why}).",
+                path.display()
+            )],
+            (None, _) if r.changes.is_empty() => {
+                return Ok(format!(
+                    "{} is valid and agrees with git; nothing to recover.",
+                    path.display()
+                ))
+            }
+            (_, true) => vec![format!(
+                "Would recover {}: {}.",
+                path.display(),
                 r.changes.join("; ")
-            )),
+            )],
+            (_, false) => vec![format!(
+                "Recovered {}: {}.",
+                path.display(),
+                r.changes.join("; ")
+            )],
+        };
+        lines.extend(r.rebuild_report.iter().map(|l| format!("  {l}")));
+        if dry && r.unusable.is_some() {
+            lines.extend(r.changes.iter().skip(1).map(|c| format!("  then: {c}.")));
         }
+        Ok(lines.join("\n"))
     }
 }

@@ -9,11 +9,18 @@
 //! The same plan is the SessionStart context, `taskhook execute resume --dry-run` and part of
 //! `taskhook execute status`, in the seed's own words ("Continue with remaining 2 tasks",
 //! "Retry L2-003 (attempt 4)", "Skip L2-003, stop layer 2-backend").
+//!
+//! Every task the plan would launch (retry, resume, execute) first passes the launch decision
+//! the hook takes ([`super::policy::may_launch`]); a task it holds is listed as held, with why,
+//! never as something to launch.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::state::{attempts, global, layer_of, layer_order, status, task_ids, MAX_ATTEMPTS};
+use super::policy::may_launch;
+use super::state::{
+    attempts, branch_of, global, layer_of, layer_order, status, task_ids, MAX_ATTEMPTS,
+};
 
 /// A task to retry: its next attempt and the feedback for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,12 +38,32 @@ pub struct Resume {
     pub attempt: u64,
 }
 
+/// A task the plan would launch but the launch decision holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Held {
+    pub task: String,
+    /// What launching it would do (`retry, attempt 3 of 5`, `in_progress, attempt 1 of 5`);
+    /// `None` for a first start.
+    pub next: Option<String>,
+    /// Why it is held ([`super::policy::Hold::why`]).
+    pub why: String,
+}
+
 /// A merge-queue entry waiting.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Merge {
     pub task: String,
     pub priority: i64,
     pub status: String,
+}
+
+/// A queue entry git has no branch for: nothing to merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unmergeable {
+    pub task: String,
+    pub priority: i64,
+    /// The branch it would be merged from.
+    pub branch: String,
 }
 
 /// What resuming the run means now.
@@ -55,8 +82,12 @@ pub struct Plan {
     pub retry: Vec<Retry>,
     pub resume: Vec<Resume>,
     pub execute: Vec<String>,
+    /// Tasks to retry, resume or execute that may not be launched now.
+    pub held: Vec<Held>,
     /// The ready queue, in merge (priority) order.
     pub merge: Vec<Merge>,
+    /// Queue entries whose branch git does not have ([`Plan::check_branches`]).
+    pub unmergeable: Vec<Unmergeable>,
 }
 
 /// The retry feedback recorded for `attempt`.
@@ -96,22 +127,46 @@ pub fn plan(state: &Value) -> Plan {
             continue;
         }
         let n = attempts(t);
+        let next = match st {
+            "completed" => {
+                p.skip.push(id);
+                continue;
+            }
+            "abandoned" => {
+                p.abandoned.push(id);
+                continue;
+            }
+            "failed" if n >= MAX_ATTEMPTS => {
+                p.abandoned.push(id);
+                continue;
+            }
+            "failed" => Some(format!("retry, attempt {} of {MAX_ATTEMPTS}", n + 1)),
+            "in_progress" | "verifying" => {
+                Some(format!("{st}, attempt {} of {MAX_ATTEMPTS}", n.max(1)))
+            }
+            "pending" => None,
+            _ => continue,
+        };
+        if let Err(hold) = may_launch(state, &id) {
+            p.held.push(Held {
+                task: id,
+                next,
+                why: hold.why(),
+            });
+            continue;
+        }
         match st {
-            "completed" => p.skip.push(id),
-            "abandoned" => p.abandoned.push(id),
-            "failed" if n < MAX_ATTEMPTS => p.retry.push(Retry {
+            "failed" => p.retry.push(Retry {
                 feedback: feedback_for(t, n + 1),
                 task: id,
                 attempt: n + 1,
             }),
-            "failed" => p.abandoned.push(id),
-            "in_progress" | "verifying" => p.resume.push(Resume {
+            "pending" => p.execute.push(id),
+            _ => p.resume.push(Resume {
                 task: id,
                 status: st.to_string(),
                 attempt: n.max(1),
             }),
-            "pending" => p.execute.push(id),
-            _ => {}
         }
     }
     let mut merge: Vec<Merge> = state["merge_queue"]
@@ -133,15 +188,60 @@ pub fn plan(state: &Value) -> Plan {
 }
 
 impl Plan {
-    /// The plan for the SessionStart context: [`Plan::lines`] without the tasks to continue
-    /// or execute, which the summary already lists.
+    /// Takes the queue entries whose branch is not among the branches git has (`names`) out of
+    /// the merge order: the plan never says to merge what git cannot.
+    pub fn check_branches(&mut self, state: &Value, names: &[String]) {
+        let (keep, gone): (Vec<Merge>, Vec<Merge>) =
+            std::mem::take(&mut self.merge).into_iter().partition(|m| {
+                let b = branch_of(&state["tasks"][&m.task], &m.task);
+                names.contains(&b)
+            });
+        self.merge = keep;
+        self.unmergeable = gone
+            .into_iter()
+            .map(|m| Unmergeable {
+                branch: branch_of(&state["tasks"][&m.task], &m.task),
+                task: m.task,
+                priority: m.priority,
+            })
+            .collect();
+    }
+
+    /// The plan for the SessionStart context: [`Plan::lines`] without the tasks to continue,
+    /// execute or hold, which the summary already lists (held ones as blocked, with why).
     pub fn context_lines(&self) -> Vec<String> {
         let lists = Plan {
             resume: Vec::new(),
             execute: Vec::new(),
+            held: Vec::new(),
             ..self.clone()
         };
         lists.lines()
+    }
+
+    /// The held tasks, one line per reason: `Held: L2-005 (retry, attempt 3 of 5), L2-006: why.`
+    pub fn held_lines(&self) -> Vec<String> {
+        let mut reasons: Vec<&str> = Vec::new();
+        for h in &self.held {
+            if !reasons.contains(&h.why.as_str()) {
+                reasons.push(&h.why);
+            }
+        }
+        reasons
+            .into_iter()
+            .map(|why| {
+                let items: Vec<String> = self
+                    .held
+                    .iter()
+                    .filter(|h| h.why == why)
+                    .map(|h| match &h.next {
+                        Some(n) => format!("{} ({n})", h.task),
+                        None => h.task.clone(),
+                    })
+                    .collect();
+                format!("Held: {}: {why}.", items.join(", "))
+            })
+            .collect()
     }
 
     /// The plan in the seed's words, one line each.
@@ -157,7 +257,7 @@ impl Plan {
                 "Layer {l}: {}/{} completed.",
                 self.layer_completed, self.layer_total
             ));
-            if self.abandoned.is_empty() && left > 0 {
+            if self.abandoned.is_empty() && self.status != "stopped" && left > 0 {
                 out.push(format!("Resume: Continue with remaining {left} tasks."));
             }
         }
@@ -166,7 +266,7 @@ impl Plan {
         }
         for a in &self.abandoned {
             out.push(match &self.layer {
-                Some(l) => format!("Resume: Skip {a}, stop layer {l} ({a} is abandoned after {MAX_ATTEMPTS} attempts; `taskhook execute reset-task {a}` gives it fresh attempts)."),
+                Some(l) => format!("Resume: Skip {a}, stop layer {l} ({a} is abandoned after {MAX_ATTEMPTS} attempts; `taskhook execute reset-task {}` gives it fresh attempts).", crate::shell::quote(a)),
                 None => format!("Resume: Skip {a} (abandoned after {MAX_ATTEMPTS} attempts)."),
             });
         }
@@ -192,9 +292,10 @@ impl Plan {
                 r.task, r.status, r.attempt
             ));
         }
-        if !self.execute.is_empty() && self.abandoned.is_empty() {
+        if !self.execute.is_empty() {
             out.push(format!("Execute: {}.", self.execute.join(", ")));
         }
+        out.extend(self.held_lines());
         if !self.merge.is_empty() {
             let list: Vec<String> = self
                 .merge
@@ -202,6 +303,14 @@ impl Plan {
                 .map(|m| format!("{} (priority {}, {})", m.task, m.priority, m.status))
                 .collect();
             out.push(format!("Merge in priority order: {}.", list.join(", ")));
+        }
+        for u in &self.unmergeable {
+            out.push(format!(
+                "Cannot merge {t} (priority {}): it is verified, but git has no branch {}. If its work was merged another way (a squash merge, say): `taskhook execute merged {t}`; if the work is lost: `taskhook execute reset-task {t}`.",
+                u.priority,
+                u.branch,
+                t = u.task
+            ));
         }
         out
     }

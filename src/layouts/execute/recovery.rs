@@ -114,12 +114,17 @@ fn merges(state: &mut Value, view: &View, now: &str, found: &mut Found) {
             .iter()
             .filter_map(|b| view.branch(b))
             .find(|b| b.merged && after(&b.tip_time, bound));
-        let why = match (by_commit, by_branch) {
-            (Some(m), _) => format!("merge commit \"{}\"", m.subject),
-            (None, Some(b)) => format!("{} is merged into HEAD", b.name),
+        let (why, when) = match (by_commit, by_branch) {
+            (Some(m), _) => (format!("merge commit \"{}\"", m.subject), m.time.as_str()),
+            (None, Some(b)) => (
+                format!("{} is merged into HEAD", b.name),
+                b.merged_at.as_deref().unwrap_or(&b.tip_time),
+            ),
             (None, None) => continue,
         };
-        lifecycle::step(state, &id, Event::Merged, Who::default(), now);
+        // Dated by git (the merge commit, or a fast-forward's tip), not by when it was found.
+        let at = parse_time(when).map_or_else(|| now.to_string(), stamp);
+        lifecycle::step(state, &id, Event::Merged, Who::default(), &at);
         found
             .changes
             .push(format!("{id} completed: git shows it merged ({why})"));
@@ -203,26 +208,57 @@ fn worktrees(state: &mut Value, view: &View, now: &str, found: &mut Found) {
     }
 }
 
-/// The attempt a commit made at `time` belongs to: one more than the failures logged before it.
+/// The attempt whose time window holds a commit made at `time`. Attempt k of a run lasts
+/// from the end of attempt k−1 (its error's timestamp; the run's start for the first) to its
+/// own error's timestamp; the last attempt's window stays open. The task's earlier runs, before
+/// each `reset-task`, are in `resets` with their errors: a commit older than the last reset is
+/// placed in the run it was made in (numbered as that run numbered its attempts, as the
+/// commits a reset keeps are). Without dated errors: the current attempt.
 fn attempt_at(t: &Value, time: &str) -> u64 {
     let current = attempts(t).max(1);
     let Some(when) = parse_time(time) else {
         return current;
     };
-    let before = t["errors"]
+    let resets: Vec<&Value> = t["resets"].as_array().into_iter().flatten().collect();
+    let run = resets.iter().find(|r| {
+        r["reset_at"]
+            .as_str()
+            .and_then(parse_time)
+            .is_some_and(|at| when < at)
+    });
+    let (errors, started) = match run {
+        Some(r) => (&r["errors"], attempts(r)),
+        None => (&t["errors"], attempts(t)),
+    };
+    let dated: Vec<(u64, chrono::DateTime<chrono::Utc>)> = errors
         .as_array()
-        .map(|e| {
-            e.iter()
-                .filter(|e| {
-                    e["timestamp"]
-                        .as_str()
-                        .and_then(parse_time)
-                        .is_some_and(|at| at < when)
-                })
-                .count() as u64
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            Some((
+                e["attempt"].as_u64()?,
+                parse_time(e["timestamp"].as_str()?)?,
+            ))
         })
-        .unwrap_or(0);
-    (before + 1).min(current)
+        .collect();
+    // The run's last attempt: its window stays open.
+    let last = if run.is_some() {
+        started.max(1)
+    } else {
+        current
+    };
+    if dated.is_empty() {
+        return last;
+    }
+    if let Some((k, _)) = dated
+        .iter()
+        .filter(|(_, at)| when <= *at)
+        .min_by_key(|(_, at)| *at)
+    {
+        return (*k).max(1);
+    }
+    // After the run's last failure: the attempt after it, at most the last one started.
+    (dated.iter().map(|(k, _)| *k).max().unwrap_or(0) + 1).min(last)
 }
 
 fn commits(state: &mut Value, view: &View, found: &mut Found) {

@@ -1,5 +1,7 @@
 //! Resuming a run (SessionStart, `taskhook execute resume`, `taskhook recover`): a corrupt
-//! state rebuilt from `execute-state.json.bak` (bad bytes moved aside), git recovery
+//! state rebuilt from the copy of the latest valid state taskhook keeps
+//! (`.execute-state.json.last-good`, bad bytes moved aside; never from the `.bak` of the last
+//! reset, which is older), the copy refreshed when the state was written by someone else, git recovery
 //! ([`super::recovery`]), the seed's resume rules that need no git, stale temp files removed,
 //! everything derived again. Decided on an unlocked read; only a store with something to fix is
 //! locked and written.
@@ -9,10 +11,11 @@ use serde_json::{json, Value};
 use super::derive::derive;
 use super::git;
 use super::recovery;
-use super::state::{self, bak_path, corrupt, differs, global, state_path, task_ids, Read};
+use super::state::{self, bak_path, corrupt, differs, state_path, task_ids, Read};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::StoreRef;
+use crate::store::fs;
 
 /// What resuming found and did.
 #[derive(Debug, Clone, Default)]
@@ -23,50 +26,155 @@ pub struct Resumed {
     pub changes: Vec<String>,
     /// What git shows that changes nothing (reported only).
     pub notes: Vec<String>,
-    /// Whether the state was rebuilt from the backup.
+    /// Whether the state was rebuilt from the copy of the latest state.
     pub rebuilt: bool,
+    /// For a rebuild: what is kept (`keep: …`), dropped (`drop: …`) and not used (`not used:
+    /// …`), one line each.
+    pub rebuild_report: Vec<String>,
+    /// Why the state file was unusable, for a rebuild.
+    pub unusable: Option<String>,
     /// Why git recovery did not run, when it did not.
     pub git_skipped: Option<String>,
+    /// The branches git has, when git recovery ran.
+    pub branches: Option<Vec<String>>,
 }
 
-/// The state, or the backup in its place when the state is unusable (moving the bad bytes
-/// aside when `write`); `None` when there is no state file.
-fn load_or_rebuild(
-    cx: &Ctx,
-    store: &StoreRef,
-    write: bool,
-) -> Result<Option<(Value, Vec<String>, bool)>> {
+impl Resumed {
+    /// The resume plan of the state after, its merge queue checked against git's branches.
+    pub fn plan(&self) -> super::plan::Plan {
+        let mut p = super::plan::plan(&self.state);
+        if let Some(names) = &self.branches {
+            p.check_branches(&self.state, names);
+        }
+        p
+    }
+}
+
+/// Most task ids a rebuild report names.
+const REPORT_TASKS: usize = 20;
+
+/// What the copy a rebuild keeps holds: its time, the run's status and each task's.
+fn describe_copy(copy: &Value) -> String {
+    let ids = task_ids(copy);
+    let mut shown: Vec<String> = ids
+        .iter()
+        .take(REPORT_TASKS)
+        .map(|id| format!("{id} {}", state::status(&copy["tasks"][id])))
+        .collect();
+    if ids.len() > REPORT_TASKS {
+        shown.push(format!("and {} more", ids.len() - REPORT_TASKS));
+    }
+    format!(
+        "the last valid state taskhook saw ({}, updated {}): run {}, {} task(s): {}",
+        state::LAST_GOOD,
+        copy["updated_at"].as_str().unwrap_or("at an unknown time"),
+        state::global(copy),
+        ids.len(),
+        shown.join(", ")
+    )
+}
+
+/// Where the copy a rebuild uses came from, for one line: `… from the last valid state
+/// taskhook saw (.execute-state.json.last-good, updated T)`.
+pub fn copy_source(copy: &Value) -> String {
+    format!(
+        "the last valid state taskhook saw ({}, updated {})",
+        state::LAST_GOOD,
+        copy["updated_at"].as_str().unwrap_or("at an unknown time")
+    )
+}
+
+/// What `execute-state.json.bak` is, when it is valid: the state before the last reset.
+pub fn bak_note(cx: &Ctx, store: &StoreRef) -> Result<Option<String>> {
+    Ok(match state::read(cx, &bak_path(&store.root))? {
+        Read::Valid(b) => Some(format!(
+            "{}, the state before the last reset (updated {})",
+            state::BAK,
+            b["updated_at"].as_str().unwrap_or("at an unknown time")
+        )),
+        _ => None,
+    })
+}
+
+/// Why a corrupt state stays refused when there is no copy of the latest state.
+pub fn no_copy(bak: Option<&str>) -> String {
+    let mut why = format!(
+        "there is no valid copy of its latest state to rebuild it from ({}): restore it from git or a copy, or fix it by hand",
+        state::LAST_GOOD
+    );
+    if let Some(b) = bak {
+        let b = b.replacen(", the state", " is older, the state", 1);
+        why.push_str(&format!("; {b}: copy it over only to go back to then"));
+    }
+    why
+}
+
+/// A state rebuilt: the copy, what changed, and what is kept and dropped.
+struct Rebuilt {
+    state: Value,
+    /// Why the state file is unusable.
+    why: String,
+    line: String,
+    report: Vec<String>,
+}
+
+/// The state; or, when it is unusable, the copy of the latest valid state in its place (the
+/// bad bytes moved aside when `write`); `None` when there is no state file. An unusable state
+/// without a valid copy, or one over the size cap, is refused.
+fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loaded>> {
     let path = state_path(&store.root);
     let why = match state::read(cx, &path)? {
-        Read::Valid(v) => return Ok(Some((v, Vec::new(), false))),
+        Read::Valid(v) => return Ok(Some(Loaded::Valid(v))),
         Read::Missing => return Ok(None),
+        Read::TooBig(n) => return Err(state::too_big(store, n)),
         Read::Invalid(why) => why,
     };
-    let Read::Valid(bak) = state::read(cx, &bak_path(&store.root))? else {
+    let bak = bak_note(cx, store)?;
+    let Read::Valid(copy) = state::read(cx, &state::last_good_path(&store.root))? else {
         return Err(corrupt(
             store,
-            format!(
-                "{why}; there is no valid {} to rebuild it from: restore it from git or a copy, or fix it by hand",
-                state::BAK
-            ),
+            format!("{why}; {}", no_copy(bak.as_deref())),
         ));
     };
-    let line = if write {
-        let aside = cx.store.quarantine(&path)?;
-        format!(
-            "{} was unusable ({why}); moved it to {} and rebuilt it from {} and git",
-            state::FILE,
-            aside.file_name().unwrap_or_default().to_string_lossy(),
-            state::BAK
-        )
+    let size = cx.store.len(&path).unwrap_or(0);
+    let aside = if write {
+        cx.store.quarantine(&path)?
     } else {
-        format!(
-            "{} is unusable ({why}); it is rebuilt from {} and git",
-            state::FILE,
-            state::BAK
+        fs::with_name_suffix(
+            &path,
+            "",
+            &format!(".corrupt-{}", cx.store.clock().file_stamp()),
         )
     };
-    Ok(Some((bak, vec![line], true)))
+    let aside = aside
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let line = format!(
+        "{} was unusable ({why}); moved it to {aside} and rebuilt it from {} and git",
+        state::FILE,
+        copy_source(&copy)
+    );
+    let mut report = vec![
+        format!("keep: {}.", describe_copy(&copy)),
+        format!("drop: the unusable file ({size} bytes), set aside as {aside}, not deleted; anything it held that this copy lacks is not in the rebuild."),
+    ];
+    if let Some(b) = bak {
+        report.push(format!("not used: {b}."));
+    }
+    Ok(Some(Loaded::Rebuilt(Rebuilt {
+        state: copy,
+        why,
+        line,
+        report,
+    })))
+}
+
+/// A state as found by [`load_or_rebuild`].
+enum Loaded {
+    Valid(Value),
+    Rebuilt(Rebuilt),
 }
 
 /// Branch names the state records (for git's log of unmerged work).
@@ -79,22 +187,62 @@ fn recorded_branches(state: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The branches of tasks not completed (`worktree-ID` and the branch the task records).
+fn unfinished_branches(state: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in task_ids(state) {
+        let t = &state["tasks"][&id];
+        if state::status(t) == "completed" {
+            continue;
+        }
+        out.push(format!("worktree-{id}"));
+        if let Some(b) = t["branch"].as_str().filter(|b| !b.is_empty()) {
+            out.push(b.to_string());
+        }
+    }
+    out
+}
+
 /// Resumes the store; `lift_stop` continues a run the user stopped (`taskhook execute
 /// resume`). `None` when the store has no state file.
 pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resumed>> {
     let path = state_path(&store.root);
     let peek = match state::read(cx, &path)? {
         Read::Valid(v) => v,
-        _ => match state::read(cx, &bak_path(&store.root))? {
+        _ => match state::read(cx, &state::last_good_path(&store.root))? {
             Read::Valid(v) => v,
             _ => Value::Null,
         },
     };
-    let view = super::git_root(cx, store).map(|root| git::view(&root, &recorded_branches(&peek)));
+    let view = super::git_root(cx, store).map(|root| {
+        git::view(
+            &root,
+            &recorded_branches(&peek),
+            &unfinished_branches(&peek),
+        )
+    });
     let now = cx.store.clock().stamp();
     cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let Some((mut s, mut changes, rebuilt)) = load_or_rebuild(cx, store, pass.writes())? else {
+        let Some(found) = load_or_rebuild(cx, store, pass.writes())? else {
             return Ok((None, false));
+        };
+        let (mut s, mut changes, rebuild_report, unusable) = match found {
+            Loaded::Valid(v) => (v, Vec::new(), Vec::new(), None),
+            Loaded::Rebuilt(r) => (r.state, vec![r.line], r.report, Some(r.why)),
+        };
+        let rebuilt = unusable.is_some();
+        // A valid state someone else wrote (the seed's skill, an edit): keep its copy too.
+        let copy_stale = !rebuilt && {
+            let bytes = cx
+                .store
+                .read_capped(&path, state::MAX_STATE_BYTES)?
+                .unwrap_or_default();
+            !state::copy_is_current(cx, store, &bytes)? && {
+                if pass.writes() {
+                    state::refresh_copy(cx, store, &bytes)?;
+                }
+                true
+            }
         };
         let temps = if pass.writes() {
             cx.store.clean_stale_temps_of(&path)?
@@ -105,11 +253,16 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             changes.push(format!("removed {} abandoned temp file(s)", temps.len()));
         }
         let before = s.clone();
-        if lift_stop && global(&s) == "stopped" {
+        if lift_stop && super::policy::stop_of(&s).is_some() {
             s["status"] = json!("in_progress");
+            if let Some(m) = s.as_object_mut() {
+                m.shift_remove("stop");
+            }
             changes.push("the run was stopped; it continues".into());
         }
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = state::seed_temp_note(cx, store, s["updated_at"].as_str())
+            .into_iter()
+            .collect();
         let git_skipped = match &view {
             Some(v) if v.problems.is_empty() || !v.worktrees.is_empty() => {
                 let found = recovery::apply(&mut s, v, &now);
@@ -122,7 +275,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         };
         changes.extend(recovery::settle(&mut s));
         derive(&before, &mut s, &now);
-        let dirty = rebuilt || !temps.is_empty() || differs(&before, &s);
+        let dirty = rebuilt || copy_stale || !temps.is_empty() || differs(&before, &s);
         if pass.writes() && (rebuilt || differs(&before, &s)) {
             state::save(cx, store, &s)?;
         }
@@ -132,6 +285,12 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
                 changes,
                 notes,
                 rebuilt,
+                rebuild_report,
+                unusable,
+                branches: view
+                    .as_ref()
+                    .filter(|_| git_skipped.is_none())
+                    .map(|v| v.branches.iter().map(|b| b.name.clone()).collect()),
                 git_skipped: git_skipped.clone(),
             }),
             dirty,

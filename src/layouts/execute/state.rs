@@ -17,8 +17,12 @@ use crate::store::{fs, lock_path_for, parse_json, schema};
 pub const SCHEMA: &str = "execute-state";
 /// The state file's name (seed 001: `{tasks_path}/execute-state.json`).
 pub const FILE: &str = "execute-state.json";
-/// The seed's "backup before reset" copy, also what a corrupt state is rebuilt from.
+/// The seed's "backup before reset" copy (`reset-task`, `reset --all`): the state before the
+/// last reset, never what a corrupt state is rebuilt from.
 pub const BAK: &str = "execute-state.json.bak";
+/// taskhook's copy of the latest valid state it wrote or saw, byte for byte: what a corrupt
+/// state is rebuilt from.
+pub const LAST_GOOD: &str = ".execute-state.json.last-good";
 /// Largest state file read.
 pub const MAX_STATE_BYTES: usize = 16 * 1024 * 1024;
 /// Attempts before a task is abandoned (seed 001).
@@ -34,6 +38,11 @@ pub fn bak_path(root: &Path) -> PathBuf {
     root.join(BAK)
 }
 
+/// The copy of the latest valid state beside it.
+pub fn last_good_path(root: &Path) -> PathBuf {
+    root.join(LAST_GOOD)
+}
+
 /// The sidecar lock every write of the store takes.
 pub fn lock_path(root: &Path) -> PathBuf {
     lock_path_for(&state_path(root))
@@ -46,18 +55,20 @@ pub enum Read {
     Valid(Value),
     /// Present but unusable: why, in one line.
     Invalid(String),
+    /// Over [`MAX_STATE_BYTES`] (its size): never read, rebuilt or moved aside, only refused.
+    TooBig(u64),
 }
 
-/// Reads a state (or backup) file: capped, never a FIFO or device, parsed and schema-checked.
+/// Reads a state (or copy) file: capped, never a FIFO or device, parsed and schema-checked.
 pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
     if fs::exists(path) && !fs::is_file(path) {
         return Ok(Read::Invalid("it is not a regular file".into()));
     }
-    let bytes = match cx.store.read_capped(path, MAX_STATE_BYTES) {
-        Ok(Some(b)) => b,
-        Ok(None) => return Ok(Read::Missing),
-        Err(Error::BadInput(too_big)) => return Ok(Read::Invalid(too_big)),
-        Err(e) => return Err(e),
+    if let Some(n) = cx.store.len(path).filter(|n| *n > MAX_STATE_BYTES as u64) {
+        return Ok(Read::TooBig(n));
+    }
+    let Some(bytes) = cx.store.read_capped(path, MAX_STATE_BYTES)? else {
+        return Ok(Read::Missing);
     };
     Ok(match parse_json(&bytes) {
         Err(why) => Read::Invalid(why),
@@ -80,6 +91,19 @@ pub fn corrupt(store: &StoreRef, details: String) -> Error {
     }
 }
 
+/// The refusal of a state over [`MAX_STATE_BYTES`]: taskhook reads none of it, and neither
+/// rebuilds it nor moves it aside (it may be a real run's state).
+pub fn too_big(store: &StoreRef, bytes: u64) -> Error {
+    Error::refused(
+        "read",
+        state_path(&store.root),
+        format!(
+            "it is {bytes} bytes, over taskhook's {} cap for an execute state; taskhook leaves it untouched and skips this run until it is smaller (shrink it, e.g. its long `errors` details, or restore a smaller copy)",
+            fs::human(MAX_STATE_BYTES as u64)
+        ),
+    )
+}
+
 /// The valid state of a store; a corrupt one is refused, a missing one is not found.
 pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Value> {
     match read(cx, &state_path(&store.root))? {
@@ -89,13 +113,62 @@ pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Value> {
             state_path(&store.root).display()
         ))),
         Read::Invalid(why) => Err(corrupt(store, why)),
+        Read::TooBig(n) => Err(too_big(store, n)),
     }
 }
 
-/// Writes the state, validated first.
+/// Writes the state, validated first, and the same bytes to the copy of the latest state
+/// ([`LAST_GOOD`]) just before it: the copy is never older than the state.
 pub fn save(cx: &Ctx, store: &StoreRef, state: &Value) -> Result<bool> {
+    let path = state_path(&store.root);
+    let bytes = cx.store.checked_json(&path, SCHEMA, state)?;
+    cx.store.replace(&last_good_path(&store.root), &bytes)?;
+    cx.store.replace(&path, &bytes)
+}
+
+/// Whether the copy of the latest state holds exactly the state file's bytes `current`.
+pub fn copy_is_current(cx: &Ctx, store: &StoreRef, current: &[u8]) -> Result<bool> {
     cx.store
-        .replace_json(&state_path(&store.root), SCHEMA, state)
+        .has_content(&last_good_path(&store.root), Some(current))
+        .or(Ok(false))
+}
+
+/// Makes the copy of the latest state hold `current` (the state file's bytes, valid): a state
+/// written by someone else (the seed's skill, an edit) is kept too.
+pub fn refresh_copy(cx: &Ctx, store: &StoreRef, current: &[u8]) -> Result<bool> {
+    cx.store.replace(&last_good_path(&store.root), current)
+}
+
+/// The seed's own temp file (`execute-state.json.tmp`, its "Atomic Updates" step 1).
+pub const SEED_TEMP: &str = "execute-state.json.tmp";
+
+/// What to say about the seed's own temp file left beside the state (a write by the seed's
+/// skill that never reached its rename): what it holds, and that taskhook leaves it (it may be
+/// the newest state); `None` when there is none.
+pub fn seed_temp_note(cx: &Ctx, store: &StoreRef, state_updated: Option<&str>) -> Option<String> {
+    let path = store.root.join(SEED_TEMP);
+    if !fs::exists(&path) {
+        return None;
+    }
+    let size = cx
+        .store
+        .len(&path)
+        .map(|n| format!("{n} bytes, "))
+        .unwrap_or_default();
+    let what = match read(cx, &path) {
+        Ok(Read::Valid(v)) => format!(
+            "a valid state updated {}; the state's is {}",
+            v["updated_at"].as_str().unwrap_or("at an unknown time"),
+            state_updated.unwrap_or("unknown")
+        ),
+        Ok(Read::Invalid(why)) => format!("not a valid state: {why}"),
+        Ok(Read::TooBig(_)) => format!("over the {} cap", fs::human(MAX_STATE_BYTES as u64)),
+        Ok(Read::Missing) => return None,
+        Err(e) => format!("not readable: {}", e.one_line()),
+    };
+    Some(format!(
+        "{SEED_TEMP} is left beside the state ({size}{what}): the seed's own write that never reached its rename. taskhook leaves it: if it is the state you want, `mv` it over {FILE}; otherwise remove it"
+    ))
 }
 
 /// Whether two states differ in more than the clock (`updated_at`, elapsed seconds).
@@ -153,6 +226,14 @@ pub fn task_mut<'a>(state: &'a mut Value, id: &str) -> Option<&'a mut Map<String
         *slot = Value::Object(Map::new());
     }
     slot.as_object_mut()
+}
+
+/// The branch a task is merged from: its `branch`, else `worktree-ID`.
+pub fn branch_of(t: &Value, id: &str) -> String {
+    t["branch"]
+        .as_str()
+        .filter(|b| !b.is_empty())
+        .map_or_else(|| format!("worktree-{id}"), str::to_string)
 }
 
 /// The global status.

@@ -81,17 +81,15 @@ pub fn summarize(
             ))
         })
         .collect();
-    if plan.abandoned.is_empty() && plan.status != "stopped" {
-        s.ready = plan
-            .retry
-            .iter()
-            .map(|r| Item {
-                id: r.task.clone(),
-                ..detail(format!("retry, attempt {} of {MAX_ATTEMPTS}", r.attempt))
-            })
-            .chain(plan.execute.iter().map(|id| Item::id(id.clone())))
-            .collect();
-    }
+    s.ready = plan
+        .retry
+        .iter()
+        .map(|r| Item {
+            id: r.task.clone(),
+            ..detail(format!("retry, attempt {} of {MAX_ATTEMPTS}", r.attempt))
+        })
+        .chain(plan.execute.iter().map(|id| Item::id(id.clone())))
+        .collect();
     s.blocked = plan
         .abandoned
         .iter()
@@ -101,6 +99,17 @@ pub fn summarize(
                 "abandoned after {MAX_ATTEMPTS} attempts; its layer is stopped"
             ))
         })
+        .chain(plan.held.iter().map(|h| Item {
+            id: h.task.clone(),
+            ..detail(format!("held: {}", h.why))
+        }))
+        .chain(plan.unmergeable.iter().map(|u| Item {
+            id: u.task.clone(),
+            ..detail(format!(
+                "verified, but git has no branch {} to merge",
+                u.branch
+            ))
+        }))
         .collect();
     s.context_extra.extend(plan.context_lines());
     if !s.quiet {

@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::plan;
-use super::state::{self, attempts, global, layer_of, load, status, task_ids, MAX_ATTEMPTS};
+use super::state::{self, attempts, layer_of, load, status, task_ids, MAX_ATTEMPTS};
+use super::{plan, policy};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::{Phase, Shown, Step, StoreRef, WorkUnit};
@@ -20,12 +20,11 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
     Ok(units(&s))
 }
 
-/// [`work`] of a state (pure).
+/// [`work`] of a state (pure). Readiness is the launch policy's ([`policy::may_launch`]), the
+/// one decision the hook and the resume plan use too, so `next` never offers what a launch
+/// would be denied.
 pub fn units(s: &Value) -> Vec<WorkUnit> {
     let p = plan::plan(s);
-    let run = global(s);
-    let halted = matches!(run, "stopped" | "abandoned");
-    let layer_stopped = !p.abandoned.is_empty();
     let mut ready: Vec<String> = p.retry.iter().map(|r| r.task.clone()).collect();
     ready.extend(p.execute.iter().cloned());
     let mut out: Vec<(usize, WorkUnit)> = Vec::new();
@@ -33,67 +32,47 @@ pub fn units(s: &Value) -> Vec<WorkUnit> {
         let t = &s["tasks"][&id];
         let st = status(t).to_string();
         let n = attempts(t);
-        let layer = layer_of(s, &id);
-        let (phase, why, pass) = match st.as_str() {
-            "completed" => (Phase::Done, None, None),
-            "abandoned" => (
+        let held = policy::may_launch(s, &id).err();
+        let (phase, why, pass) = match (st.as_str(), &held) {
+            ("completed", _) => (Phase::Done, None, None),
+            (_, Some(h @ policy::Hold::EarlierLayer { .. })) => {
+                (Phase::Blocked, Some(h.why()), None)
+            }
+            (_, Some(h)) => (
                 Phase::Person,
-                Some(format!("abandoned after {n} attempts: a person decides (`taskhook execute reset-task {id}`)")),
+                Some(format!("{}: {}", h.why(), h.fix())),
                 None,
             ),
-            "verified" => (
+            ("verified", None) => (
                 Phase::InProgress,
                 None,
-                Some(format!("its merge: `git merge {}`", super::messages::branch_of(t, &id))),
+                Some(format!(
+                    "its merge: `git merge {}`",
+                    state::branch_of(t, &id)
+                )),
             ),
-            "verifying" => (
+            ("verifying", None) => (
                 Phase::InProgress,
                 Some(format!("attempt {n}")),
                 Some("its verification pass: check the work against the task's criteria".into()),
             ),
-            "in_progress" => (Phase::InProgress, Some(format!("attempt {n}")), None),
-            "failed" if n >= MAX_ATTEMPTS => (
-                Phase::Person,
-                Some(format!("failed {n} times: a person decides")),
-                None,
-            ),
-            _ if halted => (
-                Phase::Person,
-                Some(format!("the run is {run}: `taskhook execute resume` lifts it")),
-                None,
-            ),
-            _ if ready.contains(&id) && layer_stopped && p.layer == layer => (
-                Phase::Person,
-                Some(format!(
-                    "layer {} is stopped (abandoned: {}): a person decides",
-                    layer.clone().unwrap_or_default(),
-                    p.abandoned.join(", ")
-                )),
-                None,
-            ),
-            _ if ready.contains(&id) => (
+            ("in_progress" | "merging", None) => {
+                (Phase::InProgress, Some(format!("attempt {n}")), None)
+            }
+            ("failed", None) => (
                 Phase::Ready,
-                Some(if st == "failed" {
-                    format!("retry, attempt {} of {MAX_ATTEMPTS}", n + 1)
-                } else {
-                    format!("layer {}", layer.clone().unwrap_or_default())
-                }),
+                Some(format!("retry, attempt {} of {MAX_ATTEMPTS}", n + 1)),
                 None,
             ),
-            _ => (
-                Phase::Blocked,
-                Some(match (&layer, &p.layer) {
-                    (Some(l), Some(cur)) if l != cur => {
-                        format!("layer {l} waits for layer {cur}")
-                    }
-                    _ => format!("{st}, not ready"),
-                }),
+            (_, None) => (
+                Phase::Ready,
+                layer_of(s, &id).map(|l| format!("layer {l}")),
                 None,
             ),
         };
         let order = match phase {
-            Phase::Ready => ready.iter().position(|r| r == &id).unwrap_or(0),
-            _ => ready.len() + i,
+            Phase::Ready => ready.iter().position(|r| r == &id).unwrap_or(ready.len()),
+            _ => ready.len() + 1 + i,
         };
         out.push((
             order,
@@ -108,7 +87,7 @@ pub fn units(s: &Value) -> Vec<WorkUnit> {
                     .iter()
                     .find_map(|k| t[*k].as_str())
                     .map(str::to_string),
-                group: layer,
+                group: layer_of(s, &id),
                 parent: None,
                 id,
             },

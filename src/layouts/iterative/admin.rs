@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::graph::{self, Node};
 use crate::layouts::StoreRef;
 use crate::project::Project;
-use crate::store::{check_id, folder_lock_path};
+use crate::store::{check_id, check_unit_id, folder_lock_path};
 
 /// What a command did: the unit after it, and one line for the person.
 #[derive(Debug, Clone)]
@@ -191,7 +191,7 @@ pub struct NewUnit {
 /// waiting on its dependencies. Unknown dependencies and cycles are refused.
 pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done> {
     let store = store_ref(cx, project, slug)?;
-    check_id("unit id", &u.id)?;
+    check_unit_id("unit id", &u.id)?;
     for d in &u.depends {
         check_id("dependency", d)?;
     }

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::layouts::{Step, StoreRef, Turn};
 use crate::project::Project;
 use crate::signals::{Signal, SignalKind};
-use crate::store::{check_id, folder_lock_path};
+use crate::store::{check_id, check_unit_id, folder_lock_path};
 
 /// The header every guardrails.md starts with (seed 003).
 const GUARDRAILS_HEADER: &[u8] =
@@ -82,9 +82,9 @@ pub(crate) fn check_budget(max: u64) -> Result<u64> {
 /// context.md and a plan (seed 003's templates); returns its folder, the state written and how
 /// many guardrails were carried over.
 pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Value, usize)> {
-    check_id("slug", &n.slug)?;
+    check_unit_id("slug", &n.slug)?;
     for t in &n.units {
-        check_id("unit id", t)?;
+        check_unit_id("unit id", t)?;
     }
     check_budget(n.max_iterations)?;
     let mut seen = std::collections::HashSet::new();
@@ -289,6 +289,7 @@ pub fn signal(
         bound: true,
         stop_hook_active: false,
         final_text: &text,
+        by_hand: true,
     };
     let step = stop::stop(cx, &store, unit, Some(&signal), &turn)?;
     let after = load(cx, &store, false)?;

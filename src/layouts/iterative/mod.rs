@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::context::Ctx;
-use crate::engine::facts::{Commit, Fact, Start};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Commit, Fact, Start};
 use crate::layouts::{
     Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
 };

@@ -94,7 +94,7 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
         out.context_extra.push(format!(
             "Held until a person acts (subagents cannot move them): {}. A person runs `taskhook iterative set-max|unblock|reset {} UNIT`.",
             name_some(&held),
-            store.id
+            crate::shell::quote(&store.id)
         ));
     }
     out.more.push(("Timed out", timed_out, true));

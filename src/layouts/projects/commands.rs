@@ -16,7 +16,7 @@ use super::{base, store_ref, SCHEMA_TASKS};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::project::Project;
-use crate::store::check_id;
+use crate::store::check_unit_id;
 
 /// What `projects new` creates.
 #[derive(Debug, Clone, Default)]
@@ -30,7 +30,7 @@ pub struct NewProject {
 /// Creates `.claude/projects/ID/` with project.json, tasks.json, progress/log.md,
 /// progress/velocity.json and the research/, checkpoints/ and temp/ folders.
 pub fn create(cx: &Ctx, project: &Project, n: &NewProject) -> Result<(PathBuf, Value)> {
-    check_id("project id", &n.id)?;
+    check_unit_id("project id", &n.id)?;
     let root = base(&project.root).join(&n.id);
     let p = Paths::of(&root);
     if cx.store.exists(&p.project) || cx.store.exists(&p.tasks) {
@@ -97,7 +97,7 @@ fn level_below(level: &str) -> Option<&'static str> {
 /// the parent moves to IN_PROGRESS (TASK_STARTED). Returns the task as written.
 pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<Value> {
     let store = store_ref(cx, project, store_id)?;
-    check_id("task id", &n.id)?;
+    check_unit_id("task id", &n.id)?;
     let p = Paths::of(&store.root);
     cx.store.with_lock(&p.lock(), || {
         let mut t = files::load(cx, &p)?;

@@ -1,9 +1,10 @@
 //! One project's files and every write to them, the seed's way: the new content is computed in
 //! memory and validated; a value its schema refuses writes nothing and appends an ERROR entry
 //! with the full error; a valid one goes to `temp/.write-{uuid}` (fsynced) and is renamed over
-//! the target, under the project's lock (`.taskhook.lock`). The log is only appended to, before
-//! the state it records is written. After completions, velocity.json is recomputed from the log
-//! and a checkpoint written when one is due.
+//! the target, under the project's lock (`.taskhook.lock`). The log is only appended to, right
+//! after the state it records is written, the two made one transaction by a record of the
+//! entries kept until both are written ([`pending`]). After completions, velocity.json is
+//! recomputed from the log and a checkpoint written when one is due.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::log::{self, Entry};
 use super::model;
+use super::pending;
 use super::recovery::{self, Restored};
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
@@ -63,6 +65,11 @@ impl Paths {
         Some(self.research.join(format!("{id}.md")))
     }
 
+    /// The record of a change under way ([`pending`]).
+    pub fn pending(&self) -> PathBuf {
+        self.temp.join(pending::NAME)
+    }
+
     pub fn ring(&self) -> Ring {
         Ring::seed000(&self.checkpoints)
     }
@@ -87,24 +94,30 @@ pub struct Tasks {
 /// valid checkpoint and the log (in memory; [`commit`] writes it); with nothing to restore
 /// from, it is refused ([`Error::Corrupt`]).
 pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
+    try_load(cx, p)?.map_err(|why| Error::Corrupt {
+        path: p.tasks.clone(),
+        store: p.root.display().to_string(),
+        details: format!("{why}; no valid checkpoint to restore it from"),
+    })
+}
+
+/// [`load`], with why tasks.json is unusable as `Ok(Err(why))` when nothing can restore it (no
+/// valid checkpoint, and no task of the damaged file validates).
+pub fn try_load(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Tasks, String>> {
     let bytes = read_file(cx, &p.tasks, STATE_CAP)?;
+    let valid = |doc: Value| {
+        Ok(Ok(Tasks {
+            doc,
+            restored: None,
+        }))
+    };
     let why = match &bytes {
-        None if p.ring().list(&cx.store)?.is_empty() => {
-            return Ok(Tasks {
-                doc: json!({"tasks": []}),
-                restored: None,
-            })
-        }
+        None if p.ring().list(&cx.store)?.is_empty() => return valid(json!({"tasks": []})),
         None => "it is missing".to_string(),
         Some(b) => match parse_json(b) {
             Err(e) => e,
             Ok(v) => match schema::check(SCHEMA_TASKS, &v)? {
-                Ok(()) => {
-                    return Ok(Tasks {
-                        doc: v,
-                        restored: None,
-                    })
-                }
+                Ok(()) => return valid(v),
                 Err(issues) => format!(
                     "does not match schema {SCHEMA_TASKS}: {}",
                     schema::summarize(&issues)
@@ -112,17 +125,13 @@ pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
             },
         },
     };
-    match recovery::restore(cx, p, bytes.as_deref(), &why)? {
+    Ok(match recovery::restore(cx, p, bytes.as_deref(), &why)? {
         Some(r) => Ok(Tasks {
             doc: r.doc.clone(),
             restored: Some(r),
         }),
-        None => Err(Error::Corrupt {
-            path: p.tasks.clone(),
-            store: p.root.display().to_string(),
-            details: format!("{why}; no valid checkpoint to restore it from"),
-        }),
-    }
+        None => Err(why),
+    })
 }
 
 /// A path's file name as text.
@@ -162,14 +171,7 @@ pub fn read_log(cx: &Ctx, p: &Paths) -> Result<String> {
 
 /// Appends entries to the log in one write.
 pub fn append(cx: &Ctx, p: &Paths, entries: &[Entry]) -> Result<()> {
-    if entries.is_empty() {
-        return Ok(());
-    }
-    check_dirs(cx, p)?;
-    if !cx.store.exists(&p.log) {
-        cx.store.append(&p.log, log_header(&p.root).as_bytes())?;
-    }
-    cx.store.append(&p.log, log::render_all(entries).as_bytes())
+    append_block(cx, p, &log::render_all(entries))
 }
 
 /// The first line of a new log.
@@ -198,7 +200,7 @@ pub fn write_json(
         let now = cx.store.clock().stamp();
         // The ERROR entry stays even though the operation it records is undone.
         cx.store
-            .keep_through_failure(|| append(cx, p, &[Entry::error(&now, task, &e.one_line())]))?;
+            .keep_through_failure(|| append(cx, p, &[Entry::refused(&now, task, &e.one_line())]))?;
         return Err(e);
     }
     check_dirs(cx, p)?;
@@ -256,16 +258,27 @@ pub struct Committed {
     pub restored: Option<String>,
     /// The checkpoint written, described.
     pub checkpoint: Option<String>,
+    /// A change an earlier kill interrupted, settled first ([`pending::settle`]), described.
+    pub settled: Option<String>,
 }
 
-/// Writes a change: validates the new list (an invalid one writes nothing but the ERROR
-/// entry), records a restoration (bad bytes kept aside, ERROR logged), appends the entries,
-/// writes tasks.json, updates project.json, and after completions recomputes velocity.json
-/// and writes a checkpoint when one is due. Call under the project's lock.
+/// Writes a change as one transaction: settles a change an earlier kill interrupted, validates
+/// the new list (an invalid one writes nothing but the ERROR entry), keeps the bad bytes of a
+/// restored list aside, records the entries to append ([`pending`]), writes tasks.json and
+/// project.json, appends the entries (the restoration's ERROR entry first), and after
+/// completions recomputes velocity.json and writes a checkpoint when one is due. Call under the
+/// project's lock.
 pub fn commit(cx: &Ctx, p: &Paths, t: &Tasks, c: &Change) -> Result<Committed> {
+    let mut notes = Committed {
+        settled: pending::settle(cx, p)?,
+        ..Default::default()
+    };
     let now = cx.store.clock().stamp();
-    let mut notes = Committed::default();
     let write_tasks = c.tasks_changed || t.restored.is_some();
+    let task = c
+        .task
+        .as_ref()
+        .map(|(a, b, d)| (a.as_str(), b.as_str(), d.as_str()));
     if write_tasks {
         if let Err(issues) = schema::check(SCHEMA_TASKS, &t.doc)? {
             let e = Error::SchemaInvalid {
@@ -273,49 +286,86 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &Tasks, c: &Change) -> Result<Committed> {
                 schema: SCHEMA_TASKS,
                 details: schema::summarize(&issues),
             };
-            let task = c
-                .task
-                .as_ref()
-                .map(|(a, b, d)| (a.as_str(), b.as_str(), d.as_str()));
             // The ERROR entry stays even though the operation it records is undone.
             cx.store.keep_through_failure(|| {
-                append(cx, p, &[Entry::error(&now, task, &e.one_line())])
+                append(cx, p, &[Entry::refused(&now, task, &e.one_line())])
             })?;
             return Err(e);
         }
     }
+    let mut entries = Vec::new();
     if let Some(r) = &t.restored {
-        notes.restored = Some(recovery::keep_aside(cx, p, r, &now)?);
+        let (msg, entry) = recovery::keep_aside(cx, p, r, &now)?;
+        notes.restored = Some(msg);
+        entries.push(entry);
     }
-    append(cx, p, &c.entries)?;
+    entries.extend(c.entries.iter().cloned());
+    let block = log::render_all(&entries);
+    let mut recorded = false;
     if write_tasks {
-        let task = c
-            .task
-            .as_ref()
-            .map(|(a, b, d)| (a.as_str(), b.as_str(), d.as_str()));
-        write_json(cx, p, &p.tasks, SCHEMA_TASKS, &t.doc, task)?;
+        let bytes = to_pretty(&t.doc);
+        check_dirs(cx, p)?;
+        if !block.is_empty() {
+            recorded = pending::begin(cx, p, &bytes, &block, c)?;
+        }
+        cx.store
+            .replace_via(&p.tasks, &bytes, &p.temp, TEMP_PREFIX)?;
         update_project(cx, p, &t.doc, c, &now)?;
     }
+    append_block(cx, p, &block)?;
     if c.completions > 0 {
-        let text = read_log(cx, p)?;
-        let entries = log::parse(&text);
-        let v = log::velocity(&log::completions(&entries, &t.doc), &now);
-        write_json(cx, p, &p.velocity, SCHEMA_VELOCITY, &v, None)?;
-        let since = completions_since_checkpoint(&entries);
-        let reason = if let Some(ph) = c.phases.first() {
-            Some(format!("phase {ph} complete"))
-        } else if since >= CHECKPOINT_EVERY {
-            Some(format!(
-                "{since} task completions since the last checkpoint"
-            ))
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            notes.checkpoint = Some(checkpoint(cx, p, &to_pretty(&t.doc), &reason)?);
-        }
+        notes.checkpoint = after_completions(cx, p, &t.doc, &c.phases, &now)?;
+    }
+    if recorded {
+        pending::end(cx, p)?;
     }
     Ok(notes)
+}
+
+/// Appends rendered entries to the log in one write (the log's title first when it is new).
+pub fn append_block(cx: &Ctx, p: &Paths, block: &str) -> Result<()> {
+    if block.is_empty() {
+        return Ok(());
+    }
+    check_dirs(cx, p)?;
+    if !cx.store.exists(&p.log) {
+        cx.store.append(&p.log, log_header(&p.root).as_bytes())?;
+    }
+    cx.store.append(&p.log, block.as_bytes())
+}
+
+/// After completions: velocity.json recomputed from the log, and a checkpoint written when
+/// one is due (`phases` completed, or 10 completions since the last one); returns what the
+/// checkpoint was.
+pub fn after_completions(
+    cx: &Ctx,
+    p: &Paths,
+    doc: &Value,
+    phases: &[String],
+    now: &str,
+) -> Result<Option<String>> {
+    let entries = write_velocity(cx, p, doc, now)?;
+    let since = completions_since_checkpoint(&entries);
+    let reason = if let Some(ph) = phases.first() {
+        format!("phase {ph} complete")
+    } else if since >= CHECKPOINT_EVERY {
+        format!("{since} task completions since the last checkpoint")
+    } else {
+        return Ok(None);
+    };
+    checkpoint(cx, p, &to_pretty(doc), &reason).map(Some)
+}
+
+/// Writes velocity.json recomputed from the log; returns the log's entries.
+pub fn write_velocity(cx: &Ctx, p: &Paths, doc: &Value, now: &str) -> Result<Vec<Entry>> {
+    let entries = log::parse(&read_log(cx, p)?);
+    let v = log::velocity(&log::completions(&entries, doc), now);
+    check_dirs(cx, p)?;
+    if let Some(dir) = p.velocity.parent() {
+        cx.store.create_dir_all(dir)?;
+    }
+    write_json(cx, p, &p.velocity, SCHEMA_VELOCITY, &v, None)?;
+    Ok(entries)
 }
 
 /// TASK_COMPLETE entries after the last CHECKPOINT_WRITTEN.
@@ -348,7 +398,7 @@ pub fn checkpoint(cx: &Ctx, p: &Paths, bytes: &[u8], reason: &str) -> Result<Str
 /// project.json follows the list: `current_task` (the task started, or cleared when it left
 /// IN_PROGRESS), `phase` (the next phase with work, once one completes), `updated_at`. A
 /// missing or unusable project.json is left alone.
-fn update_project(cx: &Ctx, p: &Paths, doc: &Value, c: &Change, now: &str) -> Result<()> {
+pub fn update_project(cx: &Ctx, p: &Paths, doc: &Value, c: &Change, now: &str) -> Result<()> {
     let Loaded::Valid(mut project) = load_small(cx, &p.project, SCHEMA_PROJECT)? else {
         return Ok(());
     };

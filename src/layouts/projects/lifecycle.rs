@@ -67,8 +67,8 @@ fn set(doc: &mut Value, i: usize, key: &str, v: Value) {
     }
 }
 
-/// Applies `action` to task `id` at `now` (`YYYY-MM-DDTHH:MM:SSZ`).
-pub fn apply(doc: &mut Value, id: &str, action: Action<'_>, now: &str) -> Outcome {
+/// Applies `action` to task `id` of project `project` at `now` (`YYYY-MM-DDTHH:MM:SSZ`).
+pub fn apply(doc: &mut Value, project: &str, id: &str, action: Action<'_>, now: &str) -> Outcome {
     let Some(i) = index(doc, id) else {
         return refuse("", format!("there is no task {id}"));
     };
@@ -83,7 +83,7 @@ pub fn apply(doc: &mut Value, id: &str, action: Action<'_>, now: &str) -> Outcom
     };
     let to: &str = match action {
         Action::Start => {
-            if let Some(why) = start_refusal(doc, &task) {
+            if let Some(why) = start_refusal(doc, project, &task) {
                 return refuse(&from, why);
             }
             IN_PROGRESS
@@ -194,8 +194,8 @@ pub fn apply(doc: &mut Value, id: &str, action: Action<'_>, now: &str) -> Outcom
     out
 }
 
-/// Why a task may not start now, if it may not.
-pub fn start_refusal(doc: &Value, task: &Value) -> Option<String> {
+/// Why a task of project `project` may not start now, if it may not.
+pub fn start_refusal(doc: &Value, project: &str, task: &Value) -> Option<String> {
     let id = model::id(task);
     let st = status(task);
     let subs = subtasks(task);
@@ -206,12 +206,12 @@ pub fn start_refusal(doc: &Value, task: &Value) -> Option<String> {
         BLOCKED => {
             let why = task["blocked_reason"].as_str().unwrap_or("no reason given");
             return Some(format!(
-                "{id} is BLOCKED ({why}) and waits for a person: after acting, they run `taskhook projects set <project> {id} PENDING`"
+                "{id} is BLOCKED ({why}) and waits for a person: after acting, they run `taskhook projects set {project} {id} PENDING`"
             ));
         }
         COMPLETE | CANCELLED => {
             return Some(format!(
-                "{id} is already {st}; `taskhook projects set <project> {id} PENDING` reopens it"
+                "{id} is already {st}; `taskhook projects set {project} {id} PENDING` reopens it"
             ))
         }
         IN_PROGRESS => return None,
@@ -366,7 +366,7 @@ mod tests {
     #[test]
     fn done_completes_and_readies() {
         let mut d = doc();
-        let o = apply(&mut d, "A", Action::Done, NOW);
+        let o = apply(&mut d, "web", "A", Action::Done, NOW);
         assert_eq!(
             (o.from.as_str(), o.to.as_str()),
             ("IN_PROGRESS", "COMPLETE")
@@ -381,9 +381,11 @@ mod tests {
     #[test]
     fn last_subtask_completes_parent_and_phase() {
         let mut d = doc();
-        apply(&mut d, "A", Action::Done, NOW);
-        assert!(apply(&mut d, "B", Action::Start, NOW).refused.is_none());
-        let o = apply(&mut d, "B", Action::Done, NOW);
+        apply(&mut d, "web", "A", Action::Done, NOW);
+        assert!(apply(&mut d, "web", "B", Action::Start, NOW)
+            .refused
+            .is_none());
+        let o = apply(&mut d, "web", "B", Action::Done, NOW);
         assert_eq!(o.completed, ["B", "P"]);
         assert_eq!(o.phases, ["build"]);
         assert_eq!(d["tasks"][0]["status"], "COMPLETE");
@@ -396,37 +398,51 @@ mod tests {
     #[test]
     fn refusals() {
         let mut d = doc();
-        let r = apply(&mut d, "P", Action::Start, NOW).refused.unwrap();
+        let r = apply(&mut d, "web", "P", Action::Start, NOW)
+            .refused
+            .unwrap();
         assert!(
             r.contains("parent task with subtasks A (IN_PROGRESS), B (PENDING)"),
             "{r}"
         );
-        let r = apply(&mut d, "B", Action::Start, NOW).refused.unwrap();
+        let r = apply(&mut d, "web", "B", Action::Start, NOW)
+            .refused
+            .unwrap();
         assert!(r.contains("B waits for A (IN_PROGRESS)"), "{r}");
-        assert!(apply(&mut d, "P", Action::Done, NOW).refused.is_some());
-        assert!(apply(&mut d, "Z", Action::Done, NOW).refused.is_some());
+        assert!(apply(&mut d, "web", "P", Action::Done, NOW)
+            .refused
+            .is_some());
+        assert!(apply(&mut d, "web", "Z", Action::Done, NOW)
+            .refused
+            .is_some());
         assert_eq!(d, doc(), "refusals change nothing");
     }
 
     #[test]
     fn failed_blocked_nosignal_researched() {
         let mut d = doc();
-        let o = apply(&mut d, "A", Action::Failed(Some("tests red")), NOW);
+        let o = apply(&mut d, "web", "A", Action::Failed(Some("tests red")), NOW);
         assert_eq!(o.to, "PENDING");
         assert_eq!(o.entries[0].event, "ERROR");
         assert_eq!(o.entries[0].get("Error"), Some("tests red"));
-        let o = apply(&mut d, "A", Action::Researched, NOW);
+        let o = apply(&mut d, "web", "A", Action::Researched, NOW);
         assert_eq!(
             (o.to.as_str(), o.entries[0].event.as_str()),
             ("RESEARCHED", "TASK_RESEARCHED")
         );
-        let o = apply(&mut d, "A", Action::NoSignal, NOW);
+        let o = apply(&mut d, "web", "A", Action::NoSignal, NOW);
         assert!(!o.changed);
         assert_eq!(o.entries[0].event, "LOOP_ITERATION");
-        let o = apply(&mut d, "A", Action::Blocked(Some("needs a key")), NOW);
+        let o = apply(
+            &mut d,
+            "web",
+            "A",
+            Action::Blocked(Some("needs a key")),
+            NOW,
+        );
         assert_eq!(d["tasks"][1]["blocked_reason"], "needs a key");
         assert_eq!(o.entries[0].get("Reason"), Some("needs a key"));
-        let o = apply(&mut d, "A", Action::Set("PENDING", None), NOW);
+        let o = apply(&mut d, "web", "A", Action::Set("PENDING", None), NOW);
         assert_eq!(o.entries[0].event, "STATUS_CHANGED");
         assert_eq!(d["tasks"][1]["blocked_reason"], Value::Null);
     }

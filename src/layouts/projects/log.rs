@@ -16,6 +16,8 @@
 //! The task and status lines appear where they apply; detail lines follow (`actual_minutes` for
 //! TASK_COMPLETE, `Error` for ERROR, `External ID` for SYNC_TO_{PLATFORM}, `Reason`, …).
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use super::model;
@@ -90,6 +92,28 @@ impl Entry {
             None => Entry::new(at, ERROR),
         };
         e.detail("Error", message)
+    }
+
+    /// The ERROR entry of a write its schema refused: the full message, and the change that was
+    /// not written (`task`: id, status before, status asked for; a task being added has
+    /// `(new)` before). The statuses are the task's as they stay: nothing changed.
+    pub fn refused(at: &str, task: Option<(&str, &str, &str)>, message: &str) -> Self {
+        let Some((id, from, to)) = task else {
+            return Entry::error(at, None, message);
+        };
+        if !model::STATUSES.contains(&from) {
+            return Entry::new(at, ERROR)
+                .with_task(id)
+                .detail("Error", message)
+                .detail("Not written", format!("{id} as a new {to} task"));
+        }
+        Entry::error(at, Some((id, from, from)), message)
+            .detail("Not written", format!("{from} → {to}"))
+    }
+
+    fn with_task(mut self, id: &str) -> Self {
+        self.task = Some(id.to_string());
+        self
     }
 
     /// Adds a detail line.
@@ -237,11 +261,21 @@ pub struct Completion {
     pub at: String,
 }
 
-/// The completions the log records (TASK_COMPLETE entries), leaving out parent tasks (their
-/// time is their subtasks'). The estimate is the entry's, else the task's in `doc`.
+/// The completions the log records (TASK_COMPLETE entries), one per task however often it was
+/// completed (the last, in the order of the last), leaving out parent tasks (their time is
+/// their subtasks'). The estimate is the entry's, else the task's in `doc`.
 pub fn completions(entries: &[Entry], doc: &Value) -> Vec<Completion> {
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        if let (TASK_COMPLETE, Some(t)) = (e.event.as_str(), e.task.as_deref()) {
+            last.insert(t, i);
+        }
+    }
     entries
         .iter()
+        .enumerate()
+        .filter(|(i, e)| e.task.as_deref().and_then(|t| last.get(t)) == Some(i))
+        .map(|(_, e)| e)
         .filter(|e| e.event == TASK_COMPLETE)
         .filter_map(|e| {
             let id = e.task.clone()?;
@@ -350,6 +384,21 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_write_claims_no_new_status() {
+        let at = "2026-03-01T12:00:00Z";
+        let e = Entry::refused(at, Some(("T1", "IN_PROGRESS", "COMPLETE")), "no");
+        assert_eq!(
+            e.render(),
+            format!("## {at} — ERROR\n- Task: T1\n- Previous status: IN_PROGRESS\n- New status: IN_PROGRESS\n- Error: no\n- Not written: IN_PROGRESS → COMPLETE\n\n")
+        );
+        let e = Entry::refused(at, Some(("T2", "(new)", "PENDING")), "no");
+        assert_eq!(
+            e.render(),
+            format!("## {at} — ERROR\n- Task: T2\n- Error: no\n- Not written: T2 as a new PENDING task\n\n")
+        );
+    }
+
+    #[test]
     fn hand_written_entries_parse() {
         let text = "## 2025-01-11T10:25:00Z - TASK_COMPLETE\n**Task ID:** S1\n* from: IN_PROGRESS\n* to: `COMPLETE`\nactual_minutes: 75 min\n\nnotes\n## 2025-01-11T11:00:00Z — SYNC_TO_JIRA\n- Task: S1\n- External ID: PROJ-9\n";
         let es = parse(text);
@@ -374,6 +423,21 @@ mod tests {
         all.push(mk(99, None, Some(5.0)));
         let v = velocity(&all, "2026-03-01T12:00:00Z");
         assert_eq!(v["tasks_completed"], 13);
+        // A task completed twice (reopened, or redone) counts once: its last completion.
+        let done = |t: &str, a: &str| {
+            Entry::task(
+                "2026-03-01T12:00:00Z",
+                TASK_COMPLETE,
+                t,
+                "IN_PROGRESS",
+                "COMPLETE",
+            )
+            .detail("actual_minutes", a)
+        };
+        let twice = [done("T1", "5"), done("T2", "7"), done("T1", "9")];
+        let c = completions(&twice, &json!({"tasks": []}));
+        let got: Vec<(&str, Option<f64>)> = c.iter().map(|c| (c.task.as_str(), c.actual)).collect();
+        assert_eq!(got, [("T2", Some(7.0)), ("T1", Some(9.0))]);
         assert_eq!(v["total_estimate_minutes"], 120.0);
         assert_eq!(v["ratio"], 2.0);
         assert_eq!(v["window"].as_array().unwrap().len(), VELOCITY_WINDOW);

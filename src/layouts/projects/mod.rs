@@ -17,18 +17,20 @@ pub mod files;
 pub mod lifecycle;
 pub mod log;
 pub mod model;
+pub mod pending;
 pub mod recovery;
 pub mod session;
 pub mod steps;
 pub mod summary;
+pub mod validate;
 pub mod work;
 
 use std::path::{Component, Path, PathBuf};
 
 use crate::context::Ctx;
-use crate::engine::facts::{Fact, Start};
 use crate::error::{Error, Result};
 use crate::hook::output::Reply;
+use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
     Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
@@ -101,36 +103,40 @@ fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Resul
     }
     let a = steps::act(cx, store, task, Action::Researched)?;
     let mut r = Reply::default();
-    if let Some(msg) = a.committed.restored {
+    for msg in a.committed.settled.iter().chain(&a.committed.restored) {
         r.system
             .push(format!("taskhook: projects {}: {msg}", store.id));
     }
     Ok(r)
 }
 
-/// PreCompact / SessionEnd: a checkpoint of tasks.json, unless the newest one holds the same.
-fn checkpoint_now(cx: &Ctx, store: &StoreRef) -> Result<Reply> {
+/// PreCompact / SessionEnd (`event`, the reason logged): a checkpoint of tasks.json, unless the
+/// newest one holds the same.
+/// A change a kill interrupted is settled first, so the checkpoint holds a whole state.
+fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reply> {
     let p = Paths::of(&store.root);
     cx.store.transact(&p.lock(), |pass| {
+        let interrupted = pending::waiting(cx, &p);
+        let mut reply = Reply::default();
+        let mut say = |msg: String| reply.system.push(format!("taskhook: projects {}: {msg}", store.id));
+        if pass.writes() {
+            if let Some(msg) = pending::settle(cx, &p)? {
+                say(msg);
+            }
+        }
         let Some(bytes) = files::read_file(cx, &p.tasks, files::STATE_CAP)? else {
-            return Ok((Reply::default(), false));
+            return Ok((reply, interrupted));
         };
         let valid = match parse_json(&bytes) {
             Ok(v) => schema::check(SCHEMA_TASKS, &v)?.is_ok(),
             Err(_) => false,
         };
         if !valid {
-            return Ok((
-                Reply {
-                    system: vec![format!(
-                        "taskhook: projects {}: tasks.json is unusable, so no checkpoint was written; the next session start (or `taskhook recover {}`) restores it from the newest valid checkpoint.",
-                        store.id,
-                        store.root.display()
-                    )],
-                    ..Default::default()
-                },
-                false,
+            say(format!(
+                "tasks.json is unusable, so no checkpoint was written; the next session start (or `taskhook recover {}`) restores it from the newest valid checkpoint.",
+                store.root.display()
             ));
+            return Ok((reply, interrupted));
         }
         let ring = p.ring();
         let newest = ring.list(&cx.store)?.pop();
@@ -139,12 +145,12 @@ fn checkpoint_now(cx: &Ctx, store: &StoreRef) -> Result<Reply> {
             None => false,
         };
         if same {
-            return Ok((Reply::default(), false));
+            return Ok((reply, interrupted));
         }
         if pass.writes() {
-            files::checkpoint(cx, &p, &bytes, "PreCompact or SessionEnd")?;
+            files::checkpoint(cx, &p, &bytes, event)?;
         }
-        Ok((Reply::default(), true))
+        Ok((reply, true))
     })
 }
 
@@ -155,7 +161,7 @@ impl Layout for Projects {
 
     fn wants(&self, fact: &Fact<'_>) -> bool {
         match fact {
-            Fact::SessionStart(_) | Fact::Checkpoint => true,
+            Fact::SessionStart(_) | Fact::Checkpoint(_) => true,
             Fact::Edit(path) => touched(path).is_some(),
             _ => false,
         }
@@ -197,9 +203,28 @@ impl Layout for Projects {
         .collect())
     }
 
+    fn file_issues(
+        &self,
+        cx: &Ctx,
+        store: &StoreRef,
+        file: &StateFile,
+    ) -> Result<Vec<crate::store::schema::Issue>> {
+        validate::file_issues(cx, store, file)
+    }
+
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
-        let t = files::load(cx, &Paths::of(&store.root))?;
+        let p = Paths::of(&store.root);
+        let t = files::load(cx, &p)?;
         let mut s = summary::summarize(cx, store, &t.doc)?;
+        if pending::waiting(cx, &p) {
+            s.problems.insert(
+                0,
+                format!(
+                    "a change was interrupted (temp/{}): the next write to the store, or the next session start, finishes it or drops it",
+                    pending::NAME
+                ),
+            );
+        }
         if let Some(r) = &t.restored {
             s.problems.insert(
                 0,
@@ -264,7 +289,7 @@ impl Layout for Projects {
                 }
                 _ => Ok(Reply::default()),
             },
-            Fact::Checkpoint => checkpoint_now(cx, store),
+            Fact::Checkpoint(event) => checkpoint_now(cx, store, event),
             _ => Ok(Reply::default()),
         }
     }
@@ -273,6 +298,7 @@ impl Layout for Projects {
         let p = Paths::of(&store.root);
         let now = cx.store.clock().stamp();
         cx.store.with_lock(&p.lock(), || {
+            pending::settle(cx, &p)?;
             files::append(cx, &p, &[log::Entry::error(&now, None, message)])
         })
     }
@@ -280,7 +306,19 @@ impl Layout for Projects {
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
         let p = Paths::of(&store.root);
         cx.store.with_lock(&p.lock(), || {
-            let t = files::load(cx, &p)?;
+            let t = files::try_load(cx, &p)?.map_err(|why| {
+                Error::Rule(format!(
+                    "cannot recover `{}`: it is unusable ({why}), and no checkpoint holds a valid task to restore it from: fix it by hand (`taskhook validate` names the problems, `taskhook schema {SCHEMA_TASKS}` shows the format) or restore it from version control; its bytes are left as they are",
+                    p.tasks.display()
+                ))
+            })?;
+            if t.restored.is_none() && !cx.store.exists(&p.tasks) {
+                return Err(Error::Rule(format!(
+                    "cannot recover `{}`: it is missing, and no checkpoint holds a list to restore it from: `taskhook projects add {} TASK --title …` starts a new one",
+                    p.tasks.display(),
+                    store.id
+                )));
+            }
             if t.restored.is_none() {
                 return Ok(format!(
                     "{} is valid ({} task(s)); nothing to recover. To roll back, copy a file of {} over it.",

@@ -2,12 +2,20 @@
 //! valid checkpoint (valid = it parses and at least one task validates; only the tasks that
 //! validate are kept: partial recovery beats none), brought forward by the log entries written
 //! after that checkpoint. Nothing is thrown away: tasks of the damaged file that still validate
-//! are kept (they are newer than any checkpoint), tasks the log names but no source holds are
-//! rebuilt from the log, and the damaged bytes are kept aside as `tasks.json.corrupt-<time>`.
+//! are kept (they are newer than any checkpoint; a file that is not JSON is read up to its
+//! damage and on past it, object by object), a task no newer source holds valid is taken from
+//! the newest older checkpoint that does, tasks the log names but no source holds are rebuilt
+//! from the log, and the damaged bytes are kept aside as `tasks.json.corrupt-<time>`.
+//!
+//! The report is true: a task is "lost" only when no checkpoint holds it valid, and "nothing
+//! lost" is said only when the damaged file was read whole (else a task added since the
+//! checkpoint that the log never named is gone without a name, and the report says so).
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::files::{append, Paths, STATE_CAP, TEMP_PREFIX};
+use super::files::{file_name, read_file, read_log, Paths, STATE_CAP, TEMP_PREFIX};
 use super::log::{self, Entry};
 use super::model::{self, STATUSES};
 use super::SCHEMA_TASKS;
@@ -29,14 +37,27 @@ pub struct Restored {
     pub skipped: Vec<String>,
     /// Tasks taken from the checkpoint.
     pub from_checkpoint: usize,
-    /// Log entries that changed a restored task.
+    /// Log entries that changed a task taken from the checkpoint.
     pub replayed: usize,
     /// Tasks kept from the damaged file (they still validate there).
     pub from_damaged: usize,
+    /// Tasks no newer source holds valid, taken from an older checkpoint: (id, checkpoint).
+    pub from_older: Vec<(String, String)>,
     /// Tasks rebuilt from the log alone.
     pub from_log: Vec<String>,
     /// Tasks lost (they validated nowhere).
     pub lost: Vec<String>,
+    /// tasks.json could not be read whole (missing, or not JSON): a task only it held, that no
+    /// checkpoint or log entry names, is lost without a name.
+    pub unread: bool,
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
 }
 
 impl Restored {
@@ -67,12 +88,25 @@ impl Restored {
                     s.push_str(&format!(" ({} unusable)", self.skipped.join(", ")));
                 }
                 s.push_str(&format!(
-                    ", brought forward by {} log entr{} written after it",
+                    ", brought forward by {} log {} written after it",
                     self.replayed,
-                    if self.replayed == 1 { "y" } else { "ies" }
+                    plural(self.replayed, "entry", "entries")
                 ));
             }
             None => s.push_str("; no usable checkpoint"),
+        }
+        let mut older: Vec<(&str, Vec<&str>)> = Vec::new();
+        for (id, cp) in &self.from_older {
+            match older.iter_mut().find(|(c, _)| c == cp) {
+                Some((_, ids)) => ids.push(id),
+                None => older.push((cp, vec![id])),
+            }
+        }
+        for (cp, ids) in older {
+            s.push_str(&format!(
+                "; recovered {} from checkpoints/{cp}, the newest valid copy",
+                ids.join(", ")
+            ));
         }
         if !self.from_log.is_empty() {
             s.push_str(&format!(
@@ -80,27 +114,30 @@ impl Restored {
                 self.from_log.join(", ")
             ));
         }
-        if self.lost.is_empty() {
-            s.push_str("; nothing lost");
-        } else {
+        if !self.lost.is_empty() {
             s.push_str(&format!(
                 "; lost (no valid copy anywhere): {}",
                 self.lost.join(", ")
             ));
         }
+        if self.unread {
+            let read = if self.damaged.is_some() {
+                "could not be read whole"
+            } else {
+                "was missing"
+            };
+            let sources = match &self.checkpoint {
+                Some(cp) => format!("neither checkpoints/{cp} nor progress/log.md names (one added since that checkpoint)"),
+                None => "progress/log.md does not name".to_string(),
+            };
+            s.push_str(&format!(
+                "; tasks.json {read}, so a task it held that {sources} is lost and cannot be named"
+            ));
+        } else if self.lost.is_empty() {
+            s.push_str("; nothing lost");
+        }
         s
     }
-}
-
-/// The checkpoint a restoration starts from.
-struct Chosen {
-    name: String,
-    doc: Value,
-    /// Its tasks that validate.
-    good: Vec<Value>,
-    /// The ids of those that do not.
-    bad: Vec<String>,
-    path: std::path::PathBuf,
 }
 
 /// Whether one task validates on its own.
@@ -111,164 +148,310 @@ fn task_valid(t: &Value) -> bool {
     )
 }
 
-/// A document's tasks split into those that validate and the ids (or `#n`) of those that do not.
-fn split_valid(doc: &Value) -> (Vec<Value>, Vec<String>) {
-    let mut good = Vec::new();
-    let mut bad = Vec::new();
-    for (n, t) in model::tasks(doc).iter().enumerate() {
-        if task_valid(t) {
-            good.push(t.clone());
-        } else {
-            bad.push(
-                t["id"]
-                    .as_str()
-                    .map_or(format!("task #{}", n + 1), str::to_string),
-            );
+/// A checkpoint's list, when it parses.
+fn load_checkpoint(cx: &Ctx, path: &Path) -> Option<Value> {
+    read_file(cx, path, STATE_CAP)
+        .ok()
+        .flatten()
+        .and_then(|b| parse_json(&b).ok())
+        .filter(|d| d["tasks"].is_array())
+}
+
+/// The valid copy of task `id` in a list.
+fn valid_copy(doc: &Value, id: &str) -> Option<Value> {
+    model::tasks(doc)
+        .iter()
+        .find(|t| t["id"] == id && task_valid(t))
+        .cloned()
+}
+
+/// Where a restored task came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The damaged file (it still validates there).
+    Damaged,
+    /// The checkpoint restored from.
+    Checkpoint,
+    /// An older checkpoint (index into the older ones, newest first).
+    Older(usize),
+    /// The log alone.
+    Log,
+}
+
+/// A place in the restored list: a task, or a task wanted that no source gave yet.
+#[derive(Debug)]
+struct Slot {
+    id: String,
+    task: Option<(Value, Source)>,
+}
+
+/// Most attempts [`salvage`] makes to read on past damage.
+const SALVAGE_ATTEMPTS: usize = 10_000;
+
+/// What can be read from a tasks.json that is not JSON: the whole objects with a string `id`
+/// in its `tasks` array, in order (reading on past a damaged one), and every id that a
+/// `"id": "…"` in it names.
+fn salvage(bytes: &[u8]) -> (Vec<Value>, Vec<String>) {
+    let mut tasks = Vec::new();
+    if let Some(key) = find(bytes, b"\"tasks\"") {
+        let mut i = bytes[key..]
+            .iter()
+            .position(|b| *b == b'[')
+            .map_or(bytes.len(), |k| key + k + 1);
+        let mut attempts = 0;
+        while attempts < SALVAGE_ATTEMPTS {
+            let Some(k) = bytes
+                .get(i..)
+                .and_then(|r| r.iter().position(|b| *b == b'{'))
+            else {
+                break;
+            };
+            let at = i + k;
+            let mut values =
+                serde_json::Deserializer::from_slice(&bytes[at..]).into_iter::<Value>();
+            match values.next() {
+                Some(Ok(v)) if v["id"].is_string() => {
+                    tasks.push(v);
+                    i = at + values.byte_offset();
+                }
+                _ => {
+                    attempts += 1;
+                    i = at + 1;
+                }
+            }
         }
     }
-    (good, bad)
+    let mut ids: Vec<String> = Vec::new();
+    let mut from = 0;
+    while let Some(k) = find(&bytes[from..], b"\"id\"") {
+        let at = from + k;
+        from = at + 4;
+        if at > 0 && bytes[at - 1] == b'\\' {
+            continue;
+        }
+        let rest = &bytes[from..];
+        let colon = rest.iter().position(|b| !b.is_ascii_whitespace());
+        let Some(c) = colon.filter(|c| rest[*c] == b':') else {
+            continue;
+        };
+        let after = &rest[c + 1..];
+        let Some(q) = after.iter().position(|b| !b.is_ascii_whitespace()) else {
+            continue;
+        };
+        let mut values = serde_json::Deserializer::from_slice(&after[q..]).into_iter::<String>();
+        if let Some(Ok(id)) = values.next() {
+            if !id.is_empty() && !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    (tasks, ids)
+}
+
+/// The first position of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Restores the list in memory; `None` when there is nothing to restore from (no valid
 /// checkpoint, and no task of the damaged file validates).
 pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result<Option<Restored>> {
-    let ring = p.ring();
+    // The checkpoints, newest first: the first with a valid task is restored from.
+    let mut ring: Vec<(String, PathBuf)> = p
+        .ring()
+        .list(&cx.store)?
+        .into_iter()
+        .map(|cp| (file_name(&cp.path), cp.path))
+        .collect();
+    ring.reverse();
     let mut skipped = Vec::new();
-    let mut chosen: Option<Chosen> = None;
-    for cp in ring.list(&cx.store)?.into_iter().rev() {
-        let name = super::files::file_name(&cp.path);
-        let doc = super::files::read_file(cx, &cp.path, STATE_CAP)
-            .ok()
-            .flatten()
-            .and_then(|b| parse_json(&b).ok())
-            .filter(|d| d["tasks"].is_array());
-        if let Some(doc) = doc {
-            let (good, bad) = split_valid(&doc);
-            if !good.is_empty() {
-                chosen = Some(Chosen {
-                    name,
-                    doc,
-                    good,
-                    bad,
-                    path: cp.path,
-                });
-                break;
-            }
+    let mut chosen: Option<(String, PathBuf, Value)> = None;
+    let mut older: &[(String, PathBuf)] = &[];
+    for (n, (name, path)) in ring.iter().enumerate() {
+        let doc = load_checkpoint(cx, path);
+        if let Some(doc) = doc.filter(|d| model::tasks(d).iter().any(task_valid)) {
+            chosen = Some((name.clone(), path.clone(), doc));
+            older = &ring[n + 1..];
+            break;
         }
-        skipped.push(name);
+        skipped.push(name.clone());
     }
-    let damaged_doc = damaged
+    let parsed = damaged
         .and_then(|b| parse_json(b).ok())
         .filter(|d| d["tasks"].is_array());
-    let (dam_good, _) = damaged_doc.as_ref().map(split_valid).unwrap_or_default();
-    if chosen.is_none() && dam_good.is_empty() {
+    let unread = parsed.is_none();
+    let (dam_tasks, named) = match (&parsed, damaged) {
+        (Some(d), _) => (model::tasks(d).to_vec(), Vec::new()),
+        (None, Some(b)) => salvage(b),
+        (None, None) => (Vec::new(), Vec::new()),
+    };
+    let cp_doc = chosen.as_ref().map(|c| &c.2);
+    let cp_valid = |id: &str| cp_doc.and_then(|d| valid_copy(d, id));
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut lost: Vec<String> = Vec::new();
+    let has = |slots: &[Slot], id: &str| slots.iter().any(|s| s.id == id);
+    // The damaged file's tasks, in order; one that no longer validates from the checkpoint.
+    for (n, t) in dam_tasks.iter().enumerate() {
+        let id = t["id"].as_str().unwrap_or("").to_string();
+        if id.is_empty() {
+            lost.push(format!("task #{}", n + 1));
+            continue;
+        }
+        if has(&slots, &id) {
+            continue;
+        }
+        let task = if task_valid(t) {
+            Some((t.clone(), Source::Damaged))
+        } else {
+            cp_valid(&id).map(|c| (c, Source::Checkpoint))
+        };
+        slots.push(Slot { id, task });
+    }
+    if chosen.is_none() && !slots.iter().any(|s| s.task.is_some()) {
         return Ok(None);
     }
-    let mut r = Restored {
-        doc: Value::Null,
-        why: why.to_string(),
-        damaged: damaged.map(<[u8]>::to_vec),
-        checkpoint: chosen.as_ref().map(|c| c.name.clone()),
-        skipped: if chosen.is_some() {
-            skipped
-        } else {
-            Vec::new()
-        },
-        from_checkpoint: 0,
-        replayed: 0,
-        from_damaged: 0,
-        from_log: Vec::new(),
-        lost: Vec::new(),
-    };
-    let cp_good: Vec<Value> = chosen.as_ref().map(|c| c.good.clone()).unwrap_or_default();
-    let cp_has = |id: &str| cp_good.iter().find(|t| t["id"] == id).cloned();
-    // (task, from the checkpoint?)
-    let mut list: Vec<(Value, bool)> = Vec::new();
-    let has = |list: &[(Value, bool)], id: &str| list.iter().any(|(t, _)| t["id"] == id);
-    if let Some(d) = &damaged_doc {
-        for (n, t) in model::tasks(d).iter().enumerate() {
+    // Then the checkpoint's other tasks, and what it holds in a shape that does not validate.
+    if let Some(d) = cp_doc {
+        for t in model::tasks(d) {
             let id = t["id"].as_str().unwrap_or("").to_string();
-            if !id.is_empty() && has(&list, &id) {
+            if id.is_empty() || has(&slots, &id) {
                 continue;
             }
-            if task_valid(t) {
-                list.push((t.clone(), false));
-            } else if let Some(c) = cp_has(&id) {
-                list.push((c, true));
-            } else {
-                r.lost.push(if id.is_empty() {
-                    format!("task #{}", n + 1)
-                } else {
-                    id
-                });
+            let task = task_valid(t).then(|| (t.clone(), Source::Checkpoint));
+            slots.push(Slot { id, task });
+        }
+    }
+    // Ids the unreadable file names that no source gave yet.
+    for id in named {
+        if !has(&slots, &id) {
+            slots.push(Slot { id, task: None });
+        }
+    }
+    // A task still missing: from the newest older checkpoint holding it valid.
+    let mut from_older = Vec::new();
+    for (k, (name, path)) in older.iter().enumerate() {
+        if slots.iter().all(|s| s.task.is_some()) {
+            break;
+        }
+        let Some(doc) = load_checkpoint(cx, path) else {
+            continue;
+        };
+        for s in slots.iter_mut().filter(|s| s.task.is_none()) {
+            if let Some(t) = valid_copy(&doc, &s.id) {
+                s.task = Some((t, Source::Older(k)));
+                from_older.push((s.id.clone(), name.clone()));
             }
         }
     }
-    for t in &cp_good {
-        if !has(&list, model::id(t)) {
-            list.push((t.clone(), true));
-        }
-    }
-    r.from_checkpoint = list.iter().filter(|(_, c)| *c).count();
-    r.from_damaged = list.len() - r.from_checkpoint;
-    if let Some(c) = &chosen {
-        for id in &c.bad {
-            if !has(&list, id) && !r.lost.contains(id) {
-                r.lost
-                    .push(format!("{id} (did not validate in the checkpoint)"));
-            }
-        }
-    }
-    // Bring forward by the log entries written after the checkpoint.
-    let text = super::files::read_log(cx, p)?;
-    let entries = log::parse(&text);
-    let after = match &chosen {
-        Some(c) => entries_after(&entries, &c.name, &c.path),
+    // Bring forward by the log entries written after the checkpoint each task came from;
+    // rebuild from the log a task it names after the checkpoint that no source holds.
+    let entries = log::parse(&read_log(cx, p)?);
+    let after_cp = match &chosen {
+        Some((name, path, _)) => entries_after(&entries, name, path),
         None => &entries[..],
     };
-    for e in after {
+    let mut replayed = 0;
+    let mut from_log = Vec::new();
+    for e in after_cp {
         let Some(id) = e.task.as_deref().filter(|i| !i.is_empty()) else {
             continue;
         };
-        match list.iter_mut().find(|(t, _)| t["id"] == id) {
-            Some((t, true)) => {
+        let slot = slots.iter_mut().find(|s| s.id == id);
+        match slot.map(|s| &mut s.task) {
+            Some(Some((t, Source::Checkpoint | Source::Log))) => {
                 if replay(t, e) {
-                    r.replayed += 1;
+                    replayed += 1;
                 }
             }
-            Some(_) => {}
-            None => {
+            Some(Some(_)) => {}
+            missing => {
                 let Some(to) = e.to.as_deref().filter(|s| STATUSES.contains(s)) else {
                     continue;
                 };
                 let mut t =
                     json!({"id": id, "title": "(rebuilt from progress/log.md)", "status": to});
                 replay(&mut t, e);
-                if task_valid(&t) {
-                    r.from_log.push(id.to_string());
-                    list.push((t, true));
+                if !task_valid(&t) {
+                    continue;
+                }
+                from_log.push(id.to_string());
+                match missing {
+                    Some(place) => *place = Some((t, Source::Log)),
+                    None => slots.push(Slot {
+                        id: id.to_string(),
+                        task: Some((t, Source::Log)),
+                    }),
                 }
             }
         }
     }
+    for (k, (name, path)) in older.iter().enumerate() {
+        if !slots
+            .iter()
+            .any(|s| matches!(s.task, Some((_, Source::Older(o))) if o == k))
+        {
+            continue;
+        }
+        for e in entries_after(&entries, name, path) {
+            let Some(id) = e.task.as_deref() else {
+                continue;
+            };
+            if let Some(Slot {
+                task: Some((t, Source::Older(o))),
+                ..
+            }) = slots.iter_mut().find(|s| s.id == id)
+            {
+                if *o == k && replay(t, e) {
+                    replayed += 1;
+                }
+            }
+        }
+    }
+    let count = |src: Source| {
+        slots
+            .iter()
+            .filter(|s| matches!(&s.task, Some((_, x)) if *x == src))
+            .count()
+    };
+    let (from_checkpoint, from_damaged) = (count(Source::Checkpoint), count(Source::Damaged));
+    let mut list = Vec::new();
+    for s in slots {
+        match s.task {
+            Some((t, _)) => list.push(t),
+            None => lost.push(s.id),
+        }
+    }
     let mut root: Map<String, Value> = chosen
         .as_ref()
-        .and_then(|c| c.doc.as_object().cloned())
-        .or_else(|| damaged_doc.as_ref().and_then(|d| d.as_object().cloned()))
+        .and_then(|c| c.2.as_object().cloned())
+        .or_else(|| parsed.as_ref().and_then(|d| d.as_object().cloned()))
         .unwrap_or_default();
-    root.insert(
-        "tasks".into(),
-        Value::Array(list.into_iter().map(|(t, _)| t).collect()),
-    );
+    root.insert("tasks".into(), Value::Array(list));
     let mut doc = Value::Object(root);
     link_children(&mut doc);
-    r.doc = doc;
-    Ok(Some(r))
+    Ok(Some(Restored {
+        doc,
+        why: why.to_string(),
+        damaged: damaged.map(<[u8]>::to_vec),
+        skipped: if chosen.is_some() {
+            skipped
+        } else {
+            Vec::new()
+        },
+        checkpoint: chosen.map(|c| c.0),
+        from_checkpoint,
+        replayed,
+        from_damaged,
+        from_older,
+        from_log,
+        lost,
+        unread,
+    }))
 }
 
 /// The entries after the checkpoint was written: after its CHECKPOINT_WRITTEN entry, else those
 /// not older than the file (by whole seconds), else all.
-fn entries_after<'a>(entries: &'a [Entry], name: &str, path: &std::path::Path) -> &'a [Entry] {
+fn entries_after<'a>(entries: &'a [Entry], name: &str, path: &Path) -> &'a [Entry] {
     let logged = entries.iter().rposition(|e| {
         e.event == log::CHECKPOINT_WRITTEN && e.get("Checkpoint").is_some_and(|c| c.ends_with(name))
     });
@@ -368,9 +551,9 @@ fn link_children(doc: &mut Value) {
     }
 }
 
-/// Keeps the damaged bytes aside as `tasks.json.corrupt-<time>` (never deleted) and logs the
-/// restoration as an ERROR entry; returns what was done.
-pub fn keep_aside(cx: &Ctx, p: &Paths, r: &Restored, now: &str) -> Result<String> {
+/// Keeps the damaged bytes aside as `tasks.json.corrupt-<time>` (never deleted); returns what
+/// was done and the ERROR entry that records it (appended with the restored list's write).
+pub fn keep_aside(cx: &Ctx, p: &Paths, r: &Restored, now: &str) -> Result<(String, Entry)> {
     let aside = match &r.damaged {
         Some(bytes) => {
             let stamp = cx.store.clock().file_stamp();
@@ -387,6 +570,26 @@ pub fn keep_aside(cx: &Ctx, p: &Paths, r: &Restored, now: &str) -> Result<String
         None => None,
     };
     let msg = r.describe(aside.as_deref());
-    append(cx, p, &[Entry::error(now, None, &msg)])?;
-    Ok(msg)
+    let entry = Entry::error(now, None, &msg);
+    Ok((msg, entry))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn salvage_reads_on_past_damage_and_names_every_id() {
+        let text = br#"{"tasks": [
+          {"id": "A", "status": "PENDING"},
+          {"id": "B", "status": PENDING},
+          {"id": "C", "status": "COMPLETE", "external_ids": {"JIRA": "X-1"}},
+          {"title": "says \"id\": \"no\"", "id": "D", "sta"#;
+        let (tasks, ids) = salvage(text);
+        let got: Vec<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+        assert_eq!(got, ["A", "C"]);
+        assert_eq!(ids, ["A", "B", "C", "D"]);
+        assert_eq!(salvage(b"garbage"), (Vec::new(), Vec::new()));
+        assert_eq!(salvage(b"{\"tasks\": [{{{{{").0, Vec::<Value>::new());
+    }
 }

@@ -31,7 +31,7 @@ pub fn act(cx: &Ctx, store: &StoreRef, id: &str, action: Action<'_>) -> Result<A
         let mut t = files::load(cx, &p)?;
         let now = cx.store.clock().stamp();
         let mut doc = t.doc.clone();
-        let out = lifecycle::apply(&mut doc, id, action, &now);
+        let out = lifecycle::apply(&mut doc, &store.id, id, action, &now);
         let dirty = out.changed || !out.entries.is_empty() || t.restored.is_some();
         let mut committed = Committed::default();
         if pass.writes() && dirty {
@@ -92,8 +92,8 @@ pub fn reply(store: &StoreRef, unit: &str, input: Input<'_>, a: &Acted) -> Step 
         ready: o.ready_now.clone(),
         ..Default::default()
     };
-    if let Some(r) = &a.committed.restored {
-        s.tell_user.push(format!("taskhook: {who}: {r}"));
+    for note in a.committed.settled.iter().chain(&a.committed.restored) {
+        s.tell_user.push(format!("taskhook: {who}: {note}"));
     }
     if let Some(why) = &o.refused {
         match input {

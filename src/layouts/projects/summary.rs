@@ -174,8 +174,9 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
         }
     }
     s.context_extra.push(format!(
-        "Run a task with a subagent whose prompt holds <task>{id}/TASK</task>; it ends with <signal>TASK_DONE</signal>, <signal>TASK_BLOCKED: why</signal> or <signal>TASK_FAILED: why</signal>. Parent tasks are never launched: their subtasks are. `taskhook projects next {id}` names the next task.",
-        id = store.id
+        "Run a task with a subagent whose prompt holds <task>{id}/TASK</task>; it ends with <signal>TASK_DONE</signal>, <signal>TASK_BLOCKED: why</signal> or <signal>TASK_FAILED: why</signal>. Parent tasks are never launched: their subtasks are. `taskhook projects next {next}` names the next task.",
+        id = store.id,
+        next = crate::shell::quote(&store.id)
     ));
     s.quiet = s.problems.is_empty() && tasks.iter().all(|t| model::is_finished(model::status(t)));
     Ok(s)

@@ -3,7 +3,10 @@
 //! including after real kills ([`repair`]).
 
 mod commands;
+mod history;
 mod hooks;
+mod names;
+mod ownership;
 mod repair;
 
 use std::path::PathBuf;
@@ -87,8 +90,7 @@ impl Ws {
 
     /// The history's lines, as written.
     pub fn history_lines(&self) -> Vec<String> {
-        std::fs::read_to_string(self.path("tasks/history.jsonl"))
-            .unwrap()
+        String::from_utf8_lossy(&std::fs::read(self.path("tasks/history.jsonl")).unwrap())
             .lines()
             .map(str::to_string)
             .collect()

@@ -281,65 +281,6 @@ fn reset_task_backs_up_first_and_keeps_the_tasks_commits() {
 }
 
 #[test]
-fn a_corrupt_state_is_rebuilt_from_its_backup_or_refused() {
-    let e = Exec::init("shop", &["1-core=L1-001,L1-002"]);
-    silent(&e.launch("L1-001"));
-    e.cmd(&["reset-task", "L1-002"]);
-    let bak: Value =
-        serde_json::from_slice(&std::fs::read(e.dir().join("execute-state.json.bak")).unwrap())
-            .unwrap();
-    let bad = b"{\"schema_version\": \"2.0\", \"tasks\": {\"L1-0";
-    std::fs::write(e.file(), bad).unwrap();
-    // A signal cannot be applied to it: refused, file untouched.
-    let run = e.bound("L1-001", "<signal>L1-001_DONE</signal>");
-    assert!(
-        run.stdout.contains("is corrupt") || run.stderr.contains("is corrupt"),
-        "{run:?}"
-    );
-    assert_eq!(std::fs::read(e.file()).unwrap(), bad);
-    let st = e.p.run(&["status"], "").stdout;
-    assert!(
-        st.contains("rebuilds it from execute-state.json.bak and git"),
-        "{st}"
-    );
-    // SessionStart rebuilds it from the backup; the bad bytes are kept aside.
-    let run = e.p.hook(&e.p.payload("SessionStart.startup.json"));
-    let ctx = run.context();
-    assert!(
-        ctx.contains("was unusable")
-            && ctx.contains("rebuilt it from execute-state.json.bak and git"),
-        "{ctx}"
-    );
-    assert!(
-        run.json()["systemMessage"]
-            .as_str()
-            .unwrap()
-            .contains("moved it to execute-state.json.corrupt-"),
-        "{run:?}"
-    );
-    let aside: Vec<_> = std::fs::read_dir(e.dir())
-        .unwrap()
-        .map(|d| d.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("execute-state.json.corrupt-"))
-        .collect();
-    assert_eq!(aside.len(), 1);
-    assert_eq!(std::fs::read(e.dir().join(&aside[0])).unwrap(), bad);
-    assert_eq!(e.state()["tasks"], bak["tasks"], "the backup's tasks");
-    // Without a backup: refused with the fix named, nothing written.
-    std::fs::remove_file(e.dir().join("execute-state.json.bak")).unwrap();
-    std::fs::write(e.file(), b"[]").unwrap();
-    let before = e.p.snapshot();
-    let run = e.p.hook(&e.p.payload("SessionStart.startup.json"));
-    let ctx = run.context();
-    assert!(
-        ctx.contains("no valid execute-state.json.bak") && ctx.contains("restore it from git"),
-        "{ctx}"
-    );
-    assert_eq!(e.p.snapshot(), before);
-    assert_eq!(e.cmd(&["resume"]).code, 1);
-}
-
-#[test]
 fn stores_listed_in_taskhook_json_are_found_and_hostile_paths_are_not() {
     let p = Project::new();
     let run = p.run(
@@ -355,14 +296,7 @@ fn stores_listed_in_taskhook_json_are_found_and_hostile_paths_are_not() {
     let st = p.run(&["execute", "status", "--json"], "").json();
     assert_eq!(st["stores"][0]["store"], "plan");
     // Paths outside the project, or through a symlink, are never stores.
-    let outside = p.tmp.path().join("outside");
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::copy(
-        p.root.join("work/plan/execute-state.json"),
-        outside.join("execute-state.json"),
-    )
-    .unwrap();
-    std::os::unix::fs::symlink(&outside, p.root.join("link")).unwrap();
+    plant_outside_run(&p);
     p.write(".claude/taskhook.json", r#"{"execute": ["work/plan/execute-state.json", "../outside/execute-state.json", "/etc/execute-state.json", "link/execute-state.json", "work/plan/other.json"]}"#);
     let st = p.run(&["execute", "status", "--json"], "").json();
     assert_eq!(st["stores"].as_array().unwrap().len(), 1, "{st}");
@@ -412,18 +346,32 @@ fn special_and_huge_state_files_and_long_reports_are_bounded() {
     let run = e.p.run_with(c, &["status"], "");
     assert!(run.stdout.contains("it is not a regular file"), "{run:?}");
     std::fs::remove_file(e.file()).unwrap();
-    // A state over 16 MiB is refused, untouched.
+    // A state over 16 MiB is refused, left as it is: never read, rebuilt or moved aside.
     let mut big =
         e.state_bytes_of(&json!({"schema_version": "2.0", "status": "pending", "tasks": {}}));
     big.extend(std::iter::repeat_n(b' ', 17 * 1024 * 1024));
     std::fs::write(e.file(), &big).unwrap();
+    let before = e.p.snapshot();
+    let refusal = format!(
+        "refusing to read `{}`: it is {} bytes, over taskhook's 16 MiB cap for an execute state; taskhook leaves it untouched and skips this run until it is smaller (shrink it, e.g. its long `errors` details, or restore a smaller copy)",
+        e.file().display(),
+        big.len()
+    );
     let run = e.p.hook(&e.p.payload("SessionStart.startup.json"));
-    let ctx = run.context();
-    assert!(
-        ctx.contains("larger than") || ctx.contains("16 MiB cap"),
+    assert_eq!(
+        run.context(),
+        format!("taskhook: execute shop: {refusal}"),
         "{run:?}"
     );
-    assert_eq!(std::fs::metadata(e.file()).unwrap().len(), big.len() as u64);
+    let run = e.p.run(&["recover", "docs/tasks/shop"], "");
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (1, format!("taskhook: {refusal}\n").as_str())
+    );
+    let st = e.p.run(&["status", "--json"], "").json();
+    assert_eq!(st["stores"][0]["problems"], json!([refusal]), "{st:#}");
+    assert!(silent_launch_refused(&e, &refusal));
+    assert_eq!(e.p.snapshot(), before, "untouched, nothing set aside");
 
     // A whole test log pasted into <details> is kept cut to 4,000 characters.
     let e = Exec::init("shop", &["1-core=L1-001"]);
@@ -522,19 +470,76 @@ fn every_command_answers_json() {
     );
 }
 
+/// A launch of L1-001 is answered with exactly `refusal` (as the store's error), nothing else.
+fn silent_launch_refused(e: &Exec, refusal: &str) -> bool {
+    let run = e.launch("L1-001");
+    run.stdout.contains(refusal) || run.stderr.contains(refusal)
+}
+
 #[test]
-fn recover_rebuilds_a_corrupt_state_from_its_backup() {
-    let e = Exec::init("shop", &["1-core=L1-001"]);
-    e.cmd(&["reset-task", "L1-001"]);
-    std::fs::write(e.file(), b"not json").unwrap();
-    let run = e.p.run(&["recover", "docs/tasks/shop"], "");
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("rebuilt it from execute-state.json.bak and git"),
-        "{run:?}"
+fn refused_run_paths_and_linked_run_folders_are_reported_not_ignored() {
+    let p = Project::new();
+    let run = p.run(
+        &["execute", "init", "work/plan", "--layer", "1-a=L1-001"],
+        "",
     );
-    assert_eq!(e.p.run(&["validate"], "").code, 0);
-    let run = e.p.run(&["recover", "docs/tasks/shop"], "");
-    assert!(run.stdout.contains("nothing to recover"), "{run:?}");
+    assert_eq!(run.code, 0, "{run:?}");
+    let outside = plant_outside_run(&p);
+    // The seed's own example: an absolute tasks_path outside the project.
+    let abs = outside.join("execute-state.json").display().to_string();
+    p.write(
+        ".claude/taskhook.json",
+        serde_json::to_vec(&json!({"execute": ["work/plan/execute-state.json", p.root.join("work/plan/execute-state.json"), abs, "../outside/execute-state.json", "link/execute-state.json", "work/plan/other.json", "work/gone/execute-state.json"]})).unwrap(),
+    );
+    // A run folder under docs/tasks that is a link to a run elsewhere.
+    std::fs::create_dir_all(p.root.join("docs/tasks")).unwrap();
+    std::os::unix::fs::symlink(&outside, p.root.join("docs/tasks/linked")).unwrap();
+    let listing = || {
+        [p.root.join("work/plan"), outside.clone()]
+            .iter()
+            .map(|d| crate::common::snapshot(d))
+            .collect::<Vec<_>>()
+    };
+    let before = listing();
+    let root = p.root.display().to_string();
+    let want = [
+        format!("`.claude/taskhook.json` lists \"{abs}\" under \"execute\": refused, it is outside the project ({root}); taskhook reads and writes runs only inside the project: move the run into it (e.g. docs/tasks/SLUG/) and list that path"),
+        format!("`.claude/taskhook.json` lists \"../outside/execute-state.json\" under \"execute\": refused, it is outside the project ({root}); taskhook reads and writes runs only inside the project: move the run into it (e.g. docs/tasks/SLUG/) and list that path"),
+        "`.claude/taskhook.json` lists \"link/execute-state.json\" under \"execute\": refused, link is a symbolic link and taskhook never reads or writes a run through a link (if you did not make it, remove it)".to_string(),
+        "`.claude/taskhook.json` lists \"work/plan/other.json\" under \"execute\", which is not a run: the file must be named execute-state.json".to_string(),
+        "`.claude/taskhook.json` lists \"work/gone/execute-state.json\" under \"execute\", which does not exist".to_string(),
+        "docs/tasks/linked is a symbolic link to a run folder: taskhook never reads or writes a run through a link, so this run is not tracked (if you did not make it, remove it)".to_string(),
+    ];
+    let st = p.run(&["status", "--json"], "").json();
+    let problems: Vec<String> = st["stores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["layout"] == "execute")
+        .flat_map(|s| s["problems"].as_array().unwrap().clone())
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(problems, want, "{st:#}");
+    // The listed run inside the project (also by its absolute path) is the one run found.
+    let ex = p.run(&["execute", "status", "--json"], "").json();
+    assert_eq!(ex["stores"].as_array().unwrap().len(), 1, "{ex}");
+    let doctor = p.run(&["doctor"], "").stdout;
+    for w in &want {
+        assert!(doctor.contains(w.as_str()), "missing {w:?} in:\n{doctor}");
+    }
+    assert_eq!(listing(), before, "reported, nothing written");
+}
+
+/// A copy of `work/plan`'s run outside the project, and `link` in the project pointing to it;
+/// returns the outside folder.
+fn plant_outside_run(p: &Project) -> std::path::PathBuf {
+    let outside = p.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::copy(
+        p.root.join("work/plan/execute-state.json"),
+        outside.join("execute-state.json"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, p.root.join("link")).unwrap();
+    outside
 }

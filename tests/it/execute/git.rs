@@ -14,13 +14,18 @@ use crate::common::{Project, Run};
 const GIT_DATE: &str = "2026-03-01T12:30:00Z";
 
 fn git(dir: &Path, home: &Path, args: &[&str]) -> String {
+    git_dated(dir, home, GIT_DATE, args)
+}
+
+/// Git with its commits dated `date`.
+fn git_dated(dir: &Path, home: &Path, date: &str, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)
         .env("HOME", home)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_DATE", GIT_DATE)
-        .env("GIT_COMMITTER_DATE", GIT_DATE)
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
         .output()
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
@@ -249,4 +254,143 @@ fn git_recovery_at_session_start() {
     silent(&later(&launch));
     later(&e.p.payload("SessionStart.startup.json"));
     assert_eq!(e.status("L1-001"), "in_progress");
+}
+
+#[test]
+fn a_verified_task_whose_branch_is_gone_is_not_proposed_for_merge() {
+    let e = Exec::init_in(repo(), "app", &["1-core=L1-001,L1-002"]);
+    let g = |a: &[&str]| git(&e.p.root, &e.p.home, a);
+    for id in ["L1-001", "L1-002"] {
+        g(&["branch", &format!("worktree-{id}")]);
+        silent(&e.launch(id));
+        reason(&e.bound(id, &format!("<signal>{id}_DONE</signal>")));
+        silent(&e.bound(id, &format!("<signal>{id}_DONE</signal>")));
+    }
+    g(&["branch", "-D", "worktree-L1-001"]);
+    let gone = "Cannot merge L1-001 (priority 1): it is verified, but git has no branch worktree-L1-001. If its work was merged another way (a squash merge, say): `taskhook execute merged L1-001`; if the work is lost: `taskhook execute reset-task L1-001`.";
+    // `execute status` (read-only) checks the branches git has.
+    let v = e.cmd(&["status", "--json"]).json();
+    let lines: Vec<&str> = v["stores"][0]["plan_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        lines.contains(&"Merge in priority order: L1-002 (priority 2, ready)."),
+        "{lines:#?}"
+    );
+    assert!(lines.contains(&gone), "{lines:#?}");
+    // SessionStart says the same, after clearing the branch git lacks.
+    let ctx =
+        e.p.hook(&e.p.payload("SessionStart.startup.json"))
+            .context();
+    assert!(ctx.contains(gone), "{ctx}");
+    assert!(!ctx.contains("L1-001 (priority 1, ready)"), "{ctx}");
+    assert!(
+        ctx.contains("Reconciled: L1-001: branch worktree-L1-001 is gone (git has no such branch); cleared branch."),
+        "{ctx}"
+    );
+    assert_eq!(e.task("L1-001")["branch"], Value::Null);
+    let dry = e.cmd(&["resume", "--dry-run"]).stdout;
+    assert!(dry.contains(gone), "{dry}");
+}
+
+#[test]
+fn recovery_dates_merges_by_git_and_places_commits_in_their_attempts_window() {
+    let e = Exec::init_in(repo(), "app", &["1-core=L1-001,L1-002,L1-003"]);
+    let at = |date: &str, dir: &Path, a: &[&str]| git_dated(dir, &e.p.home, date, a);
+    let root = e.p.root.clone();
+    for id in ["L1-001", "L1-002", "L1-003"] {
+        at(
+            "2026-03-01T11:30:00Z",
+            &root,
+            &["branch", &format!("worktree-{id}")],
+        );
+    }
+    // L1-001 ran twice before a reset at 12:30 (failures at 12:10 and 12:20) and once since
+    // (failed at 12:40); its attempt 2 of the new run is under way.
+    let mut s = e.state();
+    s["status"] = json!("in_progress");
+    s["started_at"] = json!("2026-03-01T11:00:00Z");
+    s["tasks"]["L1-001"] = json!({
+        "status": "in_progress", "attempts": 2, "worktree_path": null, "branch": "worktree-L1-001",
+        "errors": [{"attempt": 1, "message": "red", "timestamp": "2026-03-01T12:40:00Z"}],
+        "resets": [{"reset_at": "2026-03-01T12:30:00Z", "status": "failed", "attempts": 2, "errors": [
+            {"attempt": 1, "message": "red", "timestamp": "2026-03-01T12:10:00Z"},
+            {"attempt": 2, "message": "red", "timestamp": "2026-03-01T12:20:00Z"}]}]
+    });
+    for id in ["L1-002", "L1-003"] {
+        s["tasks"][id] = json!({"status": "verified", "attempts": 1, "worktree_path": null,
+            "branch": format!("worktree-{id}")});
+    }
+    std::fs::write(e.file(), serde_json::to_vec_pretty(&s).unwrap()).unwrap();
+    let wt = e.p.root.join(".wt1");
+    at(
+        "2026-03-01T11:30:00Z",
+        &root,
+        &["worktree", "add", "-q", ".wt1", "worktree-L1-001"],
+    );
+    let mut hashes = Vec::new();
+    for (n, date) in ["12:05", "12:25", "12:35", "12:45"].iter().enumerate() {
+        let date = format!("2026-03-01T{date}:00Z");
+        std::fs::write(wt.join(format!("f{n}.txt")), "x").unwrap();
+        at(&date, &wt, &["add", "."]);
+        hashes.push(short(&at(
+            &date,
+            &wt,
+            &["commit", "-m", &format!("work {n}")],
+        )));
+    }
+    // L1-002: merged with a merge commit at 12:50; L1-003: fast-forwarded, its tip made at 12:55.
+    let commit_on = |branch: &str, file: &str, date: &str| {
+        at("2026-03-01T11:40:00Z", &root, &["checkout", "-q", branch]);
+        std::fs::write(root.join(file), file).unwrap();
+        at(date, &root, &["add", file]);
+        at(date, &root, &["commit", "-q", "-m", file]);
+        at("2026-03-01T11:40:00Z", &root, &["checkout", "-q", "main"]);
+    };
+    commit_on("worktree-L1-002", "b.txt", "2026-03-01T12:15:00Z");
+    let merge = "Merge branch 'worktree-L1-002'";
+    let no_ff = ["merge", "-q", "--no-ff", "-m", merge, "worktree-L1-002"];
+    at("2026-03-01T12:50:00Z", &root, &no_ff);
+    let reset = ["branch", "-f", "worktree-L1-003", "main"];
+    at("2026-03-01T11:40:00Z", &root, &reset);
+    commit_on("worktree-L1-003", "c.txt", "2026-03-01T12:55:00Z");
+    let ff = ["merge", "-q", "--ff-only", "worktree-L1-003"];
+    at("2026-03-01T13:10:00Z", &root, &ff);
+
+    let ctx =
+        e.p.hook(&e.p.payload("SessionStart.startup.json"))
+            .context();
+    assert!(ctx.contains("Reconciled: L1-002 completed: git shows it merged (merge commit \"Merge branch 'worktree-L1-002'\")."), "{ctx}");
+    let s = e.state();
+    assert_eq!(s["tasks"]["L1-002"]["merged_at"], "2026-03-01T12:50:00Z");
+    assert_eq!(s["tasks"]["L1-003"]["merged_at"], "2026-03-01T12:55:00Z");
+    let got: Vec<(String, u64, String)> = s["tasks"]["L1-001"]["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["hash"].as_str().unwrap().to_string(),
+                c["attempt"].as_u64().unwrap(),
+                c["type"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64, String)> = [
+        (1, "implementation"),
+        (2, "fix"),
+        (1, "implementation"),
+        (2, "fix"),
+    ]
+    .iter()
+    .zip(&hashes)
+    .map(|((a, t), h)| (h.clone(), *a, t.to_string()))
+    .collect();
+    assert_eq!(
+        got, want,
+        "12:05 and 12:25 are the first run's attempts 1 and 2; 12:35 and 12:45 this run's 1 and 2"
+    );
 }

@@ -525,3 +525,128 @@ fn the_seeds_own_example_is_advanced_as_it_is() {
     assert_eq!(s["prd_slug"], "slack-task-manager");
     assert_eq!(e.p.run(&["validate"], "").code, 0);
 }
+
+/// PostToolUse of a background `Agent` call: Claude Code's answer names the new agent, and
+/// taskhook remembers which tasks its prompt bound it to.
+fn background_launched(e: &Exec, agent: &str, id: &str) {
+    let mut p = e.p.payload("PostToolUse.Agent.background.json");
+    p["tool_input"]["prompt"] = json!(format!("Implement <task>{id}</task>."));
+    p["tool_response"]["prompt"] = p["tool_input"]["prompt"].clone();
+    p["tool_response"]["agentId"] = json!(agent);
+    e.p.hook(&p);
+}
+
+#[test]
+fn a_second_agents_done_is_not_the_verification_pass_asked_of_the_first() {
+    let e = Exec::init("app", &["1-core=L1-001"]);
+    let prompt = "Implement <task>L1-001</task>.";
+    silent(&e.launch("L1-001"));
+    silent(&e.launch("L1-001"));
+    let r = reason(&e.stop("agent-a", prompt, "<signal>L1-001_DONE</signal>"));
+    assert!(
+        r.starts_with("L1-001: verification (attempt 1 of 5)"),
+        "{r}"
+    );
+    // agent-b finished its own implementation: not the pass asked of agent-a.
+    silent(&e.stop(
+        "agent-b",
+        prompt,
+        "Implemented.\n<signal>L1-001_DONE</signal>",
+    ));
+    assert_eq!(e.status("L1-001"), "verifying");
+    assert_eq!(
+        main_tool_use(&e).context(),
+        "execute app: L1-001 is verifying; the DONE from subagent agent-b does not count as the verification pass (verification was asked of subagent agent-a). Wait for its report, or launch a subagent with <task>L1-001</task> to verify it."
+    );
+    // agent-a's pass counts.
+    silent(&e.stop(
+        "agent-a",
+        prompt,
+        "Tests pass.\n<signal>L1-001_DONE</signal>",
+    ));
+    assert_eq!(e.status("L1-001"), "verified");
+    assert!(e.task("L1-001").get("verification").is_none());
+}
+
+#[test]
+fn a_verification_asked_of_the_main_agent_counts_from_the_subagent_it_launches() {
+    let e = Exec::init("app", &["1-core=L1-001"]);
+    let prompt = "Implement <task>L1-001</task>.";
+    silent(&e.launch("L1-001"));
+    background_launched(&e, "agent-b", "L1-001");
+    // An unbound subagent's DONE: the main agent is asked to launch a verifier.
+    silent(&e.stop("other", "Something else.", "<signal>L1-001_DONE</signal>"));
+    assert_eq!(e.status("L1-001"), "verifying");
+    main_tool_use(&e);
+    // agent-b (working on it before verification was asked) is not that verifier…
+    silent(&e.stop("agent-b", prompt, "<signal>L1-001_DONE</signal>"));
+    assert_eq!(e.status("L1-001"), "verifying");
+    assert_eq!(
+        main_tool_use(&e).context(),
+        "execute app: L1-001 is verifying; the DONE from subagent agent-b does not count as the verification pass (no subagent has been launched to verify it since verification was asked). Launch a subagent with <task>L1-001</task> to verify it."
+    );
+    // … not even after one was launched.
+    silent(&e.launch("L1-001"));
+    silent(&e.stop("agent-b", prompt, "<signal>L1-001_DONE</signal>"));
+    assert_eq!(e.status("L1-001"), "verifying");
+    assert_eq!(
+        main_tool_use(&e).context(),
+        "execute app: L1-001 is verifying; the DONE from subagent agent-b does not count as the verification pass (agent-b was working on it before verification was asked). Wait for the report of the subagent launched to verify it."
+    );
+    // The subagent launched to verify it is.
+    silent(&e.stop("agent-c", prompt, "<signal>L1-001_DONE</signal>"));
+    assert_eq!(e.status("L1-001"), "verified");
+}
+
+#[test]
+fn a_verification_by_hand_counts() {
+    let e = Exec::init("app", &["1-core=L1-001"]);
+    silent(&e.launch("L1-001"));
+    reason(&e.bound("L1-001", "<signal>L1-001_DONE</signal>"));
+    assert_eq!(e.cmd(&["done", "L1-001"]).code, 0);
+    assert_eq!(e.status("L1-001"), "verified");
+}
+
+#[test]
+fn a_notice_a_later_event_made_false_is_not_delivered() {
+    let e = Exec::init("shop", &["0-setup=L0-001,L0-002"]);
+    silent(&e.launch("L0-002"));
+    for _ in 0..5 {
+        e.bound("L0-002", "<signal>L0-002_FAILED: red</signal>");
+    }
+    assert_eq!(e.status("L0-002"), "abandoned");
+    // Before the main agent's next tool call: the user resets L0-002, it is redone, verified
+    // (another notice: "it is next: `git merge worktree-L0-002`") and merged by hand.
+    assert_eq!(e.cmd(&["reset-task", "L0-002"]).code, 0);
+    silent(&e.launch("L0-002"));
+    reason(&e.bound("L0-002", "<signal>L0-002_DONE</signal>"));
+    silent(&e.bound("L0-002", "<signal>L0-002_DONE</signal>"));
+    assert_eq!(e.cmd(&["merged", "L0-002"]).code, 0);
+    // L0-001 is verified and waits for its merge: that notice is still true.
+    silent(&e.launch("L0-001"));
+    reason(&e.bound("L0-001", "<signal>L0-001_DONE</signal>"));
+    silent(&e.bound("L0-001", "<signal>L0-001_DONE</signal>"));
+    let ctx = main_tool_use(&e).context();
+    assert_eq!(
+        ctx,
+        "execute shop: L0-001 is verified and queued for merge (priority 2). Merge in priority order; it is next: `git merge worktree-L0-001` (after a merge done another way: `taskhook execute merged ID`)."
+    );
+    silent(&main_tool_use(&e));
+}
+
+#[test]
+fn a_later_notice_about_a_task_supersedes_an_earlier_one() {
+    let e = Exec::init("shop", &["1-core=L1-001"]);
+    for n in 1..=2 {
+        silent(&e.launch("L1-001"));
+        silent(&e.stop(
+            "other",
+            "Something else.",
+            &format!("<signal>L1-001_FAILED: red {n}</signal>"),
+        ));
+    }
+    assert_eq!(
+        main_tool_use(&e).context(),
+        "execute shop: L1-001 failed attempt 2 of 5. Relaunch it with <task>L1-001</task> for attempt 3 and give the subagent this feedback: Fix what failed: red 2"
+    );
+}

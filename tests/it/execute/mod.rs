@@ -4,6 +4,8 @@
 mod commands;
 mod git;
 mod lifecycle;
+mod policy;
+mod recovery;
 
 use std::path::PathBuf;
 

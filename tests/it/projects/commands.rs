@@ -146,9 +146,12 @@ fn a_validation_failure_leaves_tasks_json_byte_identical_and_logs_error() {
     assert_eq!(pr.read("tasks.json"), before);
     let log = pr.log();
     assert!(log.starts_with(&log_before));
-    let added = &log[log_before.len()..];
-    assert!(added.starts_with(&format!("## {NOW} — ERROR\n- Task: T2\n- Previous status: (new)\n- New status: PENDING\n- Error: refusing to write")), "{added}");
-    assert!(added.contains("estimate_minutes"), "{added}");
+    // No status is claimed that was never written (issue 20, item 19).
+    let dir = pr.dir().display().to_string();
+    assert_eq!(
+        &log[log_before.len()..],
+        format!("## {NOW} — ERROR\n- Task: T2\n- Error: refusing to write `{dir}/tasks.json`: it would not match schema projects-tasks: /tasks/1/estimate_minutes: -5 is less than the minimum of 0\n- Not written: T2 as a new PENDING task\n\n")
+    );
     assert_eq!(std::fs::read_dir(pr.path("temp")).unwrap().count(), 0);
 }
 
@@ -387,4 +390,64 @@ fn a_log_that_is_a_link_or_a_hard_link_is_never_appended_through() {
         );
         assert_eq!(pr.read("tasks.json"), tasks_before, "hard link: {hard}");
     }
+}
+
+#[test]
+fn validate_names_duplicate_and_unsafe_ids() {
+    let pr = Proj::new("web");
+    let task = |id: &str| json!({"id": id, "status": "PENDING"});
+    let list = json!({"tasks": [
+        task("T1"), task("T1"), task("../x"), task("a/b"), task("a\nb"), task(" T2"), task("T3"),
+    ]});
+    std::fs::write(pr.path("tasks.json"), list.to_string()).unwrap();
+    let v = pr.p.run(&["validate"], "");
+    assert_eq!(v.code, 1, "{v:?}");
+    let want = format!(
+        "INVALID {}/tasks.json (projects-tasks)
+  /tasks/1/id: task id \"T1\" is used more than once (first at /tasks/0/id)
+  /tasks/2/id: invalid task id \"../x\": it contains a path separator
+  /tasks/3/id: invalid task id \"a/b\": it contains a path separator
+  /tasks/4/id: invalid task id \"a\\nb\": it contains a control character
+  /tasks/5/id: invalid task id \" T2\": it starts with whitespace
+",
+        pr.dir().display()
+    );
+    assert!(v.stdout.contains(&want), "{}", v.stdout);
+    let json = pr.p.run(&["validate", "--json"], "").json();
+    assert_eq!(json["valid"], false);
+}
+
+#[test]
+fn validate_reports_a_missing_tasks_json_or_velocity_json() {
+    let pr = Proj::new("web");
+    pr.add("T1", &[]);
+    let dir = pr.dir().display().to_string();
+    std::fs::remove_file(pr.path("progress/velocity.json")).unwrap();
+    let v = pr.p.run(&["validate"], "");
+    assert_eq!(v.code, 1, "{v:?}");
+    assert!(v.stdout.contains(&format!("INVALID {dir}/progress/velocity.json (projects-velocity)\n  (root): missing: the next session start (or `taskhook reconcile`) recomputes it from progress/log.md\n")), "{}", v.stdout);
+    // The next session start writes it back.
+    let ctx = pr.session(NOW, "compact").context();
+    assert!(
+        ctx.contains(
+            "Reconciled: progress/velocity.json was missing: recomputed from progress/log.md."
+        ),
+        "{ctx}"
+    );
+    assert_eq!(pr.json("progress/velocity.json")["tasks_completed"], 0);
+    pr.ok(&["validate"]);
+    // tasks.json missing, with no checkpoint to restore it from.
+    std::fs::remove_file(pr.path("tasks.json")).unwrap();
+    let v = pr.p.run(&["validate"], "");
+    assert_eq!(v.code, 1, "{v:?}");
+    assert!(v.stdout.contains(&format!("INVALID {dir}/tasks.json (projects-tasks)\n  (root): missing, and no checkpoint holds a list to restore it from: `taskhook projects add web TASK --title …` starts a new one\n")), "{}", v.stdout);
+    // With a checkpoint, the fix is a restore.
+    std::fs::create_dir_all(pr.path("checkpoints")).unwrap();
+    std::fs::write(
+        pr.path("checkpoints/checkpoint-001.json"),
+        r#"{"tasks": [{"id": "T1", "status": "PENDING"}]}"#,
+    )
+    .unwrap();
+    let v = pr.p.run(&["validate"], "");
+    assert!(v.stdout.contains(&format!("INVALID {dir}/tasks.json (projects-tasks)\n  (root): missing: the next session start (or `taskhook recover {dir}`) restores it from the newest valid checkpoint\n")), "{}", v.stdout);
 }

@@ -2,8 +2,10 @@
 //! progress/log.md, velocity.json, checkpoints and stdout checked at each step.
 
 mod commands;
+mod crash;
 mod hooks;
 mod session;
+mod wording;
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -64,6 +66,16 @@ impl Proj {
             .find(|t| t["id"] == id)
             .cloned()
             .unwrap_or_else(|| panic!("no task {id}: {:#}", self.tasks()))
+    }
+
+    /// The ids of tasks.json, in order.
+    pub fn ids(&self) -> Vec<String> {
+        self.tasks()["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect()
     }
 
     pub fn status(&self, id: &str) -> String {

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::Proj;
+use super::{silent, Proj};
 use crate::common::NOW;
 
 #[test]
@@ -52,7 +52,7 @@ fn stale_once_goes_back_to_pending_twice_blocks() {
 }
 
 #[test]
-fn a_task_completed_in_the_log_is_not_stale() {
+fn a_task_completed_in_the_log_is_not_stale_but_complete() {
     let pr = Proj::new("web");
     pr.add("T1", &["--estimate", "10"]);
     pr.run_at("2026-03-01T09:00:00Z", &["projects", "start", "web", "T1"]);
@@ -61,8 +61,11 @@ fn a_task_completed_in_the_log_is_not_stale() {
     log.push_str("## 2026-03-01T09:20:00Z — TASK_COMPLETE\n- Task: T1\n- Previous status: IN_PROGRESS\n- New status: COMPLETE\n- actual_minutes: 20\n\n");
     std::fs::write(pr.path("progress/log.md"), &log).unwrap();
     pr.session(NOW, "compact");
-    assert_eq!(pr.status("T1"), "IN_PROGRESS");
+    assert_eq!(pr.status("T1"), "COMPLETE", "finished from the log");
+    assert_eq!(pr.task("T1")["completed_at"], "2026-03-01T09:20:00Z");
+    assert_eq!(pr.task("T1")["actual_minutes"], 20);
     assert_eq!(pr.task("T1").get("stale_count"), None);
+    assert_eq!(pr.json("progress/velocity.json")["tasks_completed"], 1);
 }
 
 #[test]
@@ -204,7 +207,9 @@ fn a_corrupt_tasks_json_is_restored_from_the_newest_valid_checkpoint_and_the_log
     let run = pr.session("2026-03-01T12:30:00Z", "startup");
     let ctx = run.context();
     assert!(ctx.contains("restored 13 task(s) from checkpoints/checkpoint-001.json (checkpoint-002.json unusable), brought forward by 3 log entries written after it"), "{ctx}");
-    assert!(ctx.contains("nothing lost"), "{ctx}");
+    // The torn file could not be read whole: no claim that nothing was lost.
+    assert!(ctx.contains("; tasks.json could not be read whole, so a task it held that neither checkpoints/checkpoint-001.json nor progress/log.md names (one added since that checkpoint) is lost and cannot be named"), "{ctx}");
+    assert!(!ctx.contains("nothing lost"), "{ctx}");
     // Restored, then brought forward; reconciliation then ran on the result (T12 was IN_PROGRESS).
     assert_eq!(pr.status("T10"), "COMPLETE");
     assert_eq!(pr.status("T11"), "COMPLETE");
@@ -247,12 +252,7 @@ fn partial_recovery_keeps_what_validates_and_says_what_was_lost() {
         out.stdout.contains("lost (no valid copy anywhere): T2"),
         "{out:?}"
     );
-    let ids: Vec<String> = pr.tasks()["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect();
+    let ids = pr.ids();
     assert!(!ids.contains(&"T2".to_string()));
     assert_eq!(ids.len(), 12);
     assert_eq!(
@@ -319,4 +319,67 @@ fn the_context_lists_work_ready_blocked_research_and_velocity() {
         assert!(ctx.contains(want), "missing {want:?} in\n{ctx}");
     }
     assert!(!ctx.contains("T4.md"), "{ctx}");
+}
+
+#[test]
+fn a_task_added_after_the_newest_checkpoint_and_lost_is_named() {
+    let pr = store_with_history();
+    pr.add("T14", &["--estimate", "5"]);
+    // A tear inside T14, the last task: its id is there, its object is not whole.
+    let text = pr.read("tasks.json");
+    let cut = text.find("\"id\": \"T14\"").unwrap() + "\"id\": \"T14\",".len();
+    std::fs::write(pr.path("tasks.json"), &text[..cut]).unwrap();
+    let run = pr.session("2026-03-01T12:30:00Z", "startup");
+    let ctx = run.context();
+    assert!(
+        ctx.contains("; lost (no valid copy anywhere): T14"),
+        "{ctx}"
+    );
+    assert!(!ctx.contains("nothing lost"), "{ctx}");
+    assert!(
+        ctx.contains("kept the 13 task(s) of the damaged file that still validate"),
+        "the tasks before the tear are read: {ctx}"
+    );
+    assert_eq!(pr.tasks()["tasks"].as_array().unwrap().len(), 13);
+    assert_eq!(pr.task("T3")["title"], "Task T3");
+}
+
+#[test]
+fn a_list_that_cannot_be_read_at_all_never_claims_nothing_was_lost() {
+    let pr = store_with_history();
+    pr.add("T14", &[]);
+    std::fs::write(pr.path("tasks.json"), "garbage").unwrap();
+    let out = pr.ok(&["recover", ".claude/projects/web"]);
+    assert!(!out.stdout.contains("nothing lost"), "{out:?}");
+    assert!(
+        out.stdout.ends_with("; tasks.json could not be read whole, so a task it held that neither checkpoints/checkpoint-001.json nor progress/log.md names (one added since that checkpoint) is lost and cannot be named.\n"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_task_held_valid_in_an_older_checkpoint_is_recovered_from_it() {
+    let pr = store_with_history();
+    // checkpoint-002 at a PreCompact, holding T2 in a shape that no longer validates.
+    silent(&pr.hook_at(NOW, &pr.p.payload("PreCompact.manual.json")));
+    let mut cp = pr.json("checkpoints/checkpoint-002.json");
+    assert_eq!(cp["tasks"][1]["id"], "T2");
+    cp["tasks"][1]["status"] = json!("done");
+    std::fs::write(pr.path("checkpoints/checkpoint-002.json"), cp.to_string()).unwrap();
+    let mut now = pr.tasks();
+    now["tasks"][1]["status"] = json!("finished");
+    std::fs::write(pr.path("tasks.json"), now.to_string()).unwrap();
+    let out = pr.ok(&["recover", ".claude/projects/web"]);
+    assert!(
+        out.stdout
+            .contains("; recovered T2 from checkpoints/checkpoint-001.json, the newest valid copy"),
+        "{out:?}"
+    );
+    assert!(out.stdout.contains("; nothing lost"), "{out:?}");
+    assert!(!out.stdout.contains("no valid copy anywhere"), "{out:?}");
+    let t2 = pr.task("T2");
+    assert_eq!(t2["status"], "COMPLETE");
+    let ids = pr.ids();
+    assert_eq!(ids.len(), 13, "{ids:?}");
+    assert_eq!(ids[1], "T2", "kept in its place");
 }

@@ -5,7 +5,11 @@
 //!   PostToolUse of the `Agent` tool (a background agent's SubagentStop comes much later);
 //! - **notices**: what a subagent's signals changed, kept at SubagentStop (where
 //!   `additionalContext` would give the subagent another turn) and handed to the main agent at
-//!   its next PostToolUse, once;
+//!   its next PostToolUse, once. A notice about a unit records it (`about`: layout, store,
+//!   unit, and the unit's status when the notice was written, [`Layout::unit_status`]); a
+//!   later notice about the same unit supersedes it, and at delivery it is dropped when the
+//!   unit's status has changed since (a reset, a merge, a command run by hand): a notice a
+//!   later event made false never reaches the main agent;
 //! - **halts**: a stop a person must pass (seed 004): every main-agent PostToolUse answers
 //!   `continue: false` with its message until `taskhook cdd continue` lifts it, in this session
 //!   and every later one.
@@ -20,7 +24,47 @@ use serde_json::{json, Map, Value};
 
 use crate::context::Ctx;
 use crate::error::Result;
+use crate::layouts::{registry, Layout, StoreRef};
 use crate::store::{lock_path_for, Loaded};
+
+/// A unit a notice is about, and its status when the notice was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct About {
+    pub layout: &'static str,
+    pub store: String,
+    pub root: PathBuf,
+    pub unit: String,
+    /// [`Layout::unit_status`] right after the step the notice tells of.
+    pub status: Option<String>,
+}
+
+impl About {
+    fn to_json(&self) -> Value {
+        json!({"layout": self.layout, "store": self.store, "root": self.root,
+            "unit": self.unit, "status": self.status})
+    }
+
+    /// Whether a kept notice's `about` names the same unit.
+    fn same_unit(&self, kept: &Value) -> bool {
+        kept["layout"] == self.layout
+            && kept["root"].as_str() == self.root.to_str()
+            && kept["unit"] == self.unit.as_str()
+    }
+}
+
+/// What the main agent should be told, and the unit it is about (when it is about one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub about: Option<About>,
+}
+
+impl Notice {
+    /// A notice about no unit in particular: delivered as it is.
+    pub fn plain(text: String) -> Self {
+        Notice { text, about: None }
+    }
+}
 
 const SCHEMA: &str = "taskhook-agents";
 /// Most bindings kept (oldest dropped first).
@@ -126,12 +170,35 @@ pub fn binding(cx: &Ctx, project: &Path, agent_id: &str) -> Result<Vec<String>> 
         .unwrap_or_default())
 }
 
-/// Keeps notices for the main agent, and sets or lifts halts, in one write.
+/// The agents remembered as bound to any of `names` (a unit as `ID` and as `STORE/ID`), oldest
+/// first. Reads only.
+pub fn agents_bound_to(cx: &Ctx, project: &Path, names: &[String]) -> Result<Vec<String>> {
+    let Loaded::Valid(doc) = cx.store.load_json(&path(project), SCHEMA)? else {
+        return Ok(Vec::new());
+    };
+    Ok(doc["bindings"]
+        .as_object()
+        .map(|b| {
+            b.iter()
+                .filter(|(_, v)| {
+                    v["units"].as_array().is_some_and(|u| {
+                        u.iter()
+                            .any(|x| x.as_str().is_some_and(|x| names.iter().any(|n| n == x)))
+                    })
+                })
+                .map(|(agent, _)| agent.clone())
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Keeps notices for the main agent, and sets or lifts halts, in one write. A notice about a
+/// unit supersedes the notices kept earlier about the same unit.
 pub fn keep(
     cx: &Ctx,
     project: &Path,
     agent_id: &str,
-    notices: &[String],
+    notices: &[Notice],
     halts: &[(String, String)],
 ) -> Result<()> {
     if notices.is_empty() && halts.is_empty() {
@@ -142,8 +209,18 @@ pub fn keep(
         let Some(list) = array(doc, "notices") else {
             return;
         };
-        for text in notices {
-            list.push(json!({"agent_id": agent_id, "text": text, "at": at}));
+        list.retain(|kept| {
+            !notices
+                .iter()
+                .filter_map(|n| n.about.as_ref())
+                .any(|a| a.same_unit(&kept["about"]))
+        });
+        for n in notices {
+            let mut v = json!({"agent_id": agent_id, "text": n.text, "at": at});
+            if let Some(a) = &n.about {
+                v["about"] = a.to_json();
+            }
+            list.push(v);
         }
         let excess = list.len().saturating_sub(MAX_NOTICES);
         list.drain(..excess);
@@ -236,17 +313,61 @@ pub fn deliver(cx: &Ctx, project: &Path) -> Result<Delivery> {
             halts,
         });
     }
-    let mut taken = Vec::new();
+    let mut taken: Vec<Value> = Vec::new();
     update(cx, project, |doc| {
         if let Some(list) = array(doc, "notices") {
-            taken = list
-                .drain(..)
-                .filter_map(|n| n["text"].as_str().map(str::to_string))
-                .collect();
+            taken = std::mem::take(list);
         }
     })?;
     Ok(Delivery {
-        notices: taken,
+        notices: taken
+            .iter()
+            .filter(|n| still_true(cx, project, &n["about"]))
+            .filter_map(|n| n["text"].as_str().map(str::to_string))
+            .collect(),
         halts,
     })
+}
+
+/// Whether a notice is still true: it is about no unit, or its unit's status is what it was
+/// when the notice was written (or cannot be told now). Only stores in the project or the
+/// home folder are read.
+fn still_true(cx: &Ctx, project: &Path, about: &Value) -> bool {
+    let (Some(name), Some(root), Some(unit)) = (
+        about["layout"].as_str(),
+        about["root"].as_str().map(PathBuf::from),
+        about["unit"].as_str(),
+    ) else {
+        return true;
+    };
+    let Some(then) = about["status"].as_str() else {
+        return true;
+    };
+    if !root.starts_with(project) && !root.starts_with(&cx.home) {
+        return true;
+    }
+    let Some(layout) = registry().iter().find(|l| l.name() == name) else {
+        return true;
+    };
+    let store = StoreRef {
+        layout: layout.name(),
+        id: about["store"].as_str().unwrap_or_default().to_string(),
+        root,
+        project: project.to_path_buf(),
+    };
+    match layout.unit_status(cx, &store, unit) {
+        Ok(Some(now)) => now == then,
+        _ => true,
+    }
+}
+
+/// What a notice about `unit` of `store` records: the unit and its status now.
+pub fn about(cx: &Ctx, layout: &dyn Layout, store: &StoreRef, unit: &str) -> About {
+    About {
+        layout: layout.name(),
+        store: store.id.clone(),
+        root: store.root.clone(),
+        unit: unit.to_string(),
+        status: layout.unit_status(cx, store, unit).ok().flatten(),
+    }
 }

@@ -1,0 +1,196 @@
+//! One change that writes tasks.json and appends to `progress/log.md` is one transaction:
+//! tasks.json is written first, the log after, and between the two a kill would leave the
+//! state changed with its entries missing (a TASK_COMPLETE velocity never counts). So before
+//! tasks.json is written, the entries to append go to `temp/.log-pending.json` with a digest
+//! of the tasks.json about to be written, and the file is removed once the commit is whole.
+//!
+//! The next write to the store, or the next session start, settles a file left by a kill: when
+//! tasks.json is the one it names, the write happened and the commit is finished (the entries
+//! appended unless they already are, project.json, velocity.json and a due checkpoint
+//! written); otherwise tasks.json was never replaced, nothing of the change took effect, and
+//! the file is dropped. Either way the file is removed and what was done is said.
+
+use serde_json::{json, Value};
+
+use super::files::{self, Change, Paths, LOG_CAP, STATE_CAP};
+use super::log::{self, Entry};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::store::parse_json;
+
+/// The file's name inside `temp/`.
+pub const NAME: &str = ".log-pending.json";
+
+/// A 64-bit FNV-1a digest (stable across builds, unlike std's hasher).
+fn digest(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Records, before tasks.json is replaced with `tasks`, the `block` of entries to append after
+/// it and what else the commit writes (`c`). Nothing in a dry run.
+pub fn begin(cx: &Ctx, p: &Paths, tasks: &[u8], block: &str, c: &Change) -> Result<bool> {
+    if cx.store.is_dry_run() {
+        return Ok(false);
+    }
+    let log_len = cx.store.len(&p.log).unwrap_or(0);
+    let v = json!({
+        "about": "taskhook: the progress/log.md entries of a change whose tasks.json write is under way; removed once they are appended",
+        "tasks_json": {"bytes": tasks.len(), "fnv1a64": digest(tasks)},
+        "log_len": log_len,
+        "entries": block,
+        "completions": c.completions,
+        "phases": c.phases,
+        "started": c.started,
+    });
+    cx.store.replace_via(
+        &p.pending(),
+        &crate::store::to_pretty(&v),
+        &p.temp,
+        files::TEMP_PREFIX,
+    )?;
+    Ok(true)
+}
+
+/// Removes the record once its commit is whole: a file the commit wrote and removed again is
+/// not a change it made.
+pub fn end(cx: &Ctx, p: &Paths) -> Result<()> {
+    cx.store.remove(&p.pending())?;
+    cx.store.forget_change(&p.pending());
+    Ok(())
+}
+
+/// Whether a record left by an interrupted commit waits to be settled (one stat).
+pub fn waiting(cx: &Ctx, p: &Paths) -> bool {
+    cx.store.exists(&p.pending())
+}
+
+/// The event and task of each entry, for a report (`TASK_COMPLETE T1, PHASE_COMPLETE`).
+fn names(entries: &[Entry]) -> String {
+    let all: Vec<String> = entries
+        .iter()
+        .map(|e| match &e.task {
+            Some(t) => format!("{} {t}", e.event),
+            None => e.event.clone(),
+        })
+        .collect();
+    all.join(", ")
+}
+
+fn entries_word(n: usize) -> &'static str {
+    if n == 1 {
+        "entry"
+    } else {
+        "entries"
+    }
+}
+
+/// Settles a record an interrupted commit left (see the module doc); returns what was done,
+/// `None` when there was none. Call under the project's lock, before any other write.
+pub fn settle(cx: &Ctx, p: &Paths) -> Result<Option<String>> {
+    let path = p.pending();
+    if !waiting(cx, p) {
+        return Ok(None);
+    }
+    // Anything else in its place (a link, a FIFO, a file over the cap) is not one.
+    let record = files::read_file(cx, &path, LOG_CAP)
+        .ok()
+        .flatten()
+        .and_then(|b| parse_json(&b).ok())
+        .filter(|v| v["entries"].is_string() && v["tasks_json"]["fnv1a64"].is_string());
+    let msg = match record {
+        None => format!(
+            "removed temp/{NAME}, which is not a record taskhook wrote (nothing of it was applied)"
+        ),
+        Some(r) => finish(cx, p, &r)?,
+    };
+    cx.store.remove(&path)?;
+    Ok(Some(msg))
+}
+
+/// Finishes (or drops) the commit a record describes.
+fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
+    let block = r["entries"].as_str().unwrap_or_default();
+    let entries = log::parse(block);
+    let what = names(&entries);
+    let n = entries.len();
+    let tasks = files::read_file(cx, &p.tasks, STATE_CAP)?;
+    let written = tasks.as_deref().is_some_and(|b| {
+        r["tasks_json"]["bytes"].as_u64() == Some(b.len() as u64)
+            && r["tasks_json"]["fnv1a64"].as_str() == Some(digest(b).as_str())
+    });
+    let doc = tasks.and_then(|b| parse_json(&b).ok());
+    let (true, Some(doc)) = (written, doc) else {
+        return Ok(format!(
+            "a change interrupted before tasks.json was written took no effect: its {n} log {} ({what}) {} not written",
+            entries_word(n),
+            if n == 1 { "was" } else { "were" }
+        ));
+    };
+    let log = files::read_file(cx, &p.log, LOG_CAP)?.unwrap_or_default();
+    let from = usize::try_from(r["log_len"].as_u64().unwrap_or(0))
+        .unwrap_or(usize::MAX)
+        .min(log.len());
+    let at = find(&log[from..], block.as_bytes()).map(|i| from + i);
+    let c = Change {
+        completions: r["completions"].as_u64().unwrap_or(0) as usize,
+        phases: crate::layouts::json::string_list(r, "phases"),
+        started: r["started"].as_str().map(str::to_string),
+        tasks_changed: true,
+        ..Default::default()
+    };
+    let mut phases_checkpointed = false;
+    if let Some(i) = at {
+        let after = log::parse(&String::from_utf8_lossy(&log[i + block.len()..]));
+        phases_checkpointed = after.iter().any(|e| e.event == log::CHECKPOINT_WRITTEN);
+    }
+    let now = cx.store.clock().stamp();
+    files::update_project(cx, p, &doc, &c, &now)?;
+    if at.is_none() {
+        files::append_block(cx, p, block)?;
+    }
+    if c.completions > 0 {
+        let phases = if phases_checkpointed {
+            Vec::new()
+        } else {
+            c.phases.clone()
+        };
+        files::after_completions(cx, p, &doc, &phases, &now)?;
+    }
+    Ok(match at {
+        None => format!(
+            "finished a change interrupted after tasks.json was written: appended its {n} log {} ({what})",
+            entries_word(n)
+        ),
+        Some(_) => format!(
+            "finished a change interrupted after its log {} ({what}) {} appended",
+            entries_word(n),
+            if n == 1 { "was" } else { "were" }
+        ),
+    })
+}
+
+/// The first position of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_is_fnv1a() {
+        assert_eq!(digest(b""), "cbf29ce484222325");
+        assert_eq!(digest(b"a"), "af63dc4c8601ec8c");
+        assert_eq!(find(b"xxabcx", b"abc"), Some(2));
+        assert_eq!(find(b"xxab", b"abc"), None);
+    }
+}

@@ -299,7 +299,11 @@ pub fn is_live(cx: &Ctx, c: &Claim) -> bool {
 
 /// How long ago, or in how long, a time is, for messages: `2 h ago`, `in 25 min`.
 pub fn relative(cx: &Ctx, t: DateTime<Utc>) -> String {
-    let now = cx.store.clock().now();
+    relative_to(cx.store.clock().now(), t)
+}
+
+/// [`relative`] from a given now (pure).
+pub fn relative_to(now: DateTime<Utc>, t: DateTime<Utc>) -> String {
     let (d, past) = if t <= now {
         (now - t, true)
     } else {

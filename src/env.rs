@@ -45,6 +45,9 @@ pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
 pub const USER: &str = "USER";
 /// Fallback for [`USER`].
 pub const LOGNAME: &str = "LOGNAME";
+/// Debug builds only: `taskhook board` panics after its first frame, so the tests can prove
+/// the panic gives the terminal back. Release builds ignore it.
+pub const TASKHOOK_BOARD_TEST_PANIC: &str = "TASKHOOK_BOARD_TEST_PANIC";
 
 /// Every variable taskhook reads; [`Env::from_process`] copies these and no others.
 pub const READ: &[&str] = &[
@@ -66,6 +69,7 @@ pub const READ: &[&str] = &[
     CLAUDE_CODE_SESSION_ID,
     USER,
     LOGNAME,
+    TASKHOOK_BOARD_TEST_PANIC,
 ];
 
 /// A snapshot of the environment, taken once by the CLI.

@@ -13,9 +13,12 @@
 //!   dependency graphs shared by the layouts; [`display`]: text from a repository made safe to
 //!   show (no control or bidi character raw).
 //! - [`install`]: merging taskhook's registrations into Claude Code's `settings.json`.
+//! - [`board`]: seeing the work: the board (terminal, text, HTML) and the dependency graph
+//!   (DOT, Mermaid, JSON), over one model built from the stores and the claims.
 //! - [`cli`]: the clap commands, thin.
 
 pub mod agents;
+pub mod board;
 pub mod claims;
 pub mod cli;
 pub mod config;

@@ -150,7 +150,7 @@ pub fn show(cx: &Ctx, a: ShowArgs, io: &mut Io<'_>) -> Result<u8> {
     Ok(0)
 }
 
-fn show_text(s: &ShowOut) -> String {
+pub(super) fn show_text(s: &ShowOut) -> String {
     let mut lines = Vec::new();
     let title = s
         .title

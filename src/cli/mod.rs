@@ -2,6 +2,7 @@
 //! with its `Args` struct and a `run` function; output goes to injected writers.
 
 mod agent;
+mod board;
 mod cdd;
 mod completions;
 mod demo;
@@ -148,6 +149,12 @@ pub enum Command {
     Fail(agent::FailArgs),
     /// Give a unit back: ready again, history kept, no attempt or failure counted.
     Release(agent::UnitArgs),
+    /// The work at a glance: every store's units in five columns (ready, in progress, waiting
+    /// for a person, blocked, done), full screen and live; plain text without a terminal; one
+    /// self-contained HTML page with --html.
+    Board(board::BoardArgs),
+    /// The dependency graph of every store, as Graphviz DOT, a Mermaid flowchart, or JSON.
+    Graph(board::GraphArgs),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -366,6 +373,8 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         ),
         Command::Fail(a) => agent::act(&cx, &a.unit, Verb::Fail(&a.reason), a.force, a.json, io),
         Command::Release(a) => agent::act(&cx, &a.unit, Verb::Release, a.force, a.json, io),
+        Command::Board(a) => board::run_board(&cx, a, io),
+        Command::Graph(a) => board::run_graph(&cx, a, io),
     }
 }
 

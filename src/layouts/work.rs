@@ -68,6 +68,16 @@ pub struct WorkUnit {
     /// A follow-up pass the unit owes before it is finished (a verification, a confirmation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass: Option<String>,
+    /// When the unit entered its status (RFC 3339), where the layout records it: the board's
+    /// age of a card.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// The group the unit belongs to (an execute layer): a cluster of the dependency graph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The unit it is part of (a projects parent task): a "part of" edge of the graph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 impl WorkUnit {
@@ -80,6 +90,9 @@ impl WorkUnit {
             why: item.detail.clone(),
             deps: item.waits_for.clone(),
             pass: None,
+            since: None,
+            group: None,
+            parent: None,
         }
     }
 }

@@ -180,6 +180,18 @@ pub fn file_len(path: &Path) -> Option<u64> {
     fs::metadata(path).ok().map(|m| m.len())
 }
 
+/// What changes when a file or folder changes, read without opening it (a link is not
+/// followed): its modification time, length and inode (an atomic replace makes a new one).
+/// `None` when nothing is there.
+pub fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64, u64)> {
+    let m = fs::symlink_metadata(path).ok()?;
+    #[cfg(unix)]
+    let ino = std::os::unix::fs::MetadataExt::ino(&m);
+    #[cfg(not(unix))]
+    let ino = 0;
+    Some((m.modified().ok()?, m.len(), ino))
+}
+
 /// Returns a regular file's modification time (a link or special file has none here).
 pub fn modified(path: &Path) -> Option<std::time::SystemTime> {
     fs::symlink_metadata(path)

@@ -59,6 +59,12 @@ impl Store {
         fs::len(path)
     }
 
+    /// A file's or folder's modification time, length and inode, without opening it (what the
+    /// board polls to see that a store changed); `None` when absent.
+    pub fn stamp(&self, path: &Path) -> Option<(std::time::SystemTime, u64, u64)> {
+        fs::stamp(path)
+    }
+
     /// Reads at most `cap` bytes of a file from byte `offset` on (an offset past the end reads
     /// nothing); `None` when absent; more is an error. The tail of an append-only log.
     pub fn read_range(&self, path: &Path, offset: u64, cap: usize) -> Result<Option<Vec<u8>>> {

@@ -35,7 +35,7 @@ pub(crate) fn refused(r: &Run, words: &[&str]) {
     }
 }
 
-fn projects_store(p: &Project) -> PathBuf {
+pub fn projects_store(p: &Project) -> PathBuf {
     for args in [
         vec!["projects", "new", "web"],
         vec![

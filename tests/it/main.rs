@@ -10,6 +10,9 @@
 
 mod agent;
 mod agents;
+mod board;
+mod board_html;
+mod board_tui;
 mod cdd;
 mod claude_tasks;
 mod claude_tasks_agent;

@@ -29,6 +29,13 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
         .tasks()
         .find(|t| ws.status(&t.name) == Status::In(Folder::InProgress))
         .map(|t| t.name.clone());
+    // When each task or stop last moved, by its latest history line.
+    let mut moved: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+    for e in &ws.history.events {
+        if let (Some(name), Some(at)) = (e.task.as_deref().or(e.stop.as_deref()), e.at) {
+            moved.insert(name, crate::store::clock::stamp(at));
+        }
+    }
     let mut before: Option<String> = None;
     let mut waiting_stop: Option<String> = None;
     let mut out = Vec::with_capacity(order.items.len());
@@ -68,6 +75,9 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
                     why,
                     deps: before.iter().cloned().collect(),
                     pass: None,
+                    since: moved.get(s.id.as_str()).cloned(),
+                    group: None,
+                    parent: None,
                 }
             }
             Item::Task(t) => {
@@ -112,6 +122,9 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
                     why,
                     deps: before.iter().cloned().collect(),
                     pass: None,
+                    since: moved.get(t.name.as_str()).cloned(),
+                    group: None,
+                    parent: None,
                 }
             }
         };

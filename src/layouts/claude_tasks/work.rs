@@ -81,6 +81,9 @@ pub fn work_keyed(cx: &Ctx, store: &StoreRef) -> Result<(Vec<WorkUnit>, Vec<Stri
                     .map(|d| list.shown_id(d).to_string())
                     .collect(),
                 pass: None,
+                since: None,
+                group: None,
+                parent: None,
             };
             let slot = (unit, v.id.to_string());
             if phase == Phase::Ready {

@@ -83,6 +83,12 @@ pub fn units(s: &Value) -> Vec<WorkUnit> {
                 why,
                 deps: string_list(t, "dependencies"),
                 pass,
+                since: ["completed_at", "started_at"]
+                    .iter()
+                    .find_map(|k| t[*k].as_str())
+                    .map(str::to_string),
+                group: layer_of(s, &id),
+                parent: None,
                 id,
             },
         ));

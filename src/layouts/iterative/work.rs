@@ -97,6 +97,9 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
                 why,
                 deps: deps_of(s, &l.plan, id),
                 pass,
+                since: u["completed_at"].as_str().map(str::to_string),
+                group: None,
+                parent: None,
             },
         ));
     }

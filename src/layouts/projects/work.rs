@@ -31,6 +31,13 @@ pub fn units(doc: &Value) -> Vec<WorkUnit> {
         .enumerate()
         .map(|(i, id)| (id.as_str(), i))
         .collect();
+    // Each task's parent, in one pass (a parent lists it in `subtasks`; else its `parent_id`).
+    let mut parents: HashMap<String, String> = HashMap::new();
+    for t in model::tasks(doc) {
+        for s in model::subtasks(t) {
+            parents.entry(s).or_insert_with(|| model::id(t).to_string());
+        }
+    }
     let mut out: Vec<(usize, WorkUnit)> = Vec::with_capacity(model::tasks(doc).len());
     for (i, t) in model::tasks(doc).iter().enumerate() {
         let id = model::id(t);
@@ -85,11 +92,29 @@ pub fn units(doc: &Value) -> Vec<WorkUnit> {
                 why,
                 deps: model::deps(t),
                 pass: None,
+                since: since(t, st),
+                group: None,
+                parent: parents.get(id).cloned().or_else(|| {
+                    t["parent_id"]
+                        .as_str()
+                        .filter(|p| !p.is_empty() && *p != id)
+                        .map(str::to_string)
+                }),
             },
         ));
     }
     out.sort_by_key(|(o, _)| *o);
     out.into_iter().map(|(_, u)| u).collect()
+}
+
+/// When a task entered its status: finished, started, else created.
+fn since(t: &Value, status: &str) -> Option<String> {
+    let keys: &[&str] = match status {
+        COMPLETE | CANCELLED => &["completed_at", "started_at", "created_at"],
+        IN_PROGRESS | IN_RESEARCH | VALIDATING => &["started_at", "created_at"],
+        _ => &["created_at"],
+    };
+    keys.iter().find_map(|k| t[*k].as_str()).map(str::to_string)
 }
 
 /// A task's description, acceptance criteria, files and research, and its recent log entries.

@@ -169,7 +169,7 @@ fn gitignore_recipe_is_offered_and_appended_on_request() {
     assert!(dry.stdout.contains("Would add to"), "{dry:?}");
     let run = p.run(&["install", "--gitignore"], "");
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("Added 6 lines to"), "{run:?}");
+    assert!(run.stdout.contains("Added 8 lines to"), "{run:?}");
     let text = std::fs::read_to_string(p.root.join(".gitignore")).unwrap();
     assert!(
         text.starts_with("/target\n.claude/*.taskhook-backup-*\n\n# taskhook: "),

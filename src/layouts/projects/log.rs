@@ -216,12 +216,13 @@ pub struct Completion {
 /// The completions the log records (TASK_COMPLETE entries), leaving out parent tasks (their
 /// time is their subtasks'). The estimate is the entry's, else the task's in `doc`.
 pub fn completions(entries: &[Entry], doc: &Value) -> Vec<Completion> {
+    let index = model::Index::new(doc);
     entries
         .iter()
         .filter(|e| e.event == TASK_COMPLETE)
         .filter_map(|e| {
             let id = e.task.clone()?;
-            let task = model::find(doc, &id);
+            let task = index.find(&id);
             if task.is_some_and(model::is_parent) {
                 return None;
             }

@@ -26,6 +26,7 @@ pub mod ids;
 mod invocation;
 pub mod limits;
 pub mod lock;
+pub mod parsed;
 mod read;
 pub mod schema;
 mod temps;
@@ -396,4 +397,36 @@ pub fn to_pretty(value: &Value) -> Vec<u8> {
 /// Parses bytes as JSON, describing a failure in one line.
 pub fn parse_json(bytes: &[u8]) -> std::result::Result<Value, String> {
     serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+/// Parses bytes as JSON and checks them against `schema`: the value, or what is wrong in one
+/// line (`not valid JSON: …`, `does not match schema …: …`). Remembered by the bytes for the
+/// rest of the invocation ([`parsed`]): reading the same bytes again costs a comparison and a
+/// copy, not a parse and a check.
+pub fn parse_checked(
+    bytes: &[u8],
+    schema_name: &'static str,
+) -> Result<std::result::Result<Value, String>> {
+    let known = parsed::remembered(schema_name, bytes, |b| check_bytes(b, schema_name).ok());
+    match &*known {
+        Some(outcome) => Ok(outcome.clone()),
+        None => check_bytes(bytes, schema_name),
+    }
+}
+
+fn check_bytes(
+    bytes: &[u8],
+    schema_name: &'static str,
+) -> Result<std::result::Result<Value, String>> {
+    let value = match parse_json(bytes) {
+        Ok(v) => v,
+        Err(why) => return Ok(Err(why)),
+    };
+    Ok(match schema::check(schema_name, &value)? {
+        Ok(()) => Ok(value),
+        Err(issues) => Err(format!(
+            "does not match schema {schema_name}: {}",
+            schema::summarize(&issues)
+        )),
+    })
 }

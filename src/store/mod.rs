@@ -36,6 +36,7 @@ mod undo;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -400,18 +401,39 @@ pub fn parse_json(bytes: &[u8]) -> std::result::Result<Value, String> {
 }
 
 /// Parses bytes as JSON and checks them against `schema`: the value, or what is wrong in one
-/// line (`not valid JSON: …`, `does not match schema …: …`). Remembered by the bytes for the
-/// rest of the invocation ([`parsed`]): reading the same bytes again costs a comparison and a
-/// copy, not a parse and a check.
+/// line (`not valid JSON: …`, `does not match schema …: …`). What the bytes gave is remembered
+/// for the rest of the invocation ([`parsed`]): the same bytes read again are not checked again,
+/// and from their third read on not parsed again either (a copy of the value is kept from the
+/// second read, so an event that reads a file once pays for no copy).
 pub fn parse_checked(
     bytes: &[u8],
     schema_name: &'static str,
 ) -> Result<std::result::Result<Value, String>> {
-    let known = parsed::remembered(schema_name, bytes, |b| check_bytes(b, schema_name).ok());
-    match &*known {
-        Some(outcome) => Ok(outcome.clone()),
-        None => check_bytes(bytes, schema_name),
+    /// What one schema's last bytes gave.
+    enum Checked {
+        Valid(Option<Value>),
+        Invalid(String),
     }
+    if let Some(known) = parsed::get::<Checked>(schema_name, bytes) {
+        return Ok(match &*known {
+            Checked::Invalid(why) => Err(why.clone()),
+            Checked::Valid(Some(v)) => Ok(v.clone()),
+            Checked::Valid(None) => {
+                let v = parse_json(bytes);
+                if let Ok(v) = &v {
+                    parsed::remember(schema_name, bytes, Rc::new(Checked::Valid(Some(v.clone()))));
+                }
+                v
+            }
+        });
+    }
+    let outcome = check_bytes(bytes, schema_name)?;
+    let known = match &outcome {
+        Ok(_) => Checked::Valid(None),
+        Err(why) => Checked::Invalid(why.clone()),
+    };
+    parsed::remember(schema_name, bytes, Rc::new(known));
+    Ok(outcome)
 }
 
 fn check_bytes(

@@ -28,44 +28,36 @@ pub fn remembered<T: 'static>(
     bytes: &[u8],
     parse: impl FnOnce(&[u8]) -> T,
 ) -> Rc<T> {
-    let hit = PARSED.with(|p| {
+    if let Some(v) = get(kind, bytes) {
+        return v;
+    }
+    let value = Rc::new(parse(bytes));
+    remember(kind, bytes, value.clone());
+    value
+}
+
+/// What the last bytes of `kind` gave, when they were exactly `bytes`.
+pub fn get<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<Rc<T>> {
+    PARSED.with(|p| {
         p.borrow()
             .iter()
             .find(|e| e.kind == kind && e.bytes == bytes)
             .and_then(|e| e.value.clone().downcast::<T>().ok())
-    });
-    if let Some(v) = hit {
-        return v;
-    }
-    let value = Rc::new(parse(bytes));
-    let stored: Rc<dyn Any> = value.clone();
-    PARSED.with(|p| {
-        let mut p = p.borrow_mut();
-        p.retain(|e| e.kind != kind);
-        p.push(Entry {
-            kind,
-            bytes: bytes.to_vec(),
-            value: stored,
-        });
-    });
-    value
-}
-
-/// The last bytes of `kind` parsed and what they gave, for a parse that can continue from a
-/// prefix (an append-only log).
-pub fn last<T: 'static>(kind: &'static str) -> Option<(Vec<u8>, Rc<T>)> {
-    PARSED.with(|p| {
-        p.borrow().iter().find(|e| e.kind == kind).and_then(|e| {
-            e.value
-                .clone()
-                .downcast::<T>()
-                .ok()
-                .map(|v| (e.bytes.clone(), v))
-        })
     })
 }
 
-/// Remembers what `bytes` of `kind` gave (see [`last`]).
+/// What the last bytes of `kind` gave and how long they were, when they begin `bytes` (or are
+/// them): for a parse that can continue from a prefix, such as an append-only log's.
+pub fn prefix_of<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(usize, Rc<T>)> {
+    PARSED.with(|p| {
+        p.borrow()
+            .iter()
+            .find(|e| e.kind == kind && bytes.starts_with(&e.bytes))
+            .and_then(|e| Some((e.bytes.len(), e.value.clone().downcast::<T>().ok()?)))
+    })
+}
+
+/// Remembers what `bytes` of `kind` gave, in place of what the kind's last bytes gave.
 pub fn remember<T: 'static>(kind: &'static str, bytes: &[u8], value: Rc<T>) {
     PARSED.with(|p| {
         let mut p = p.borrow_mut();
@@ -95,9 +87,8 @@ mod tests {
         assert_eq!(*remembered("test-kind", b"abcd", parse), 4);
         assert_eq!(*remembered("other-kind", b"abcd", parse), 4);
         assert_eq!(calls.get(), 3);
-        assert_eq!(
-            last::<usize>("test-kind").map(|(b, v)| (b, *v)),
-            Some((b"abcd".to_vec(), 4))
-        );
+        let after = prefix_of::<usize>("test-kind", b"abcdef").map(|(n, v)| (n, *v));
+        assert_eq!(after, Some((4, 4)));
+        assert!(prefix_of::<usize>("test-kind", b"abc").is_none());
     }
 }

@@ -10,11 +10,13 @@
 //! milliseconds) are read the same way; a line that is not JSON (a torn last line after a crash)
 //! is skipped and counted.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::rc::Rc;
 
 use chrono::{DateTime, Utc};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::error::{CResult, Code, Failure};
@@ -37,7 +39,117 @@ pub struct Event {
     /// The status folder the event put its task in, when it says one.
     pub to: Option<Folder>,
     pub at: Option<DateTime<Utc>>,
-    pub raw: Value,
+    /// The line as written.
+    pub line: String,
+}
+
+impl Event {
+    /// All of the line's fields (parsed when asked: only `stats` reads more than the fields
+    /// above).
+    pub fn raw(&self) -> Value {
+        serde_json::from_str(&self.line).unwrap_or(Value::Null)
+    }
+}
+
+/// A field's value when it is a string (borrowed from the line when it has no escapes); any
+/// other value is skipped.
+struct Str<'a>(Option<Cow<'a, str>>);
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(Some(Cow::Owned(v))))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Str<'de>, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Str(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Str<'de>, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Str(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The fields of a line the log's questions read, when the line is a JSON object; every other
+/// field is skipped unbuilt (its syntax still checked). A key given twice counts as its last
+/// value, as in a parsed object.
+#[derive(Default)]
+struct Head<'a> {
+    action: Option<Cow<'a, str>>,
+    task: Option<Cow<'a, str>>,
+    stop: Option<Cow<'a, str>>,
+    to: Option<Cow<'a, str>>,
+    timestamp: Option<Cow<'a, str>>,
+}
+
+impl<'de> Deserialize<'de> for Head<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Head<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Head<'de>, A::Error> {
+                let mut h = Head::default();
+                while let Some(Str(key)) = m.next_key::<Str<'de>>()? {
+                    let slot = match key.as_deref() {
+                        Some("action") => &mut h.action,
+                        Some("task") => &mut h.task,
+                        Some("stop") => &mut h.stop,
+                        Some("to") => &mut h.to,
+                        Some("timestamp") => &mut h.timestamp,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = m.next_value::<Str<'de>>()?.0;
+                }
+                Ok(h)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// Where a stop stands, by its last `stop_*` event.
@@ -121,26 +233,22 @@ impl History {
             if line.trim().is_empty() {
                 continue;
             }
-            let Ok(raw) = serde_json::from_str::<Value>(line) else {
+            let Ok(head) = serde_json::from_str::<Head<'_>>(line) else {
                 h.bad_lines.push(i + 1);
                 continue;
             };
-            if !raw.is_object() {
-                h.bad_lines.push(i + 1);
-                continue;
-            }
-            let s = |k: &str| raw.get(k).and_then(Value::as_str).map(str::to_string);
-            let action = s("action").unwrap_or_default();
-            let to = s("to")
+            let action = head.action.map(Cow::into_owned).unwrap_or_default();
+            let to = head
+                .to
                 .and_then(|t| Folder::parse(&t))
                 .or_else(|| (action == "escalate").then_some(Folder::Pending));
             let e = Event {
-                task: s("task"),
-                stop: s("stop"),
+                task: head.task.map(Cow::into_owned),
+                stop: head.stop.map(Cow::into_owned),
                 to,
-                at: s("timestamp").and_then(|t| parse_time(&t)),
+                at: head.timestamp.and_then(|t| parse_time(&t)),
                 action,
-                raw,
+                line: line.to_string(),
             };
             h.index.add(&e);
             h.events.push(e);
@@ -177,13 +285,12 @@ impl History {
 /// ([`crate::store::parsed`]); other bytes are parsed whole.
 pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<Rc<History>> {
     let bytes = cx.store.read_capped(path, MAX_BYTES)?.unwrap_or_default();
-    let known = parsed::last::<History>(KIND);
-    let h = match known {
-        Some((seen, h)) if seen == bytes => return Ok(h),
-        Some((seen, h)) if bytes.starts_with(&seen) && seen.last() == Some(&b'\n') => {
+    let h = match parsed::prefix_of::<History>(KIND, &bytes) {
+        Some((n, h)) if n == bytes.len() => return Ok(h),
+        Some((n, h)) if bytes[..n].ends_with(b"\n") => {
             let mut more = (*h).clone();
-            let lines = seen.iter().filter(|&&b| b == b'\n').count();
-            more.extend(&String::from_utf8_lossy(&bytes[seen.len()..]), lines);
+            let lines = bytes[..n].iter().filter(|&&b| b == b'\n').count();
+            more.extend(&String::from_utf8_lossy(&bytes[n..]), lines);
             more
         }
         _ => History::parse(&String::from_utf8_lossy(&bytes)),
@@ -319,6 +426,34 @@ pub(super) mod tests {
             h.events.iter().any(|e| e.task.as_deref() == Some(task))
         }
 
+        /// An event's action, task, stop, folder and time.
+        pub type Fields = (
+            String,
+            Option<String>,
+            Option<String>,
+            Option<Folder>,
+            Option<DateTime<Utc>>,
+        );
+
+        /// A line's event as a parse into a JSON tree read it.
+        pub fn event(line: &str) -> Option<Fields> {
+            let raw = serde_json::from_str::<Value>(line)
+                .ok()
+                .filter(Value::is_object)?;
+            let s = |k: &str| raw.get(k).and_then(Value::as_str).map(str::to_string);
+            let action = s("action").unwrap_or_default();
+            let to = s("to")
+                .and_then(|t| Folder::parse(&t))
+                .or_else(|| (action == "escalate").then_some(Folder::Pending));
+            Some((
+                action,
+                s("task"),
+                s("stop"),
+                to,
+                s("timestamp").and_then(|t| parse_time(&t)),
+            ))
+        }
+
         pub fn stop_state(h: &History, stop: &str) -> StopState {
             let last = h.events.iter().rev().find(|e| {
                 e.action.starts_with("stop_")
@@ -360,10 +495,19 @@ pub(super) mod tests {
             "elsewhere",
         ]));
         let at = prop::option::of(0..50u32);
-        (action, name.clone(), name, to, at, 0..12u8).prop_map(
+        (action, name.clone(), name, to, at, 0..20u8).prop_map(
             |(action, task, stop, to, at, shape)| {
-                if shape == 0 {
-                    return "{\"torn\": ".to_string();
+                // Lines that are not one plain object of strings.
+                match shape {
+                    0 => return "{\"torn\": ".to_string(),
+                    12 => return format!("[\"{action}\", \"a.md\"]"),
+                    13 => return "42".to_string(),
+                    14 => return format!("\"{action}\""),
+                    15 => return format!("{{\"action\": \"{action}\", \"task\": 7, \"to\": {{\"x\": [1, {{}}]}}}}"),
+                    16 => return format!("{{\"action\": \"{action}\", \"task\": \"a.md\", \"task\": \"b.md\", \"to\": null}}"),
+                    17 => return format!("{{\"action\": \"{action}\", \"task\": \"a\\u002emd\", \"st\\u006fp\": \"v\", \"to\": \"pending\"}}"),
+                    18 => return format!("{{\"action\": \"{action}\", \"task\": \"b.md\"}} trailing"),
+                    _ => {}
                 }
                 let mut m = Map::new();
                 if let Some(at) = at {
@@ -396,6 +540,23 @@ pub(super) mod tests {
         fn index_matches_the_scans(lines in prop::collection::vec(some_line(), 0..40), cut in 0..40usize) {
             let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
             let h = History::parse(&text);
+            let want: Vec<_> = lines.iter().filter_map(|l| reference::event(l)).collect();
+            let got: Vec<_> = h
+                .events
+                .iter()
+                .map(|e| (e.action.clone(), e.task.clone(), e.stop.clone(), e.to, e.at))
+                .collect();
+            prop_assert_eq!(got, want);
+            let bad: Vec<usize> = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| reference::event(l).is_none())
+                .map(|(i, _)| i + 1)
+                .collect();
+            prop_assert_eq!(&h.bad_lines, &bad);
+            for e in &h.events {
+                prop_assert!(e.raw().is_object());
+            }
             for name in NAMES {
                 prop_assert_eq!(h.folder_of(name), reference::folder_of(&h, name));
                 prop_assert_eq!(h.last_start(name), reference::last_start(&h, name));

@@ -19,8 +19,9 @@ pub const SCHEMA: &str = "execute-state";
 pub const FILE: &str = "execute-state.json";
 /// The seed's "backup before reset" copy, also what a corrupt state is rebuilt from.
 pub const BAK: &str = "execute-state.json.bak";
-/// Largest state file read.
-pub const MAX_STATE_BYTES: usize = 16 * 1024 * 1024;
+/// Largest state file read: the cap of every JSON state file (a run of 100,000 tasks in the
+/// seed's shape is about 30 MB).
+pub const MAX_STATE_BYTES: usize = crate::store::limits::MAX_STATE_BYTES as usize;
 /// Attempts before a task is abandoned (seed 001).
 pub const MAX_ATTEMPTS: u64 = 5;
 

@@ -405,6 +405,27 @@ fn run_one(root: &Path, layout: &'static str, n: usize, limit: Duration) -> repo
             verified = false;
         }
     }
+    // SessionStart must have read the store: its context names the layout and refuses
+    // nothing.
+    let mut c = start.taskhook();
+    let out = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(&session_start(&start.proj()))?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let context = String::from_utf8_lossy(&out.stdout);
+    if !context.contains(layout) || context.contains("refusing") {
+        eprintln!("  {layout} {n}: SessionStart did not read the store: {context}");
+        verified = false;
+    }
     if std::env::var_os("TASKHOOK_SCALE_KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -41,7 +41,7 @@ pub struct Row {
     pub peer: Cell,
     /// The store's size: the files an event reads.
     pub bytes: u64,
-    /// Whether every DONE moved its task on.
+    /// Whether every DONE moved its task on and SessionStart read the store.
     pub verified: bool,
 }
 

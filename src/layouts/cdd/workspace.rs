@@ -52,7 +52,7 @@ pub enum Next {
 pub struct Workspace {
     pub paths: Paths,
     /// `None` when there is no order.json yet.
-    pub order: Option<Order>,
+    pub order: Option<Rc<Order>>,
     pub history: Rc<History>,
     /// File name → the status folders holding it (safe names only).
     pub files: BTreeMap<String, Vec<Folder>>,
@@ -65,15 +65,20 @@ pub const MAX_ORDER_BYTES: usize = 16 * 1024 * 1024;
 
 /// Reads and checks an order file; `None` when missing.
 pub fn read_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Order>> {
+    Ok(read_shared_order(cx, path)?.map(|o| (*o).clone()))
+}
+
+/// [`read_order`], shared: the same bytes read again in this invocation give the order they
+/// gave (a failure is worked out again, for its message naming `path`).
+fn read_shared_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Rc<Order>>> {
     let Some(bytes) = cx.store.read_capped(path, MAX_ORDER_BYTES)? else {
         return Ok(None);
     };
-    // The same bytes read again in this invocation: the order they gave (a failure is worked
-    // out again, for its message naming `path`).
     let known = parsed::remembered("cdd-order.json", &bytes, |b| {
         parse_json(b)
             .ok()
             .and_then(|doc| Order::parse(doc, "").ok())
+            .map(Rc::new)
     });
     if let Some(order) = &*known {
         return Ok(Some(order.clone()));
@@ -86,7 +91,7 @@ pub fn read_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Order>> {
         )
     })?;
     Order::parse(doc, &format!("`{}`", path.display()))
-        .map(Some)
+        .map(|o| Some(Rc::new(o)))
         .map_err(|f| Failure::new(f.code, format!("{}{fix}", f.message)))
 }
 
@@ -107,7 +112,7 @@ impl Workspace {
         if !cx.store.is_dir(&paths.tasks) {
             return Err(not_initialized(paths));
         }
-        let order = read_order(cx, &paths.order)?;
+        let order = read_shared_order(cx, &paths.order)?;
         let history = history::read(cx, &paths.history)?;
         let mut files: BTreeMap<String, Vec<Folder>> = BTreeMap::new();
         for f in FOLDERS {
@@ -135,7 +140,7 @@ impl Workspace {
 
     /// The order, which must exist.
     pub fn order(&self) -> CResult<&Order> {
-        self.order.as_ref().ok_or_else(|| {
+        self.order.as_deref().ok_or_else(|| {
             Failure::new(
                 Code::NoOrder,
                 format!(
@@ -171,7 +176,7 @@ impl Workspace {
     pub fn in_folder(&self, f: Folder) -> Vec<&Task> {
         self.order
             .iter()
-            .flat_map(Order::tasks)
+            .flat_map(|o| o.tasks())
             .filter(|t| self.status(&t.name) == Status::In(f))
             .collect()
     }
@@ -180,7 +185,7 @@ impl Workspace {
     pub fn stop_before(&self, task: &Task) -> Option<&Stop> {
         self.order
             .iter()
-            .flat_map(Order::stops)
+            .flat_map(|o| o.stops())
             .filter(|s| s.index < task.index)
             .find(|s| self.history.stop_state(&s.id) != StopState::Passed)
     }
@@ -312,7 +317,7 @@ mod tests {
             let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
             let ws = Workspace {
                 paths: Paths::of(std::path::Path::new("/ws")),
-                order: Some(order),
+                order: Some(Rc::new(order)),
                 history: Rc::new(History::parse(&text)),
                 files,
                 loose: BTreeSet::new(),

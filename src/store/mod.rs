@@ -21,6 +21,7 @@ pub mod check;
 pub mod checkpoint;
 pub mod clock;
 pub mod fs;
+pub mod git;
 pub mod guard;
 pub mod ids;
 mod invocation;

@@ -13,6 +13,7 @@
 //!   dependency graphs shared by the layouts; [`display`]: text from a repository made safe to
 //!   show (no control or bidi character raw).
 //! - [`install`]: merging taskhook's registrations into Claude Code's `settings.json`.
+//! - [`sync`]: team sync: an op log on a git ref of the project's remote.
 //! - [`cli`]: the clap commands, thin.
 
 pub mod cli;
@@ -31,5 +32,6 @@ pub mod project;
 pub mod shell;
 pub mod signals;
 pub mod store;
+pub mod sync;
 
 pub use error::{Error, Result};

@@ -19,6 +19,7 @@ mod replay;
 mod schema;
 mod status;
 mod statusline;
+mod sync;
 mod tasks;
 mod validate;
 
@@ -121,8 +122,10 @@ pub enum Command {
     Show(agent::ShowArgs),
     /// Take a unit for this session (the layout's own start); refused when it is not ready or
     /// another session holds it.
-    #[command(after_help = "Example:\n  taskhook claim web/T1")]
-    Claim(agent::UnitArgs),
+    #[command(
+        after_help = "Example:\n  taskhook claim web/T1\n  taskhook claim web/T1 --offline   # with sync on: this machine only, pushed later"
+    )]
+    Claim(agent::ClaimArgs),
     /// Renew the lease on a unit you hold (hook events of your session renew it by themselves).
     #[command(after_help = "Example:\n  taskhook heartbeat web/T1")]
     Heartbeat(agent::UnitArgs),
@@ -133,6 +136,9 @@ pub enum Command {
     /// Give a unit back: ready again, history kept, no attempt or failure counted.
     #[command(after_help = "Example:\n  taskhook release web/T1")]
     Release(agent::UnitArgs),
+    /// Team sync over git: an op log on refs/taskhook/ops of the project's remote (init,
+    /// status; alone: fetch, apply, push).
+    Sync(sync::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -184,9 +190,9 @@ pub fn run(
             home: None,
             command: Command::Hook,
         };
-        return finish_run(dispatch(cli, env, cwd, io), io);
+        return finish_run(dispatch(cli, env, cwd, &[], io), io);
     }
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(args.iter()) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind::{
@@ -206,7 +212,7 @@ pub fn run(
             return crate::hook::EXIT_ERROR;
         }
     };
-    finish_run(dispatch(cli, env, cwd, io), io)
+    finish_run(dispatch(cli, env, cwd, &args, io), io)
 }
 
 /// clap's error in one line: the error itself, then its tips ("a similar subcommand exists:
@@ -233,7 +239,57 @@ fn finish_run(result: Result<u8>, io: &mut Io<'_>) -> u8 {
     }
 }
 
-fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
+/// The words of a layout command as an op records them: the command line without the program
+/// and the global flags; `None` when one is not UTF-8.
+fn command_words(args: &[OsString]) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in args.iter().skip(1) {
+        let a = a.to_str()?;
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a == "--project-dir" || a == "--home" {
+            skip = true;
+            continue;
+        }
+        if a.starts_with("--project-dir=") || a.starts_with("--home=") {
+            continue;
+        }
+        out.push(a.to_string());
+    }
+    Some(out)
+}
+
+fn dispatch(cli: Cli, env: Env, cwd: PathBuf, args: &[OsString], io: &mut Io<'_>) -> Result<u8> {
+    let layout_command = matches!(
+        &cli.command,
+        Command::Projects(_) | Command::Iterative(_) | Command::Cdd(_)
+    ) || matches!(&cli.command, Command::Execute(a) if !a.dry_run());
+    if layout_command {
+        let cx = Ctx::new(env, cli.project_dir, cli.home, cwd, false)?;
+        cx.store.check_env()?;
+        let code = run_command(&cx, cli.command, io)?;
+        if code == 0 {
+            sync::after_layout_command(&cx, command_words(args), io);
+        }
+        return Ok(code);
+    }
+    dispatch_plain(cli, env, cwd, io)
+}
+
+fn run_command(cx: &Ctx, command: Command, io: &mut Io<'_>) -> Result<u8> {
+    match command {
+        Command::Iterative(a) => iterative::run(cx, a, io),
+        Command::Cdd(a) => cdd::run(cx, a, io),
+        Command::Projects(a) => projects::run(cx, a, io),
+        Command::Execute(a) => execute::run(cx, a, io),
+        _ => Ok(0),
+    }
+}
+
+fn dispatch_plain(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
     let dry_run = match &cli.command {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,
@@ -281,7 +337,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Execute(a) => execute::run(&cx, a, io),
         Command::Next(a) => agent::next(&cx, a, io),
         Command::Show(a) => agent::show(&cx, a, io),
-        Command::Claim(a) => agent::act(&cx, &a.unit, Verb::Claim, a.force, a.json, io),
+        Command::Claim(a) => agent::claim(&cx, &a, io),
         Command::Heartbeat(a) => agent::act(&cx, &a.unit, Verb::Heartbeat, a.force, a.json, io),
         Command::Done(a) => agent::act(
             &cx,
@@ -293,6 +349,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         ),
         Command::Fail(a) => agent::act(&cx, &a.unit, Verb::Fail(&a.reason), a.force, a.json, io),
         Command::Release(a) => agent::act(&cx, &a.unit, Verb::Release, a.force, a.json, io),
+        Command::Sync(a) => sync::run(&cx, a, io),
     }
 }
 

@@ -400,9 +400,13 @@ mod tests {
     #[test]
     fn a_past_deadline_runs_nothing() {
         let dir = repo();
-        let out = Git::until(dir.path(), Instant::now() - Duration::from_secs(1), &Env::default())
-            .run(&["status"], None)
-            .unwrap();
+        let out = Git::until(
+            dir.path(),
+            Instant::now() - Duration::from_secs(1),
+            &Env::default(),
+        )
+        .run(&["status"], None)
+        .unwrap();
         assert!(out.timed_out);
         assert_eq!(out.reason(), "timed out");
     }

@@ -82,6 +82,8 @@ pub struct Store {
     /// Dry-run writes: path -> new content (`None` = removed).
     overlay: RefCell<BTreeMap<PathBuf, Option<Vec<u8>>>>,
     changed: RefCell<Vec<PathBuf>>,
+    /// Every change made, counted (a path changed twice counts twice).
+    writes: Cell<u64>,
 }
 
 impl Store {
@@ -100,6 +102,7 @@ impl Store {
             dry_run: false,
             overlay: RefCell::default(),
             changed: RefCell::default(),
+            writes: Cell::new(0),
         }
     }
 
@@ -146,7 +149,14 @@ impl Store {
         self.changed.borrow_mut().retain(|p| p != path);
     }
 
+    /// How many changes this store has made so far: a step that leaves it as it was changed
+    /// nothing.
+    pub fn write_count(&self) -> u64 {
+        self.writes.get()
+    }
+
     fn mark(&self, path: &Path) {
+        self.writes.set(self.writes.get() + 1);
         let mut changed = self.changed.borrow_mut();
         if !changed.iter().any(|p| p == path) {
             changed.push(path.to_path_buf());

@@ -97,6 +97,8 @@ pub struct Applying {
 enum Replayed {
     Done(Option<Box<Acted>>),
     Lost(String),
+    /// The op names something this store does not have: skipped, not a conflict.
+    Skipped(String),
 }
 
 /// A context at `at` for replaying: its clock fixed there, no session, and Claude Code's
@@ -187,7 +189,7 @@ fn replay(cx: &Ctx, root: &Path, op: &Op, run: RunCommand<'_>) -> Result<Replaye
         }
         "launch" | "signal" => {
             let Some((layout, store)) = find_store(&rcx, &project, op)? else {
-                return Ok(Replayed::Lost(format!(
+                return Ok(Replayed::Skipped(format!(
                     "store {} is not here",
                     op.store.label()
                 )));
@@ -211,7 +213,7 @@ fn replay(cx: &Ctx, root: &Path, op: &Op, run: RunCommand<'_>) -> Result<Replaye
                 _ => Input::NoSignal,
             };
             if !layout.units(&rcx, &store)?.iter().any(|u| u.id == op.task) {
-                return Ok(Replayed::Lost(format!(
+                return Ok(Replayed::Skipped(format!(
                     "{} has no unit {}",
                     op.store.label(),
                     op.task
@@ -248,8 +250,25 @@ fn replay(cx: &Ctx, root: &Path, op: &Op, run: RunCommand<'_>) -> Result<Replaye
         }
         _ => {
             let Some(verb) = verb_of(op) else {
-                return Ok(Replayed::Lost(format!("{} cannot be applied", op.kind)));
+                return Ok(Replayed::Skipped(format!("{} cannot be applied", op.kind)));
             };
+            match find_store(&rcx, &project, op)? {
+                None => {
+                    return Ok(Replayed::Skipped(format!(
+                        "store {} is not here",
+                        op.store.label()
+                    )))
+                }
+                Some((layout, store)) => {
+                    if !layout.work(&rcx, &store)?.iter().any(|u| u.id == op.task) {
+                        return Ok(Replayed::Skipped(format!(
+                            "{} has no unit {}",
+                            op.store.label(),
+                            op.task
+                        )));
+                    }
+                }
+            }
             let owner = Owner {
                 id: op.actor.clone(),
                 session: false,
@@ -402,6 +421,11 @@ pub fn apply(
                         );
                         out.acted.insert(op.id.clone(), *a);
                     }
+                }
+                Ok(Replayed::Skipped(why)) => {
+                    out.skipped
+                        .push(format!("op {} ({}): {why}: skipped", op.id, op.describe()));
+                    out.refused.insert(op.id.clone(), why);
                 }
                 Ok(Replayed::Lost(why)) => {
                     out.lost

@@ -43,4 +43,6 @@ mod schemas;
 mod special_files;
 mod status;
 mod store;
+mod sync;
+mod sync_team;
 mod unit_ids;

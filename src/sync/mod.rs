@@ -414,6 +414,7 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
         let (queue, bad) = local::read_queue(cx, root)?;
         report.queue_problems = bad;
         let mut applying = apply::apply(cx, project, &log, &queue, &mut state, opts.run);
+        applying.skipped.splice(0..0, log.skipped.iter().cloned());
         if opts.heartbeats && heartbeats(cx, project, &mut state)? > 0 {
             // Made and queued after the merged log was applied: applied again with it.
             let (queue, _) = local::read_queue(cx, root)?;

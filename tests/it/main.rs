@@ -44,5 +44,6 @@ mod special_files;
 mod status;
 mod store;
 mod sync;
+mod sync_faults;
 mod sync_team;
 mod unit_ids;

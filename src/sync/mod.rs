@@ -1079,12 +1079,26 @@ pub fn verb(
     let at = new_time(cx, root)?;
     let vcx = apply::ctx_at(cx, root, &op::stamp_us(at), false, false)?;
     let vproject = vcx.project(None);
+    let (before, _) = local::read_queue(cx, root)?;
     let acted = agent::act(&vcx, &vproject, owner, unit, verb, force)?;
     if !push {
         return Ok((acted, None));
     }
+    let (after, _) = local::read_queue(cx, root)?;
+    let mine: Vec<String> = after
+        .iter()
+        .filter(|o| !before.iter().any(|b| b.id == o.id))
+        .map(|o| o.id.clone())
+        .collect();
     let deadline = Instant::now() + Duration::from_secs(cfg.timeout_seconds.max(1));
     let report = run_sync(cx, project, cfg, deadline, run)?;
+    // The merged log may give the unit to an op made elsewhere first: then this verb lost.
+    if let Some(why) = mine.iter().find_map(|id| report.applying.refused.get(id)) {
+        return Err(Error::Rule(format!(
+            "{} was done here but lost once merged with {}: {why}",
+            acted.unit, report.remote
+        )));
+    }
     Ok((acted, Some(report)))
 }
 
@@ -1131,4 +1145,86 @@ pub fn pending(cx: &Ctx, project: &Project) -> Option<(usize, String)> {
     let cfg = config(cx, project)?;
     let (queue, _) = local::read_queue(cx, &project.root).ok()?;
     Some((queue.len(), cfg.remote))
+}
+
+/// How much a doctor finding about sync matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    Ok,
+    Note,
+    Warn,
+    Error,
+}
+
+/// `taskhook doctor`'s look at sync: the remote (bounded `git ls-remote`) and the ref.
+pub fn doctor(cx: &Ctx, project: &Project) -> Vec<(Health, String, Option<String>)> {
+    let Some(cfg) = config(cx, project) else {
+        return Vec::new();
+    };
+    let deadline = Instant::now() + Duration::from_secs(cfg.timeout_seconds.max(1));
+    let remote = remote_of(cx, project, &cfg, deadline);
+    let mut out = Vec::new();
+    if remote.toplevel().is_none() {
+        out.push((
+            Health::Error,
+            format!(
+                "sync is on but {} is not in a git repository",
+                project.root.display()
+            ),
+            Some("sync keeps its log on a git remote: run it in a clone".into()),
+        ));
+        return out;
+    }
+    if !remote.exists() {
+        out.push((
+            Health::Error,
+            format!(
+                "sync names the git remote `{}`, which this repository does not have",
+                cfg.remote
+            ),
+            Some(format!(
+                "`git remote add {} URL`, or set \"sync\": {{\"remote\": NAME}} in .claude/taskhook.json",
+                cfg.remote
+            )),
+        ));
+        return out;
+    }
+    let queued = local::read_queue(cx, &project.root)
+        .map(|(q, _)| q.len())
+        .unwrap_or(0);
+    let last = local::load_state(cx, &project.root)
+        .ok()
+        .and_then(|s| s.remote_tip)
+        .map(|t| t.get(..8).unwrap_or(&t).to_string())
+        .unwrap_or_else(|| "never".into());
+    match remote.has_log() {
+        Err(p) => out.push((
+            Health::Warn,
+            p.line().to_string(),
+            Some("check the remote's URL, the network and your credentials (no prompt is shown: ssh runs in BatchMode); changes stay queued meanwhile".into()),
+        )),
+        Ok(None) => out.push((
+            Health::Warn,
+            format!("{} holds no {}", remote.label(), remote::REF),
+            Some("`taskhook sync init` publishes this project's stores".into()),
+        )),
+        Ok(Some(tip)) => out.push((
+            Health::Ok,
+            format!(
+                "{} holds {} at {}; this clone last read {last}",
+                remote.label(),
+                remote::REF,
+                tip.get(..8).unwrap_or(&tip)
+            ),
+            None,
+        )),
+    }
+    if queued > 0 {
+        out.push((
+            Health::Note,
+            format!("{queued} change(s) not yet pushed"),
+            Some("`taskhook sync` pushes them".into()),
+        ));
+    }
+    out
 }

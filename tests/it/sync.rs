@@ -126,9 +126,15 @@ fn three_clones_racing_next_claim_done_win_each_task_once_and_end_with_everythin
     assert!(winners.len() >= 2, "one clone won everything: {wins:?}");
     // The remote holds one successful claim per task: every claim op for a task but the
     // first is lost, and the claims that count name the clone that won it.
-    for i in 0..3 {
-        team.ok(i, &["sync"]);
+    for _ in 0..2 {
+        for i in 0..3 {
+            team.ok(i, &["sync"]);
+        }
     }
+    // Every clone computed the same store, to the byte: files, logs, claims.
+    let files = |i: usize| crate::sync_team::files(&team.clones[i].join(".claude/projects/plan"));
+    assert_eq!(files(0), files(1));
+    assert_eq!(files(1), files(2));
     for i in 0..3 {
         let s = team.statuses(i);
         assert_eq!(s.len(), 14);
@@ -186,4 +192,206 @@ fn a_task_added_after_sync_init_reaches_the_other_clones() {
     assert!(team.clones[0]
         .join(".claude/iterative/auth/state.json")
         .exists());
+}
+
+/// Runs `args` in clone `i` with the clock at `at`.
+fn at(team: &Team, i: usize, when: &str, args: &[&str]) -> crate::common::Run {
+    let mut c = team.cmd(i);
+    c.env("TASKHOOK_NOW", when);
+    team.run_with(c, args, "")
+}
+
+#[test]
+fn leases_travel_as_heartbeats_and_an_expired_claim_is_taken_over_across_clones() {
+    let team = Team::new(2);
+    let t0 = "2030-01-01T00:00:00Z";
+    for args in [
+        vec!["projects", "new", "plan"],
+        vec!["projects", "add", "plan", "T1", "--title", "One"],
+        vec!["sync", "init"],
+    ] {
+        let r = at(&team, 0, t0, &args);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    assert_eq!(at(&team, 1, t0, &["sync"]).code, 0);
+    let c = at(&team, 0, t0, &["claim", "plan/T1"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    // Clone 0's session keeps working: a hook event renews its lease here …
+    let mut ev = crate::common::reference_payload("PostToolUse.Read.json");
+    ev["cwd"] = json!(team.clones[0].display().to_string());
+    ev["session_id"] = json!(crate::sync_team::session(0));
+    let mut hook = team.cmd(0);
+    hook.env("TASKHOOK_NOW", "2030-01-01T00:20:00Z");
+    let r = team.run_with(hook, &["hook"], serde_json::to_vec(&ev).unwrap());
+    assert_eq!(r.code, 0, "{r:?}");
+    // … and its next sync sends that as one heartbeat op.
+    let s = at(&team, 0, "2030-01-01T00:20:00Z", &["sync"]);
+    assert_eq!(s.code, 0, "{s:?}");
+    let beats = team
+        .remote_ops()
+        .into_iter()
+        .filter(|o| o["kind"] == "heartbeat")
+        .count();
+    assert_eq!(beats, 1);
+    // A second sync right after sends none (at most one every few minutes).
+    at(&team, 0, "2030-01-01T00:21:00Z", &["sync"]);
+    assert_eq!(
+        team.remote_ops()
+            .iter()
+            .filter(|o| o["kind"] == "heartbeat")
+            .count(),
+        1
+    );
+    // So at 00:40 the lease (renewed at 00:20) still holds on clone 1.
+    let early = at(&team, 1, "2030-01-01T00:40:00Z", &["claim", "plan/T1"]);
+    early.assert_one_line_error();
+    assert!(
+        early.stderr.contains("held by session 00000000"),
+        "{early:?}"
+    );
+    // Two hours later it has expired: clone 1 takes it over, and says so.
+    let late = at(&team, 1, "2030-01-01T02:00:00Z", &["claim", "plan/T1"]);
+    assert_eq!(late.code, 0, "{late:?}");
+    assert!(
+        late.stdout
+            .contains("took over plan/T1 from session 00000000"),
+        "{late:?}"
+    );
+    // Clone 0's done, made before it heard of that, loses once merged and says who holds it.
+    let done = at(&team, 0, "2030-01-01T02:01:00Z", &["done", "plan/T1"]);
+    done.assert_one_line_error();
+    assert!(done.stderr.contains("held by session 00000001"), "{done:?}");
+    assert_eq!(team.status_of(0, "T1"), "IN_PROGRESS");
+    let s = at(&team, 0, "2030-01-01T02:02:00Z", &["sync", "--json"]);
+    assert_eq!(s.code, 0, "{s:?}");
+}
+
+#[test]
+fn the_log_is_compacted_and_a_fresh_clone_reads_a_snapshot_and_a_tail() {
+    let mut team = Team::new(1);
+    team.plan(0, 10);
+    team.ok(0, &["sync", "init"]);
+    team.set_sync(0, "compact_every", json!(6));
+    for t in 1..=8 {
+        team.ok(0, &["done", &format!("plan/T{t}")]);
+    }
+    let ops = team.remote_ops();
+    let snapshots: Vec<_> = ops.iter().filter(|o| o["kind"] == "publish").collect();
+    assert_eq!(snapshots.len(), 2, "{snapshots:?}");
+    let k = team.add_clone();
+    let r = team.ok(k, &["sync", "--json"]).json();
+    // The fresh clone read the newest snapshot and the ops after it, not the whole log.
+    assert!(r["ops_in"].as_u64().unwrap() < 8, "{r}");
+    for t in 1..=8 {
+        assert_eq!(team.status_of(k, &format!("T{t}")), "COMPLETE");
+    }
+    assert_eq!(team.status_of(k, "T9"), "PENDING");
+    let bytes =
+        |i: usize| std::fs::read(team.clones[i].join(".claude/projects/plan/tasks.json")).unwrap();
+    assert_eq!(bytes(0), bytes(k));
+}
+
+#[test]
+fn stores_outside_the_project_or_tracked_by_git_are_not_synced_and_status_and_doctor_say_so() {
+    let team = Team::new(1);
+    let ws = team.tmp.path().join("elsewhere");
+    let mut c = team.cmd(0);
+    c.env("CDD_DIR", &ws);
+    let r = team.run_with(c, &["cdd", "init"], "");
+    assert_eq!(r.code, 0, "{r:?}");
+    team.plan(0, 1);
+    team.ok(0, &["projects", "new", "tracked"]);
+    crate::sync_team::git(&team.clones[0], &["add", "-f", ".claude/projects/tracked"]);
+    crate::sync_team::git(&team.clones[0], &["commit", "-q", "-m", "track it"]);
+    let mut c = team.cmd(0);
+    c.env("CDD_DIR", &ws);
+    let init = team.run_with(c, &["sync", "init"], "");
+    assert_eq!(init.code, 0, "{init:?}");
+    assert!(
+        init.stdout.contains("published: projects plan\n"),
+        "{init:?}"
+    );
+    assert!(
+        init.stdout
+            .contains("not synced: it lies outside the project"),
+        "{init:?}"
+    );
+    assert!(
+        init.stdout
+            .contains("projects tracked: left out: git tracks its files"),
+        "{init:?}"
+    );
+    let mut c = team.cmd(0);
+    c.env("CDD_DIR", &ws);
+    let st = team.run_with(c, &["sync", "status", "--json"], "").json();
+    let states: Vec<(String, String)> = st["stores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        states.contains(&("plan".into(), "synced".into())),
+        "{states:?}"
+    );
+    assert!(
+        states
+            .iter()
+            .any(|(id, s)| id == "tracked" && s.starts_with("left out")),
+        "{states:?}"
+    );
+    assert!(
+        states
+            .iter()
+            .any(|(_, s)| s.contains("outside the project")),
+        "{states:?}"
+    );
+    let doc = team.run(0, &["doctor"]);
+    assert!(doc.stdout.contains("holds refs/taskhook/ops at"), "{doc:?}");
+    // A remote that is not there is an error doctor names.
+    team.set_sync(0, "remote", json!("upstream"));
+    let doc = team.run(0, &["doctor"]);
+    assert!(doc.stdout.contains("does not have"), "{doc:?}");
+}
+
+#[test]
+fn a_subagent_signal_in_one_clone_reaches_the_others() {
+    let team = Team::new(2);
+    team.plan(0, 2);
+    team.ok(0, &["sync", "init"]);
+    team.ok(1, &["sync"]);
+    team.ok(0, &["claim", "plan/T1"]);
+    let transcript = team.tmp.path().join("agent.jsonl");
+    std::fs::write(
+        &transcript,
+        format!(
+            "{}\n{}\n",
+            json!({"type": "user", "message": {"role": "user", "content": "<task>plan/T1</task>"}}),
+            json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "<signal>plan/T1_DONE</signal>"}]}})
+        ),
+    )
+    .unwrap();
+    let mut stop = crate::common::reference_payload("SubagentStop.json");
+    stop["cwd"] = json!(team.clones[0].display().to_string());
+    stop["session_id"] = json!(crate::sync_team::session(0));
+    stop["agent_transcript_path"] = json!(transcript.display().to_string());
+    stop["last_assistant_message"] = json!("<signal>plan/T1_DONE</signal>");
+    let r = team.run_with(team.cmd(0), &["hook"], serde_json::to_vec(&stop).unwrap());
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(team.status_of(0, "T1"), "COMPLETE");
+    assert_eq!(team.queued(0), 1);
+    team.ok(0, &["sync"]);
+    team.ok(1, &["sync"]);
+    assert_eq!(team.status_of(1, "T1"), "COMPLETE");
+    let signal = team
+        .remote_ops()
+        .into_iter()
+        .find(|o| o["kind"] == "signal")
+        .expect("a signal op");
+    assert_eq!(signal["fields"]["signal"], "DONE", "{signal}");
 }

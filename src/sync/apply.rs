@@ -63,6 +63,12 @@ pub const COMMANDS: &[(&str, &[&str])] = &[
 
 /// Whether `args` (`projects add web T3 …`) is a command an op may carry.
 pub fn replayable(args: &[String]) -> bool {
+    // The project and home are the replaying clone's own, never the log's to choose.
+    if args.iter().any(|a| {
+        a.starts_with("--project-dir") || a.starts_with("--home") || a.starts_with("--dry-run")
+    }) {
+        return false;
+    }
     match args {
         [group, verb, ..] => COMMANDS
             .iter()
@@ -470,5 +476,7 @@ mod tests {
         assert!(!replayable(&a("cdd import plan.json")));
         assert!(!replayable(&a("install --user")));
         assert!(!replayable(&a("projects")));
+        assert!(!replayable(&a("projects add web T3 --project-dir /etc")));
+        assert!(!replayable(&a("cdd done x --home=/root")));
     }
 }

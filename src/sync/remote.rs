@@ -111,17 +111,17 @@ fn short(sha: &str) -> &str {
 
 /// A URL with any `user:password@` taken out, for messages.
 pub fn redact(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((_, host))
-                if !rest.split('/').next().unwrap_or("").is_empty()
-                    && rest.split('/').next().unwrap_or("").contains('@') =>
-            {
-                format!("{scheme}://{host}")
-            }
-            _ => url.to_string(),
-        },
-        None => url.to_string(),
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, path) = match rest.split_once('/') {
+        Some((a, p)) => (a, format!("/{p}")),
+        None => (rest, String::new()),
+    };
+    match authority.rsplit_once('@') {
+        // A password (or a token in its place) goes; a bare user name stays.
+        Some((user, host)) if user.contains(':') => format!("{scheme}://{host}{path}"),
+        _ => url.to_string(),
     }
 }
 
@@ -307,7 +307,7 @@ impl Remote<'_> {
         let out = self
             .git()
             .limits(Limits {
-                stdout: 1 << 30,
+                stdout: 256 << 20,
                 stderr: 64 << 10,
             })
             .run(&["cat-file", "--batch"], Some(input.as_bytes()))
@@ -709,5 +709,6 @@ mod tests {
         );
         assert_eq!(redact("/srv/r.git"), "/srv/r.git");
         assert_eq!(redact("ssh://host/r.git"), "ssh://host/r.git");
+        assert_eq!(redact("ssh://git@host/r.git"), "ssh://git@host/r.git");
     }
 }

@@ -89,7 +89,7 @@ pub fn report_lines(r: &Report) -> Vec<String> {
     let mut lines = vec![format!(
         "sync with {}: {} op(s) in, {} out, {} applied{}",
         r.remote,
-        r.ops_in,
+        a.ops_in,
         r.ops_out,
         a.applied,
         r.tip

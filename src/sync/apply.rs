@@ -80,6 +80,8 @@ pub fn replayable(args: &[String]) -> bool {
 /// What applying did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Applying {
+    /// Ops from the remote this clone had not applied before.
+    pub ops_in: usize,
     /// Ops carried out.
     pub applied: usize,
     /// Stores rebuilt from their snapshot.
@@ -393,6 +395,15 @@ pub fn apply(
                 local.push(q.id.clone());
             }
         }
+        let queued: HashSet<&str> = queue.iter().map(|q| q.id.as_str()).collect();
+        out.ops_in += std::iter::once(base.id.as_str())
+            .chain(tail_ids.iter().copied())
+            .filter(|id| {
+                !queued.contains(id)
+                    && local_base.as_deref() != Some(*id)
+                    && !local.iter().any(|l| l == id)
+            })
+            .count();
         let in_place = local_base.as_deref() == Some(base.id.as_str())
             && local.len() <= tail_ids.len()
             && local.iter().zip(&tail_ids).all(|(a, b)| a == b);

@@ -244,8 +244,6 @@ pub struct Report {
     pub remote: String,
     /// The remote's tip after the sync.
     pub tip: Option<String>,
-    /// Ops new from the remote.
-    pub ops_in: usize,
     /// Ops this clone pushed.
     pub ops_out: usize,
     #[serde(flatten)]
@@ -406,11 +404,6 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
         let log = remote
             .read(tip.as_deref())
             .map_err(|p| Error::BadInput(p.line().to_string()))?;
-        let before: HashSet<String> = state
-            .stores
-            .values()
-            .flat_map(|a| a.applied.iter().cloned().chain(a.base.clone()))
-            .collect();
         let (queue, bad) = local::read_queue(cx, root)?;
         report.queue_problems = bad;
         let mut applying = apply::apply(cx, project, &log, &queue, &mut state, opts.run);
@@ -422,11 +415,6 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
             merge(&mut applying, more);
         }
         let (queue, _) = local::read_queue(cx, root)?;
-        report.ops_in += log
-            .ops
-            .iter()
-            .filter(|o| !before.contains(&o.id) && !queue.iter().any(|q| q.id == o.id))
-            .count();
         merge(&mut report.applying, applying);
         state.remote_tip = tip.clone();
         // A claim is checked against the merged log before it is pushed.
@@ -493,7 +481,9 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
                 let mut pushed = log.clone();
                 pushed.ops.extend(batch.iter().cloned());
                 let (rest, _) = local::read_queue(cx, root)?;
-                let after = apply::apply(cx, project, &pushed, &rest, &mut state, opts.run);
+                let mut after = apply::apply(cx, project, &pushed, &rest, &mut state, opts.run);
+                // What this clone just pushed is not news to it.
+                after.ops_in = 0;
                 if let Some(c) = &claim_op {
                     report.claimed =
                         Some(match after.acted.get(&c.id) {
@@ -546,6 +536,7 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
 }
 
 fn merge(into: &mut Applying, more: Applying) {
+    into.ops_in += more.ops_in;
     into.applied += more.applied;
     for r in more.rebuilt {
         if !into.rebuilt.contains(&r) {

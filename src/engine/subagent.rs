@@ -155,7 +155,9 @@ fn run_step(
             let refused = step.deny.is_some() || step.refused.is_some();
             apply(c, unit, step, turn.bound, work);
             if !refused && cx.store.write_count() != before {
-                record(cx, project, c, unit, input, turn, work);
+                if let Err(e) = record(cx, project, &c.store, unit, input, turn) {
+                    work.fail("sync", e);
+                }
             }
         }
         Err(e) => work.fail(&format!("{} {}", c.store.layout, c.store.id), e),
@@ -166,12 +168,11 @@ fn run_step(
 fn record(
     cx: &Ctx,
     project: &Project,
-    c: &Candidate,
+    store: &StoreRef,
     unit: &str,
     input: Input<'_>,
     turn: &Turn<'_>,
-    work: &mut Work,
-) {
+) -> crate::error::Result<()> {
     let mut f = serde_json::Map::new();
     if let Some(a) = turn.agent_id {
         f.insert("agent".into(), a.into());
@@ -192,9 +193,7 @@ fn record(
             "signal"
         }
     };
-    if let Err(e) = crate::sync::record(cx, project, &c.store, unit, kind, f, None) {
-        work.fail("sync", e);
-    }
+    crate::sync::record(cx, project, store, unit, kind, f, None)
 }
 
 /// Reads a subagent transcript's prompt (first user message) and last assistant text. When

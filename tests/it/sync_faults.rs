@@ -17,6 +17,13 @@ fn script(path: &Path, body: &str) -> PathBuf {
     path.to_path_buf()
 }
 
+/// Points clone `i`'s origin at `url`.
+fn set_origin(team: &Team, i: usize, url: &str) {
+    git(&team.clones[i], &["remote", "set-url", "origin", url]);
+}
+
+const AWAY: &str = "ssh://git@remote.invalid/repo.git";
+
 /// A team of `n` clones sharing a plan of `tasks` tasks, clone 0 having published it.
 fn synced(n: usize, tasks: usize) -> Team {
     let team = Team::new(n);
@@ -37,15 +44,7 @@ fn with_the_remote_away_hooks_never_wait_done_queues_and_the_next_sync_pushes() 
         &tmp.join("hanging-ssh"),
         &format!("touch '{}'\nexec sleep 120", mark.display()),
     );
-    git(
-        &team.clones[0],
-        &[
-            "remote",
-            "set-url",
-            "origin",
-            "ssh://git@remote.invalid/repo.git",
-        ],
-    );
+    set_origin(&team, 0, AWAY);
     team.set_sync(0, "timeout_seconds", json!(2));
     let away = |args: &[&str]| {
         let mut c = team.cmd(0);
@@ -85,10 +84,7 @@ fn with_the_remote_away_hooks_never_wait_done_queues_and_the_next_sync_pushes() 
     assert!(s.stderr.contains("origin"), "{s:?}");
     assert!(s.stderr.contains("stay queued"), "{s:?}");
     // The remote is back: the queue goes out, the other clone sees the completion.
-    git(
-        &team.clones[0],
-        &["remote", "set-url", "origin", team.remote.to_str().unwrap()],
-    );
+    set_origin(&team, 0, team.remote.to_str().unwrap());
     let back = team.ok(0, &["sync", "--json"]).json();
     assert_eq!(back["ops_out"], 2, "{back}");
     assert_eq!(team.queued(0), 0);
@@ -96,15 +92,7 @@ fn with_the_remote_away_hooks_never_wait_done_queues_and_the_next_sync_pushes() 
     assert_eq!(team.status_of(1, "T3"), "COMPLETE");
     // A claim cannot be proven without the remote: refused, nothing changed, unless
     // --offline, which says so.
-    git(
-        &team.clones[0],
-        &[
-            "remote",
-            "set-url",
-            "origin",
-            "ssh://git@remote.invalid/repo.git",
-        ],
-    );
+    set_origin(&team, 0, AWAY);
     let before = team.tasks(0);
     let c = away(&["claim", "plan/T4"]);
     c.assert_one_line_error();

@@ -20,26 +20,10 @@ pub struct Team {
 
 /// Runs git (the real one) in `dir`; panics when it fails.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Std::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    git_in(dir, args, b"")
 }
 
-/// git with `input` on stdin.
+/// git with `input` on stdin; panics when it fails.
 pub fn git_in(dir: &Path, args: &[&str], input: &[u8]) -> String {
     use std::io::Write;
     let mut child = Std::new("git")
@@ -49,6 +33,7 @@ pub fn git_in(dir: &Path, args: &[&str], input: &[u8]) -> String {
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -56,7 +41,12 @@ pub fn git_in(dir: &Path, args: &[&str], input: &[u8]) -> String {
         .unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {:?}", out);
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -137,13 +127,8 @@ impl Team {
         self.run_with(self.cmd(i), args, "")
     }
 
-    pub fn run_with(&self, mut c: Command, args: &[&str], stdin: impl Into<Vec<u8>>) -> Run {
-        let out = c.args(args).write_stdin(stdin).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+    pub fn run_with(&self, c: Command, args: &[&str], stdin: impl Into<Vec<u8>>) -> Run {
+        crate::common::run_command(c, args, stdin)
     }
 
     /// Runs and requires exit 0.

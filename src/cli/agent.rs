@@ -292,7 +292,12 @@ pub fn claim(cx: &Ctx, a: &ClaimArgs, io: &mut Io<'_>) -> Result<u8> {
     let r = crate::sync::claim(cx, &project, &cfg, &who, &a.unit, a.force, &run)?;
     match r.claimed {
         Some(crate::sync::Claimed::Won(acted)) => {
-            print_acted(io, &acted, Some(format!("proven on {}", r.remote)), a.json)?;
+            let line = if r.local_only {
+                "claimed on this machine: its store is not synced".to_string()
+            } else {
+                format!("proven on {}", r.remote)
+            };
+            print_acted(io, &acted, Some(line), a.json)?;
             Ok(0)
         }
         Some(crate::sync::Claimed::Refused(why)) => Err(crate::error::Error::Rule(why)),

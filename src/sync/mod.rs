@@ -264,6 +264,9 @@ pub struct Report {
     pub queue_problems: Vec<String>,
     #[serde(skip)]
     pub claimed: Option<Claimed>,
+    /// The claim's store is not synced: claimed on this machine, no remote asked.
+    #[serde(skip)]
+    pub local_only: bool,
 }
 
 /// How one sync runs.
@@ -1104,6 +1107,15 @@ pub fn claim(
     force: bool,
     run: RunCommand<'_>,
 ) -> Result<Report> {
+    // A unit of a store sync does not hold (claude-tasks, a store left out) is claimed here.
+    if let Some(false) = unit_is_synced(cx, project, owner, unit, force) {
+        let acted = agent::act(cx, project, owner, unit, Verb::Claim, force)?;
+        return Ok(Report {
+            claimed: Some(Claimed::Won(Box::new(acted))),
+            local_only: true,
+            ..Report::default()
+        });
+    }
     let deadline = Instant::now() + Duration::from_secs(cfg.timeout_seconds.max(1));
     let mut report = self::run(
         cx,
@@ -1129,6 +1141,29 @@ pub fn claim(
         )));
     }
     Ok(report)
+}
+
+/// Whether the unit a claim names lies in a store sync holds (`None`: it cannot be told
+/// here; the sync will say).
+fn unit_is_synced(
+    cx: &Ctx,
+    project: &Project,
+    owner: &Owner,
+    unit: &str,
+    force: bool,
+) -> Option<bool> {
+    let root = &project.root;
+    let at = op::stamp_us(cx.store.clock().now());
+    let dcx = apply::ctx_at(cx, root, &at, false, true).ok()?;
+    let dproject = dcx.project(None);
+    let acted = agent::act(&dcx, &dproject, owner, unit, Verb::Claim, force).ok()?;
+    let state = local::load_state(cx, root).ok()?;
+    let (queue, _) = local::read_queue(cx, root).ok()?;
+    let key = stores(cx, project)
+        .into_iter()
+        .find(|(s, _)| s.layout == acted.layout && s.id == acted.store)
+        .and_then(|(_, k)| k);
+    Some(key.is_some_and(|k| known(&state, &queue, &k)))
 }
 
 /// Changes this clone has not pushed yet, and the remote they wait for (for `status`).

@@ -301,6 +301,7 @@ fn stores_outside_the_project_or_tracked_by_git_are_not_synced_and_status_and_do
     assert_eq!(r.code, 0, "{r:?}");
     team.plan(0, 1);
     team.ok(0, &["projects", "new", "tracked"]);
+    team.ok(0, &["projects", "add", "tracked", "X1", "--title", "x"]);
     crate::sync_team::git(&team.clones[0], &["add", "-f", ".claude/projects/tracked"]);
     crate::sync_team::git(&team.clones[0], &["commit", "-q", "-m", "track it"]);
     let mut c = team.cmd(0);
@@ -353,6 +354,10 @@ fn stores_outside_the_project_or_tracked_by_git_are_not_synced_and_status_and_do
     );
     let doc = team.run(0, &["doctor"]);
     assert!(doc.stdout.contains("holds refs/taskhook/ops at"), "{doc:?}");
+    // A unit of a store sync does not hold is claimed here, as without sync.
+    let c = team.ok(0, &["claim", "tracked/X1"]);
+    assert!(c.stdout.contains("its store is not synced"), "{c:?}");
+    assert_eq!(team.queued(0), 0);
     // A remote that is not there is an error doctor names.
     team.set_sync(0, "remote", json!("upstream"));
     let doc = team.run(0, &["doctor"]);

@@ -119,6 +119,7 @@ pub fn report_lines(r: &Report) -> Vec<String> {
     if r.queued > 0 {
         lines.push(format!("{} change(s) not yet pushed", r.queued));
     }
+    lines.extend(r.config.iter().cloned());
     lines
 }
 
@@ -177,8 +178,6 @@ fn sync_now(cx: &Ctx, project: &Project, json: bool, io: &mut Io<'_>) -> Result<
             run: &run,
         },
     )?;
-    let state = local::load_state(cx, &project.root)?;
-    let found = sync::make_findable(cx, project, &state)?;
     if r.problem.is_some() {
         return failed(io, &r, json);
     }
@@ -186,13 +185,11 @@ fn sync_now(cx: &Ctx, project: &Project, json: bool, io: &mut Io<'_>) -> Result<
         let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
         if let Value::Object(m) = &mut v {
             m.insert("enabled".into(), json!(!enabled.is_empty()));
-            m.insert("config".into(), json!(found));
         }
         out_json(io, &v)?;
     } else {
         let mut lines = enabled;
         lines.extend(report_lines(&r));
-        lines.extend(found);
         out(io, &lines.join("\n"))?;
     }
     Ok(if r.applying.failed.is_empty() { 0 } else { 1 })

@@ -264,6 +264,9 @@ pub struct Report {
     pub queue_problems: Vec<String>,
     #[serde(skip)]
     pub claimed: Option<Claimed>,
+    /// What was named in `.claude/taskhook.json` so that stores from the log are found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config: Vec<String>,
     /// The claim's store is not synced: claimed on this machine, no remote asked.
     #[serde(skip)]
     pub local_only: bool,
@@ -409,6 +412,22 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
             .map_err(|p| Error::BadInput(p.line().to_string()))?;
         let (queue, bad) = local::read_queue(cx, root)?;
         report.queue_problems = bad;
+        // Stores the log holds are made findable here before their ops are carried out.
+        let keys: Vec<&StoreKey> = log
+            .index
+            .stores
+            .values()
+            .map(|e| &e.store)
+            .chain(
+                queue
+                    .iter()
+                    .filter(|o| o.kind == "publish")
+                    .map(|o| &o.store),
+            )
+            .collect();
+        report
+            .config
+            .extend(make_findable(cx, project, keys.into_iter())?);
         let mut applying = apply::apply(cx, project, &log, &queue, &mut state, opts.run);
         applying.skipped.splice(0..0, log.skipped.iter().cloned());
         if opts.heartbeats && heartbeats(cx, project, &mut state)? > 0 {
@@ -801,17 +820,23 @@ pub fn edit_config(cx: &Ctx, root: &Path, f: impl FnOnce(&mut Map<String, Value>
 
 /// Makes the stores the log holds findable here: a cdd workspace or an execute run that
 /// discovery would not find by convention is named in `.claude/taskhook.json`.
-pub fn make_findable(cx: &Ctx, project: &Project, state: &State) -> Result<Vec<String>> {
+pub fn make_findable<'a>(
+    cx: &Ctx,
+    project: &Project,
+    keys: impl Iterator<Item = &'a StoreKey>,
+) -> Result<Vec<String>> {
     let cfg = crate::config::load(&cx.store, &project.root)?;
     let mut said = Vec::new();
     let mut cdd_dir = None;
     let mut execute = Vec::new();
-    for a in state.stores.values() {
-        let k = &a.store;
+    for k in keys {
         match k.layout.as_str() {
             "cdd" => {
                 let ws = k.path.strip_suffix("/tasks").unwrap_or(&k.path).to_string();
-                if cfg.cdd_dir.is_none() && cx.env.get_os(crate::env::CDD_DIR).is_none() {
+                if cfg.cdd_dir.is_none()
+                    && cdd_dir.is_none()
+                    && cx.env.get_os(crate::env::CDD_DIR).is_none()
+                {
                     said.push(format!("cdd workspace {ws} named in .claude/taskhook.json"));
                     cdd_dir = Some(ws);
                 }
@@ -820,7 +845,7 @@ pub fn make_findable(cx: &Ctx, project: &Project, state: &State) -> Result<Vec<S
                 let file = format!("{}/execute-state.json", k.path);
                 let conventional =
                     k.path.starts_with("docs/tasks/") && k.path.matches('/').count() == 2;
-                if !conventional && !cfg.execute.contains(&file) {
+                if !conventional && !cfg.execute.contains(&file) && !execute.contains(&file) {
                     said.push(format!("execute run {file} named in .claude/taskhook.json"));
                     execute.push(file);
                 }

@@ -400,3 +400,38 @@ fn a_subagent_signal_in_one_clone_reaches_the_others() {
         .expect("a signal op");
     assert_eq!(signal["fields"]["signal"], "DONE", "{signal}");
 }
+
+#[test]
+fn a_cdd_workspace_inside_the_project_travels_and_a_fresh_clone_finds_it() {
+    let team = Team::new(2);
+    let root = &team.clones[0];
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/taskhook.json"),
+        r#"{"cdd_dir": "work/cdd"}"#,
+    )
+    .unwrap();
+    team.ok(0, &["cdd", "init"]);
+    std::fs::write(
+        root.join("work/cdd/order.json"),
+        r#"{"tasks": [{"task": "foo.md"}, {"task": "bar.md"}]}"#,
+    )
+    .unwrap();
+    std::fs::write(root.join("work/cdd/foo.md"), "# Foo\n").unwrap();
+    std::fs::write(root.join("work/cdd/bar.md"), "# Bar\n").unwrap();
+    team.ok(0, &["cdd", "import", "work/cdd"]);
+    team.ok(0, &["sync", "init"]);
+    team.ok(0, &["claim", "cdd/foo.md"]);
+    team.ok(0, &["done", "cdd/foo.md"]);
+    // The fresh clone has no .claude/taskhook.json: the first sync names the workspace there
+    // before it replays the claim and the done.
+    let r = team.ok(1, &["sync"]);
+    assert!(r.stdout.contains("cdd workspace work/cdd named"), "{r:?}");
+    let done = team.clones[1].join("work/cdd/tasks/completed/foo.md");
+    assert!(done.exists(), "{r:?}");
+    assert!(team.clones[1]
+        .join("work/cdd/tasks/pending/bar.md")
+        .exists());
+    let n = team.ok(1, &["next", "--json"]).json();
+    assert_eq!(n["unit"], "cdd/bar.md", "{n}");
+}

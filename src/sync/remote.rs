@@ -390,9 +390,10 @@ impl Remote<'_> {
         let ours = commits[first].clone();
         // The window: back to the oldest snapshot any store stands on.
         let oldest = index.stores.values().map(|e| e.at).min().unwrap_or(1);
+        // Each commit of ours adds one op at least; a little more for commits that are not.
         let need = usize::try_from(index.seq.saturating_sub(oldest) + 1)
             .unwrap_or(MAX_COMMITS)
-            .saturating_add(first)
+            .saturating_add(first + 64)
             .min(MAX_COMMITS);
         if need > max {
             max = need;

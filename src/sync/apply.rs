@@ -375,7 +375,7 @@ pub fn apply(
             .copied()
             .filter(|o| o.kind != "publish")
             .collect();
-        tail.sort_by(|a, b| a.order().cmp(&b.order()));
+        tail.sort_by_cached_key(|o| (o.at(), o.id.clone()));
         let tail_ids: Vec<&str> = tail.iter().map(|o| o.id.as_str()).collect();
         // What this clone has applied: its state, then its queue (applied when made).
         let mut local_base = state.stores.get(&name).and_then(|a| a.base.clone());
@@ -384,24 +384,25 @@ pub fn apply(
             .get(&name)
             .map(|a| a.applied.clone())
             .unwrap_or_default();
+        let mut had: HashSet<String> = local.iter().cloned().collect();
         for q in queue.iter().filter(|q| q.store.name() == name) {
-            if local.contains(&q.id) || local_base.as_deref() == Some(q.id.as_str()) {
+            if had.contains(&q.id) || local_base.as_deref() == Some(q.id.as_str()) {
                 continue;
             }
             if q.kind == "publish" {
                 local_base = Some(q.id.clone());
                 local.clear();
+                had.clear();
             } else {
                 local.push(q.id.clone());
+                had.insert(q.id.clone());
             }
         }
         let queued: HashSet<&str> = queue.iter().map(|q| q.id.as_str()).collect();
         out.ops_in += std::iter::once(base.id.as_str())
             .chain(tail_ids.iter().copied())
             .filter(|id| {
-                !queued.contains(id)
-                    && local_base.as_deref() != Some(*id)
-                    && !local.iter().any(|l| l == id)
+                !queued.contains(id) && local_base.as_deref() != Some(*id) && !had.contains(*id)
             })
             .count();
         let in_place = local_base.as_deref() == Some(base.id.as_str())

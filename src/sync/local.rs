@@ -132,12 +132,13 @@ pub fn read_queue(cx: &Ctx, root: &Path) -> Result<(Vec<Op>, Vec<String>)> {
     let text = String::from_utf8_lossy(&bytes);
     let mut ops = Vec::new();
     let mut bad = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match Op::parse(line) {
-            Ok(op) if !ops.iter().any(|o: &Op| o.id == op.id) => ops.push(op),
+            Ok(op) if seen.insert(op.id.clone()) => ops.push(op),
             Ok(_) => {}
             Err(e) => bad.push(format!("{} line {}: {e}", path.display(), n + 1)),
         }

@@ -560,19 +560,16 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
 fn merge(into: &mut Applying, more: Applying) {
     into.ops_in += more.ops_in;
     into.applied += more.applied;
-    for r in more.rebuilt {
-        if !into.rebuilt.contains(&r) {
-            into.rebuilt.push(r);
-        }
-    }
     for (dst, src) in [
+        (&mut into.rebuilt, more.rebuilt),
         (&mut into.lost, more.lost),
         (&mut into.skipped, more.skipped),
         (&mut into.takeovers, more.takeovers),
         (&mut into.failed, more.failed),
     ] {
+        let mut have: HashSet<String> = dst.iter().cloned().collect();
         for l in src {
-            if !dst.contains(&l) {
+            if have.insert(l.clone()) {
                 dst.push(l);
             }
         }
@@ -1104,9 +1101,10 @@ pub fn verb(
         return Ok((acted, None));
     }
     let (after, _) = local::read_queue(cx, root)?;
+    let had: HashSet<&str> = before.iter().map(|o| o.id.as_str()).collect();
     let mine: Vec<String> = after
         .iter()
-        .filter(|o| !before.iter().any(|b| b.id == o.id))
+        .filter(|o| !had.contains(o.id.as_str()))
         .map(|o| o.id.clone())
         .collect();
     let deadline = Instant::now() + Duration::from_secs(cfg.timeout_seconds.max(1));

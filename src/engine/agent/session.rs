@@ -119,6 +119,16 @@ pub fn session_ended(cx: &Ctx, project: &Project, session: &str) -> Result<Vec<S
             }
             match layout.release(cx, &store, &u.id) {
                 Ok(step) if step.deny.is_none() => {
+                    // With team sync on, the give-back is an op by the session.
+                    crate::sync::record(
+                        cx,
+                        project,
+                        &store,
+                        &c.task,
+                        "release",
+                        serde_json::Map::new(),
+                        Some(session),
+                    )?;
                     said.push(format!("{r} released: its session ended"))
                 }
                 Ok(step) => said.push(format!(

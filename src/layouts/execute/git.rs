@@ -1,15 +1,13 @@
 //! What git knows about a run (the seed's recovery steps 1–2: `git worktree list`, `git branch
 //! | grep worktree-`, `git log --all --oneline | grep "L2-"`), read by running git itself.
 //!
-//! Every call is bounded: at most [`GIT_TIMEOUT`] (the process is killed after that), at most
-//! [`GIT_OUTPUT_CAP`] bytes of output kept, read-only commands only, with optional locks off
-//! (`GIT_OPTIONAL_LOCKS=0`), no prompts, no pager and no fsmonitor hook. A git that is missing
+//! Every call goes through the one git runner ([`crate::store::git`]), bounded: at most
+//! [`GIT_TIMEOUT`] (the process group is killed after that), at most [`GIT_OUTPUT_CAP`] bytes of
+//! output kept, read-only commands only, with optional locks off (`GIT_OPTIONAL_LOCKS=0`), no
+//! prompts, no pager and no fsmonitor hook. A git that is missing
 //! or fails gives nothing, never an error: recovery then reports what it could not check.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 /// Longest a git call may take.
@@ -21,57 +19,10 @@ const LOG_LIMIT: &str = "5000";
 /// Most task branches whose own commits are read (one `git log` each).
 const MAX_BRANCH_LOGS: usize = 200;
 
-/// Runs `git -C root ARGS`; the output when it succeeded.
+/// Runs `git -C root ARGS` ([`crate::store::git::read_only`]); the output when it succeeded.
 pub fn run(root: &Path, args: &[&str]) -> Option<String> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C")
-        .arg(root)
-        .args(["-c", "core.fsmonitor=false", "--no-pager"])
-        .args(args)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = cmd.spawn().ok()?;
-    let mut out = child.stdout.take()?;
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::Builder::new().spawn(move || {
-        let mut kept = Vec::new();
-        let mut buf = [0u8; 64 * 1024];
-        loop {
-            match out.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = GIT_OUTPUT_CAP.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                }
-            }
-        }
-        let _ = tx.send(kept);
-    });
-    if reader.is_err() {
-        let _ = child.kill();
-        let _ = child.wait();
-        return None;
-    }
-    match rx.recv_timeout(GIT_TIMEOUT) {
-        Ok(bytes) => {
-            let status = child.wait().ok()?;
-            status
-                .success()
-                .then(|| String::from_utf8_lossy(&bytes).into_owned())
-        }
-        Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            None
-        }
-    }
+    crate::store::git::read_only(root, GIT_TIMEOUT, GIT_OUTPUT_CAP, args, None)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// One worktree git lists.

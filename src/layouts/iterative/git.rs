@@ -4,18 +4,17 @@
 //!
 //! The repository is untrusted: only strings that look like commit hashes are passed (on
 //! stdin, never as arguments), `cat-file` runs no hooks and reads no work tree, and the run is
-//! bounded in time (2 s) and output (16 MiB). Any failure means "git cannot say".
+//! bounded in time (2 s) and output (16 MiB) by the one git runner ([`crate::store::git`]).
+//! Any failure means "git cannot say".
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::log::is_hash;
 
 const TIMEOUT: Duration = Duration::from_secs(2);
-const OUTPUT_CAP: u64 = 16 * 1024 * 1024;
+const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 const HASH_CAP: usize = 5000;
 
 /// The commits among `hashes` that git has, each with its subject; `None` when git cannot say
@@ -27,45 +26,14 @@ pub fn commits(dir: &Path, hashes: &[&str]) -> Option<HashMap<String, String>> {
             asked.push(h);
         }
     }
-    let mut child = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "core.fsmonitor=false", "cat-file", "--batch"])
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
     let input: String = asked.iter().map(|h| format!("{h}\n")).collect();
-    let mut stdin = child.stdin.take()?;
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let mut stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = (&mut stdout).take(OUTPUT_CAP).read_to_end(&mut out);
-        out
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() < TIMEOUT => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    let _ = writer.join();
-    let out = reader.join().ok()?;
-    if !status?.success() {
-        return None;
-    }
+    let out = crate::store::git::read_only(
+        dir,
+        TIMEOUT,
+        OUTPUT_CAP,
+        &["cat-file", "--batch"],
+        Some(input.as_bytes()),
+    )?;
     Some(parse_batch(&asked, &out))
 }
 

@@ -1,14 +1,8 @@
 //! Subagents and their units (CONTRACT §4): binding a subagent to the units its prompt names,
-//! resolving `STORE/ID` and bare names, reading a stopped subagent's transcript, and the one
-//! reply policy every layout's lifecycle step goes through:
-//!
-//! - another pass (`Step::instruction`) becomes `decision: block` only for a subagent bound to
-//!   the unit; an unbound subagent is never blocked, and the main agent is told to relaunch;
-//! - what the main agent should learn is kept as a notice (never `additionalContext` on
-//!   SubagentStop, which would give the subagent another turn) and handed over at its next
-//!   PostToolUse;
-//! - a halt (a cdd stop) is kept until a person lifts it;
-//! - a launch a layout refuses is denied at PreToolUse.
+//! resolving `STORE/ID` and bare names, reading a stopped subagent's transcript, and running
+//! each unit's lifecycle step, whose [`crate::layouts::Reaction`] goes through the one reply
+//! policy (`engine::reaction`): another pass blocks only a bound subagent, the main agent
+//! learns the rest at its next tool call, a halt is kept, a refused launch is denied.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -16,8 +10,9 @@ use std::time::{Duration, Instant};
 use crate::agents;
 use crate::context::Ctx;
 use crate::engine::facts::{AgentReturned, Launch, Stopped};
+use crate::engine::reaction::{self, OfUnit};
 use crate::engine::{agent, Work};
-use crate::layouts::{registry, Input, Layout, Step, StoreRef, Turn, Unit};
+use crate::layouts::{registry, Input, Layout, StoreRef, Turn, Unit};
 use crate::project::Project;
 use crate::signals::{bound_names, parse_signals, read_transcript, split_name, UnitName};
 use crate::store::fs;
@@ -111,48 +106,6 @@ fn resolve_all(cands: &[Candidate], names: &[String], work: &mut Work) -> Vec<(u
     out
 }
 
-/// Applies the one reply policy to a step of `unit` in `c`; the notices it keeps for the main
-/// agent are `about` the unit.
-fn apply(
-    c: &Candidate,
-    unit: &str,
-    step: Step,
-    bound: bool,
-    about: Option<agents::About>,
-    work: &mut Work,
-) {
-    let notice = |text: String| agents::Notice {
-        text,
-        about: about.clone(),
-    };
-    if let Some(again) = step.instruction {
-        if bound {
-            work.reply.block.push(again);
-        } else {
-            work.notices.push(notice(format!(
-                "{} {}: {unit} is now {} (signalled by a subagent not bound to it); launch a subagent with <task>{unit}</task> to continue.",
-                c.layout.name(),
-                c.store.id,
-                step.status.as_deref().unwrap_or("in progress")
-            )));
-        }
-    }
-    work.notices.extend(step.tell_main.into_iter().map(notice));
-    work.reply.system.extend(step.tell_user);
-    if !step.extra.is_empty() {
-        work.reply.merge(crate::hook::output::Reply {
-            extra: step.extra,
-            ..Default::default()
-        });
-    }
-    if let Some(deny) = step.deny {
-        work.reply.deny.get_or_insert(deny);
-    }
-    if let Some(h) = step.halt {
-        work.halts.push((h.key, h.message));
-    }
-}
-
 fn run_step(
     cx: &Ctx,
     c: &Candidate,
@@ -162,10 +115,16 @@ fn run_step(
     work: &mut Work,
 ) {
     match c.layout.step(cx, &c.store, unit, input, turn) {
-        Ok(step) => {
-            let tells = !step.tell_main.is_empty() || (step.instruction.is_some() && !turn.bound);
-            let about = tells.then(|| agents::about(cx, c.layout, &c.store, unit));
-            apply(c, unit, step, turn.bound, about, work)
+        Ok(r) => {
+            let tells = !r.tell_main.is_empty() || (r.instruction.is_some() && !turn.bound);
+            let of = OfUnit {
+                layout: c.layout.name(),
+                store: &c.store.id,
+                unit,
+                bound: turn.bound,
+                about: tells.then(|| agents::about(cx, c.layout, &c.store, unit)),
+            };
+            reaction::fold(work, r, Some(&of))
         }
         Err(e) => work.fail(&format!("{} {}", c.store.layout, c.store.id), e),
     }
@@ -384,26 +343,5 @@ mod tests {
         let cands = [cand("a", &[("T1", true)]), cand("b", &[("T1", false)])];
         assert!(matches!(resolve(&cands, "b/T1"), Resolved::One(1, ref id) if id == "T1"));
         assert!(matches!(resolve(&cands, "c/T1"), Resolved::Nothing));
-    }
-
-    #[test]
-    fn only_a_bound_subagent_is_blocked() {
-        let c = cand("s", &[("T1", true)]);
-        let step = || Step {
-            status: Some("confirming".into()),
-            instruction: Some("again".into()),
-            ..Default::default()
-        };
-        let mut w = Work::default();
-        apply(&c, "T1", step(), true, None, &mut w);
-        assert_eq!(w.reply.block, ["again"]);
-        assert!(w.notices.is_empty());
-        let mut w = Work::default();
-        apply(&c, "T1", step(), false, None, &mut w);
-        assert!(w.reply.block.is_empty());
-        assert_eq!(
-            w.notices,
-            [agents::Notice::plain("fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue.".into())]
-        );
     }
 }

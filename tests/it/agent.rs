@@ -196,6 +196,44 @@ fn cdd_flow_and_release() {
     refused(&v(A, &["claim", "c.md"]), &["not ready", "after stop look"]);
 }
 
+/// SessionEnd gives back only what the layout agrees to give back, and says so truthfully: an
+/// execute task being verified finishes its pass (`release` refuses it), so the session's end
+/// reports it was not released instead of claiming it was.
+#[test]
+fn session_end_reports_a_refused_release_as_not_released() {
+    let p = Project::new();
+    let r = p.run(
+        &[
+            "execute",
+            "init",
+            "docs/tasks/auth",
+            "--layer",
+            "0-setup=L0-001",
+        ],
+        "",
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    ok(&verb(&p, Some(A), NOW, &["claim", "L0-001"]));
+    let d = ok(&verb(&p, Some(A), NOW, &["done", "L0-001", "--json"]));
+    assert_eq!(d["status"], "verifying", "{d}");
+    let mut end = p.payload("SessionEnd.other.json");
+    end["session_id"] = json!(A);
+    let mut c = p.cmd();
+    c.env("TASKHOOK_NOW", NOW);
+    let r = p.run_with(c, &["hook"], serde_json::to_vec(&end).unwrap());
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains(
+            "auth/L0-001: its session ended; not released (L0-001 is verifying, not in_progress; nothing to release)"
+        ),
+        "{r:?}"
+    );
+    assert!(!r.stdout.contains("released: its session ended"), "{r:?}");
+    let state = p.root.join("docs/tasks/auth/execute-state.json");
+    let s: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    assert_eq!(s["tasks"]["L0-001"]["status"], "verifying", "{s}");
+}
+
 #[test]
 fn execute_flow_verifies_then_waits_for_the_merge() {
     let p = Project::new();

@@ -7,7 +7,7 @@ use super::{claim_view, reference, shell_quote, stores, then, Broken, ClaimView,
 use crate::claims::{self, Claim, Claims, Owner};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::{Input, Phase, Step, Turn, WorkUnit};
+use crate::layouts::{Input, Phase, Reaction, Turn, WorkUnit};
 use crate::project::Project;
 use crate::signals::SignalKind;
 
@@ -62,9 +62,10 @@ fn refused(why: String) -> Error {
     Error::Rule(why)
 }
 
-/// The step's refusal, or its messages.
-fn said_of(step: &Step) -> Result<Vec<String>> {
-    if let Some(d) = step.deny.as_ref().or(step.refused.as_ref()) {
+/// The layout's refusal as the verb's one-line error (without the `taskhook: ` its hook
+/// wording may carry, and without the final period), or its messages.
+fn said_of(step: &Reaction) -> Result<Vec<String>> {
+    if let Some(d) = &step.refused {
         return Err(refused(
             d.trim_start_matches("taskhook: ")
                 .trim_end_matches('.')

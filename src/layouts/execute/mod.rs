@@ -31,10 +31,9 @@ use serde_json::Value;
 use crate::agents;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::output::Reply;
 use crate::layouts::fact::{Commit, Fact, Start};
 use crate::layouts::{
-    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
 use crate::project::{self, Project};
 use crate::signals::{split_name, SignalKind};
@@ -306,7 +305,7 @@ fn commit_task(
     recovery::named_task(state, &c.message)
 }
 
-fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
+fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
     let bound = match c.agent_id {
         Some(a) => agents::binding(cx, &project_root(cx, store), a).unwrap_or_default(),
         None => Vec::new(),
@@ -340,10 +339,10 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
         }
         Ok(((), true))
     })?;
-    Ok(Reply::default())
+    Ok(Reaction::default())
 }
 
-fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply> {
+fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reaction> {
     let now = cx.store.clock().stamp();
     let (done, after) = cx.store.transact(&state::lock_path(&store.root), |pass| {
         let before = load(cx, store)?;
@@ -367,7 +366,7 @@ fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply
         }
         Ok(((done, s), true))
     })?;
-    Ok(Reply {
+    Ok(Reaction {
         context: messages::merged(store, &done, &after),
         ..Default::default()
     })
@@ -376,10 +375,10 @@ fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply
 /// After an edit of the store's state file (Claude's Write or Edit tool: the seed's skill
 /// writing it), a valid state is copied as the latest ([`state::LAST_GOOD`]); an invalid one is
 /// the edit check's to report, and leaves the copy as it was.
-fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reply> {
+fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reaction> {
     let path = state_path(&store.root);
     if edited != path {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     }
     cx.store.transact(&state::lock_path(&store.root), |pass| {
         if !matches!(state::read(cx, &path)?, Read::Valid(_)) {
@@ -397,7 +396,7 @@ fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reply> {
         }
         Ok(((), true))
     })?;
-    Ok(Reply::default())
+    Ok(Reaction::default())
 }
 
 impl Layout for Execute {
@@ -571,7 +570,7 @@ impl Layout for Execute {
         unit: &str,
         input: Input<'_>,
         turn: &Turn<'_>,
-    ) -> Result<Step> {
+    ) -> Result<Reaction> {
         let details = tag(turn.final_text, "details").map(cap);
         let feedback = tag(turn.final_text, "feedback").map(cap);
         let message = match input {
@@ -619,7 +618,7 @@ impl Layout for Execute {
                 &s,
                 messages::Origin::Subagent,
             )),
-            None => Ok(Step::default()),
+            None => Ok(Reaction::default()),
         }
     }
 
@@ -631,16 +630,16 @@ impl Layout for Execute {
         work::show(cx, store, unit)
     }
 
-    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         work::release(cx, store, unit)
     }
 
-    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         match fact {
             Fact::Commit(c) => record_commit(cx, store, c),
             Fact::Merge(branches) => record_merge(cx, store, branches),
             Fact::Edit(path) => copy_after_edit(cx, store, Path::new(path)),
-            _ => Ok(Reply::default()),
+            _ => Ok(Reaction::default()),
         }
     }
 

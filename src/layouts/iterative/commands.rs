@@ -13,7 +13,7 @@ use super::units::{current_key, name_some, status_of, unit_ids, units_key};
 use super::{base, markdown, stop, templates, Paths, NAME};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::{Step, StoreRef, Turn};
+use crate::layouts::{Reaction, StoreRef, Turn};
 use crate::project::Project;
 use crate::signals::{Signal, SignalKind};
 use crate::store::{check_id, check_unit_id, folder_lock_path};
@@ -268,7 +268,7 @@ pub fn signal(
     unit: &str,
     kind: SignalKind,
     reason: Option<String>,
-) -> Result<(Value, Step)> {
+) -> Result<(Value, Reaction)> {
     let store = store_ref(cx, project, slug)?;
     check_id("unit id", unit)?;
     let l = load(cx, &store, false)?;

@@ -1,6 +1,6 @@
 //! One stop or launch of a unit's subagent: the lifecycle stepped ([`super::lifecycle`]), the
 //! progress entry logged (first: it is the authority on recovery), state.json written, and the
-//! [`Step`] that says what the subagent and the main agent hear.
+//! [`Reaction`] that says what the subagent and the main agent hear.
 //!
 //! A unit that is held (timed out, or blocked by the failed-confirmation cap) or that waits on
 //! unfinished dependencies is not moved by subagents: a launch naming it is refused, and a
@@ -17,7 +17,7 @@ use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::unit::{Budget, Input, Step, Turn};
+use crate::layouts::unit::{Budget, Input, Reaction, Turn};
 use crate::layouts::StoreRef;
 use crate::signals::Signal;
 use crate::store::folder_lock_path;
@@ -44,14 +44,14 @@ pub fn stop(
     unit: &str,
     signal: Option<&Signal>,
     turn: &Turn<'_>,
-) -> Result<Step> {
+) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, store, true)?;
         let key = units_key(&l.state);
         if l.state[key].get(unit).is_none() {
             save(cx, store, &mut l)?;
-            return Ok(Step::default());
+            return Ok(Reaction::default());
         }
         let plan_unit = l.plan.get(unit).cloned();
         let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
@@ -73,7 +73,7 @@ pub fn stop(
         match effect {
             Effect::Unchanged | Effect::Started => {
                 save(cx, store, &mut l)?;
-                return Ok(Step::default());
+                return Ok(Reaction::default());
             }
             Effect::Held(why) => return ignored(cx, store, &mut l, unit, &c, signal, &why),
             _ => {}
@@ -209,11 +209,11 @@ fn ignored(
     c: &Counters,
     signal: Option<&Signal>,
     why: &str,
-) -> Result<Step> {
+) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     let Some(s) = signal else {
         save(cx, store, l)?;
-        return Ok(Step::default());
+        return Ok(Reaction::default());
     };
     let hint = if why.starts_with("it waits on") {
         "Finish what it depends on first.".to_string()
@@ -233,7 +233,7 @@ fn ignored(
         store.id,
         s.text()
     );
-    Ok(Step {
+    Ok(Reaction {
         status: Some(c.status.clone()),
         tell_user: vec![format!("taskhook: {msg}")],
         tell_main: vec![format!("{msg} {hint}")],
@@ -245,12 +245,12 @@ fn ignored(
 /// A launch of a subagent bound to `unit` (PreToolUse of `Agent`): a unit not started (or
 /// that a subagent reported BLOCKED) becomes `in_progress`; a held unit, or one waiting on
 /// unfinished dependencies, is refused. Decided on an unlocked read; only a change locks.
-pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     cx.store.transact(&folder_lock_path(&store.root), |pass| {
         let mut l = load(cx, store, pass.writes())?;
         let key = units_key(&l.state);
         if l.state[key].get(unit).is_none() {
-            return finish(cx, store, &mut l, pass.writes(), Step::default());
+            return finish(cx, store, &mut l, pass.writes(), Reaction::default());
         }
         let waiting = if not_started(&l.state, unit) {
             unfinished_deps(&l.state, &l.plan, unit)
@@ -269,8 +269,8 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
                 store,
                 &mut l,
                 pass.writes(),
-                Step {
-                    deny: Some(deny),
+                Reaction {
+                    refused: Some(deny),
                     ..Default::default()
                 },
             );
@@ -278,8 +278,8 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
         let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
         let prev = c.clone();
         let step = match step(&mut c, Input::Launch) {
-            Effect::Held(why) => Step {
-                deny: Some(format!(
+            Effect::Held(why) => Reaction {
+                refused: Some(format!(
                     "iterative {}: {unit} is held because {why}. {}",
                     store.id,
                     person_hint(store, unit, &c)
@@ -305,12 +305,12 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
                 advance(&mut l.state, &l.plan);
                 l.state["updated"] = json!(now);
                 l.dirty = true;
-                Step {
+                Reaction {
                     status: Some(c.status.clone()),
                     ..Default::default()
                 }
             }
-            _ => Step::default(),
+            _ => Reaction::default(),
         };
         finish(cx, store, &mut l, pass.writes(), step)
     })
@@ -321,8 +321,8 @@ fn finish(
     store: &StoreRef,
     l: &mut Slug,
     writes: bool,
-    step: Step,
-) -> Result<(Step, bool)> {
+    step: Reaction,
+) -> Result<(Reaction, bool)> {
     let change = l.dirty || !l.sets.is_empty();
     if writes {
         save(cx, store, l)?;
@@ -340,8 +340,8 @@ pub(crate) fn reply(
     remaining: &str,
     ready: &[String],
     plan_file: &str,
-) -> Step {
-    let mut r = Step {
+) -> Reaction {
+    let mut r = Reaction {
         status: Some(c.status.clone()),
         budget: Some(Budget {
             used: c.iterations_used,

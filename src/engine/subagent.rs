@@ -14,7 +14,7 @@ use crate::engine::reaction::{self, OfUnit};
 use crate::engine::{agent, Work};
 use crate::layouts::{registry, Input, Layout, StoreRef, Turn, Unit};
 use crate::project::Project;
-use crate::signals::{bound_names, parse_signals, read_transcript, split_name, UnitName};
+use crate::signals::{bound_names, read_transcript, split_name, FinalMessage, UnitName};
 use crate::store::fs;
 
 /// How long SubagentStop waits for Claude Code to write a subagent's prompt to its transcript.
@@ -180,14 +180,14 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         .map(str::to_string)
         .or(transcript_last)
         .unwrap_or_default();
-    let signals = parse_signals(&final_text);
+    let message = FinalMessage::parse(&final_text);
     let mut bound: Vec<String> = prompt.as_deref().map(bound_names).unwrap_or_default();
     for name in remembered {
         if !bound.contains(&name) {
             bound.push(name);
         }
     }
-    if signals.is_empty() && bound.is_empty() {
+    if message.signals.is_empty() && bound.is_empty() {
         return;
     }
     let cands = candidates(cx, project, work);
@@ -196,12 +196,12 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         agent_id: ev.agent_id,
         bound,
         stop_hook_active: ev.stop_hook_active,
-        final_text: &final_text,
+        message: &message,
         by_hand: false,
     };
     let mut signalled: Vec<(usize, String)> = Vec::new();
     let mut applied = Vec::new();
-    for signal in &signals {
+    for signal in &message.signals {
         match resolve(&cands, &signal.name) {
             Resolved::One(i, id) => {
                 if applied.contains(&(i, id.clone(), signal.kind)) {
@@ -226,11 +226,12 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
 /// it started, or refuse the launch).
 pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Work) {
     let cands = candidates(cx, project, work);
+    let none = FinalMessage::default();
     let turn = Turn {
         agent_id: l.caller,
         bound: true,
         stop_hook_active: false,
-        final_text: "",
+        message: &none,
         by_hand: false,
     };
     for (i, id) in resolve_all(&cands, &l.names, work) {

@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use crate::signals::SignalKind;
+use crate::signals::{FinalMessage, SignalKind};
 
 /// What drives one step of a unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,8 +110,8 @@ pub struct Turn<'a> {
     pub bound: bool,
     /// SubagentStop's `stop_hook_active` (informational: loops are bounded by the state).
     pub stop_hook_active: bool,
-    /// The subagent's final message (empty for a launch).
-    pub final_text: &'a str,
+    /// The subagent's final message, parsed once (empty for a launch).
+    pub message: &'a FinalMessage,
     /// A person or the unit's owner acting through a command (`taskhook done`), not a
     /// subagent: the step it asks for is the one the layout would take by hand.
     pub by_hand: bool,

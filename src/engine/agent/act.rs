@@ -9,7 +9,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::{Input, Phase, Reaction, Turn, WorkUnit};
 use crate::project::Project;
-use crate::signals::SignalKind;
+use crate::signals::{FinalMessage, SignalKind};
 
 /// What a verb that changes a unit answers.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -250,11 +250,12 @@ pub fn act(
             f.layout.note(cx, &f.store, &u.id, line)?;
             said.push(line.clone());
         }
+        let none = FinalMessage::default();
         let turn = Turn {
             agent_id: None,
             bound: true,
             stop_hook_active: false,
-            final_text: "",
+            message: &none,
             by_hand: true,
         };
         let renewed = |c: &Claim| {
@@ -305,8 +306,9 @@ pub fn act(
                     Some(r) => format!("<signal>{}_{}: {r}</signal>", u.id, kind.word()),
                     None => format!("<signal>{}_{}</signal>", u.id, kind.word()),
                 };
+                let message = FinalMessage::parse(&text);
                 let turn = Turn {
-                    final_text: &text,
+                    message: &message,
                     ..turn
                 };
                 let step =

@@ -196,16 +196,6 @@ fn linked_run_folders(root: &Path) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-/// Reads the failure report of a final message: `<details>` and `<feedback>` (the first of
-/// each, trimmed).
-fn tag<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    let open = format!("<{name}>");
-    let close = format!("</{name}>");
-    let start = text.find(&open)? + open.len();
-    let len = text[start..].find(&close)?;
-    Some(text[start..start + len].trim()).filter(|s| !s.is_empty())
-}
-
 /// Longest failure message, details or feedback kept, in characters (a subagent may paste a
 /// whole test log into `<details>`).
 pub const MAX_REPORT_CHARS: usize = 4000;
@@ -571,8 +561,8 @@ impl Layout for Execute {
         input: Input<'_>,
         turn: &Turn<'_>,
     ) -> Result<Reaction> {
-        let details = tag(turn.final_text, "details").map(cap);
-        let feedback = tag(turn.final_text, "feedback").map(cap);
+        let details = turn.message.details.as_deref().map(cap);
+        let feedback = turn.message.feedback.as_deref().map(cap);
         let message = match input {
             Input::Signal(SignalKind::Failed, reason) => Some(cap(reason
                 .or_else(|| details.as_deref().and_then(|d| d.lines().next()))

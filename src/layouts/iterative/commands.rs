@@ -15,7 +15,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::{Reaction, StoreRef, Turn};
 use crate::project::Project;
-use crate::signals::{Signal, SignalKind};
+use crate::signals::{FinalMessage, Signal, SignalKind};
 use crate::store::{check_id, check_unit_id, folder_lock_path};
 
 /// The header every guardrails.md starts with (seed 003).
@@ -288,7 +288,7 @@ pub fn signal(
         agent_id: None,
         bound: true,
         stop_hook_active: false,
-        final_text: &text,
+        message: &FinalMessage::parse(&text),
         by_hand: true,
     };
     let step = stop::stop(cx, &store, unit, Some(&signal), &turn)?;

@@ -122,7 +122,7 @@ pub fn stop(
             unit: unit.to_string(),
             iteration: c.iterations_used,
             timestamp: now.clone(),
-            did: Some(did_text(turn.final_text)),
+            did: Some(did_text(&turn.message.did)),
             remaining: Some(remaining.clone()),
             blockers,
             signal: signal.map(|s| match &s.reason {
@@ -166,7 +166,7 @@ fn entry_fields(
     turn: &Turn<'_>,
     last_remaining: Option<String>,
 ) -> (String, Option<String>) {
-    let said = markdown::message_field(turn.final_text, "Remaining");
+    let said = turn.message.remaining.clone();
     let stated = || {
         said.clone()
             .or(last_remaining
@@ -194,7 +194,11 @@ fn entry_fields(
     let blockers = match effect {
         Effect::Timeout => timeout,
         Effect::Returned(Some(r)) | Effect::KeepGoing(Some(r)) | Effect::Blocked(r) => r.clone(),
-        _ => markdown::message_field(turn.final_text, "Blockers").unwrap_or_else(|| "None".into()),
+        _ => turn
+            .message
+            .blockers
+            .clone()
+            .unwrap_or_else(|| "None".into()),
     };
     (remaining, Some(blockers))
 }
@@ -413,25 +417,9 @@ pub(crate) fn reply(
     r
 }
 
-/// The final message without its signal tags, as the entry's **Did**.
-pub(crate) fn did_text(message: &str) -> String {
-    let mut out = message.to_string();
-    while let Some(i) = out.find("<signal>") {
-        match out[i..].find("</signal>") {
-            Some(j) => out.replace_range(i..i + j + "</signal>".len(), ""),
-            None => break,
-        }
-    }
-    // The subagent's own "Remaining:" / "Blockers:" lines go to their fields, not into Did.
-    let kept: Vec<&str> = out
-        .lines()
-        .filter(|l| {
-            !["Remaining", "Blockers", "Signal", "Commit"]
-                .iter()
-                .any(|f| markdown::message_field(l, f).is_some())
-        })
-        .collect();
-    let out = markdown::one_paragraph(kept.join("\n").trim());
+/// What the subagent did ([`crate::signals::FinalMessage::did`]) as the entry's **Did**.
+pub(crate) fn did_text(did: &str) -> String {
+    let out = markdown::one_paragraph(did);
     if out.is_empty() {
         "(no final message)".into()
     } else {

@@ -1,9 +1,9 @@
 //! The layouts: one folder per seed format, each behind the [`Layout`] trait and registered in
-//! [`registry`]. A layout owns its types, transitions and reconciliation, takes typed facts
+//! [`registry()`]. A layout owns its types, transitions and reconciliation, takes typed facts
 //! ([`crate::layouts::fact::Fact`]) and plain Rust values (never the wire format), and reaches
 //! the disk only through [`crate::store::Store`].
 //!
-//! A new layout is one folder here, one line in [`registry`] and one CLI file. It provides:
+//! A new layout is one folder here, one line in [`registry`](mod@registry) and one CLI file. It provides:
 //! `wants` (a pure check: which facts concern it), `discover` (its stores in a project),
 //! `state_files` (with their schemas, for `validate` and the edit check), `summarize`
 //! (read-only, feeds `status` and SessionStart alike), `reconcile` (SessionStart's work,

@@ -6,7 +6,7 @@
 //! - every write takes `.tasks.json.lock`, re-reads under it, applies, recomputes `blocked`
 //!   (re-blocking tasks whose dependency was reopened), refreshes `updated_at` only on tasks
 //!   that changed, and replaces the file atomically after validation (of the tasks it
-//!   re-serialises: see [`write`]); a change that changes nothing writes nothing and takes no
+//!   re-serialises: see [`write`](mod@write)); a change that changes nothing writes nothing and takes no
 //!   lock;
 //! - the file is parsed once per event, typed and borrowed ([`list`]); unchanged tasks are
 //!   written back byte for byte, so cost grows with the file, linearly, and never with a
@@ -23,8 +23,8 @@
 //!   ([`truth`]).
 //!
 //! The rooms: [`doc`] (where the list lives, reading it), [`view`], [`list`], [`canon`] and
-//! [`pipeline`] (the parsed list and what every change goes through), [`write`] (the
-//! transaction, `tasks write|read`), [`complete`], [`mirror`], [`task_tools`] and [`scope`]
+//! [`pipeline`] (the parsed list and what every change goes through), [`write`](mod@write) (the
+//! transaction, `tasks write|read`), [`complete`](mod@complete), [`mirror`], [`task_tools`] and [`scope`]
 //! (Claude Code's task tools; whose task is whose and how each session names it), [`work`]
 //! (the agent's verbs), [`truth`] (the `TaskUpdate` that keeps Claude Code's own list in step),
 //! [`summary`], [`recover`].

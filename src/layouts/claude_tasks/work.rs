@@ -3,7 +3,7 @@
 //!
 //! - **Ids.** A session's own Claude Code tasks are named by Claude Code's numbers (`1`, as its
 //!   TaskList shows them), never `1@defa37fe`; another session's keep the mirror's `1@aaaaaaaa`
-//!   ("that session's task 1"); every other task its id ([`Keys::shown`]). Claims are recorded
+//!   ("that session's task 1"); every other task its id ([`Keys::shown`](super::scope::Keys::shown)). Claims are recorded
 //!   under the mirror's ids, which every session agrees on ([`work_keyed`]).
 //! - **Phases.** `completed` is done; `in_progress` in progress; a task waiting for a
 //!   dependency that is not completed is blocked, with what it waits for; `pending` (or
@@ -14,7 +14,7 @@
 //! - **Transitions**, all through the list's one write path (lock, checks, atomic replace):
 //!   `claim` → `in_progress` with `assignee` set to the claimant; `release` → `pending`, the
 //!   assignee cleared; a failure → `pending` again with the reason kept in
-//!   `metadata.custom_fields.last_failure`. Completion is [`super::complete`]'s. Each says what
+//!   `metadata.custom_fields.last_failure`. Completion is [`super::complete`](mod@super::complete)'s. Each says what
 //!   Claude Code's own file needs to agree ([`super::truth`]).
 
 use std::collections::HashSet;
@@ -423,7 +423,7 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
 }
 
 /// The units a `<task>` or `<signal>` name may resolve to: each task by the name the session
-/// asking reads ([`Keys::shown`]) and by its id.
+/// asking reads ([`Keys::shown`](super::scope::Keys::shown)) and by its id.
 pub fn names(cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
     with_list(cx, store, |list| {
         let Some(list) = list else {

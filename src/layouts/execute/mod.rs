@@ -4,7 +4,7 @@
 //!
 //! Rooms: [`state`] (reading, paths, task and layer helpers), [`lifecycle`] (the pure step:
 //! launch, DONE twice, FAILED with retries and abandonment, the 8-block limit, merges,
-//! commits), [`derive`] (layers, current layer and batch, global status, queue, metrics,
+//! commits), [`derive`](mod@derive) (layers, current layer and batch, global status, queue, metrics,
 //! recomputed on every write), [`plan`] (the seed's resume tree), [`git`] and [`recovery`]
 //! (what git shows, applied), [`resume`] (SessionStart, `resume`, corrupt-state rebuild),
 //! [`messages`] (what the subagent and the main agent hear), [`summary`], [`init`] and

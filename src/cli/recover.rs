@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::context::Ctx;
 use crate::engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 use super::Io;
 
@@ -25,7 +25,14 @@ pub struct Args {
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let target = cx.absolute(&args.path);
     let (layout, store) = engine::ops::store_at(cx, &cx.project(None), &target)?;
-    let msg = layout.recover(cx, &store)?;
+    let msg = layout.recover(cx, &store).map_err(|e| match e {
+        // A recovery that cannot rebuild the file must not advise running recovery.
+        Error::Corrupt { path, details, .. } => Error::Rule(format!(
+            "`{}` is corrupt ({details}); `taskhook recover` cannot rebuild it from what the store keeps, and left every file as it was",
+            path.display()
+        )),
+        other => other,
+    })?;
     if args.json {
         let v = serde_json::json!({"store": store.root, "layout": layout.name(), "message": msg});
         super::out_json(io, &v)?;

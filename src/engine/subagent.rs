@@ -220,6 +220,12 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
     for (i, id) in bound_units.iter().filter(|u| !signalled.contains(u)) {
         run_step(cx, &cands[*i], id, Input::NoSignal, &turn(true), work);
     }
+    // A claim ends when its unit leaves "in progress", whoever moved it.
+    for (i, id) in &signalled {
+        if let Err(e) = agent::settled(cx, project, &cands[*i].store, id) {
+            work.fail("claims", e);
+        }
+    }
 }
 
 /// PreToolUse of `Agent`: each unit the prompt names takes its launch step (a layout may mark

@@ -28,6 +28,10 @@ pub const LINES: &[&str] = &[
     ".claude/taskhook/journal.jsonl*",
     // The events this machine's runs applied (each once).
     ".claude/taskhook/applied.json",
+    // Claims and leases of this machine's sessions (teams share them through `taskhook sync`).
+    ".claude/taskhook/claims.json",
+    // The execute layout's copy of its latest valid state (rebuilt from on corruption).
+    ".execute-state.json.last-good",
 ];
 
 /// The project's `.gitignore` and the recipe lines it lacks.

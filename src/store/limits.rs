@@ -7,13 +7,14 @@ use std::path::Path;
 
 const MIB: u64 = 1 << 20;
 
-/// JSON state documents (`tasks.json`, `state.json`, checkpoints): 64 MiB (task lists of
-/// 44 MB have been measured in use).
+/// JSON state documents (`tasks.json`, `state.json`, checkpoints) and the iterative plans
+/// (`tasks.md`, `plan.md`: 100,000 units are about 13 MB): 64 MiB (task lists of 44 MB have
+/// been measured in use).
 pub const MAX_STATE_BYTES: u64 = 64 * MIB;
 /// Append-only logs (`progress.md`, `history.jsonl`, `progress/log.md`): 64 MiB.
 pub const MAX_LOG_BYTES: u64 = 64 * MIB;
 /// Small configuration-like files (`agents.json`, `package.json`, `.claude/taskhook.json`,
-/// `settings.json`, Claude Code's own `<N>.json`, `context.md`, `guardrails.md`, plans): 4 MiB.
+/// `settings.json`, Claude Code's own `<N>.json`, `context.md`, `guardrails.md`): 4 MiB.
 pub const MAX_SMALL_BYTES: u64 = 4 * MIB;
 /// Of a subagent transcript, only the head (the prompt, its first user message) …
 pub const TRANSCRIPT_HEAD_BYTES: u64 = MIB;
@@ -28,7 +29,7 @@ pub fn cap_for(path: &Path) -> u64 {
     match name {
         "progress.md" | "history.jsonl" | "log.md" => MAX_LOG_BYTES,
         "agents.json" | "package.json" | "taskhook.json" | "settings.json" | "context.md"
-        | "guardrails.md" | "tasks.md" | "plan.md" => MAX_SMALL_BYTES,
+        | "guardrails.md" => MAX_SMALL_BYTES,
         n if n
             .strip_suffix(".json")
             .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) =>
@@ -59,5 +60,9 @@ mod tests {
             64 * MIB
         );
         assert_eq!(cap_for(Path::new("/p/x/checkpoint-001.json")), 64 * MIB);
+        assert_eq!(
+            cap_for(Path::new("/p/.claude/iterative/x/tasks.md")),
+            64 * MIB
+        );
     }
 }

@@ -27,6 +27,7 @@ pub mod ids;
 mod invocation;
 pub mod limits;
 pub mod lock;
+pub mod parsed;
 mod read;
 pub mod schema;
 mod temps;
@@ -36,6 +37,7 @@ mod undo;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -432,4 +434,57 @@ pub fn to_pretty(value: &Value) -> Vec<u8> {
 /// Parses bytes as JSON, describing a failure in one line.
 pub fn parse_json(bytes: &[u8]) -> std::result::Result<Value, String> {
     serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+/// Parses bytes as JSON and checks them against `schema`: the value, or what is wrong in one
+/// line (`not valid JSON: …`, `does not match schema …: …`). What the bytes gave is remembered
+/// for the rest of the invocation ([`parsed`]): the same bytes read again are not checked again,
+/// and from their third read on not parsed again either (a copy of the value is kept from the
+/// second read, so an event that reads a file once pays for no copy).
+pub fn parse_checked(
+    bytes: &[u8],
+    schema_name: &'static str,
+) -> Result<std::result::Result<Value, String>> {
+    /// What one schema's last bytes gave.
+    enum Checked {
+        Valid(Option<Value>),
+        Invalid(String),
+    }
+    if let Some(known) = parsed::get::<Checked>(schema_name, bytes) {
+        return Ok(match &*known {
+            Checked::Invalid(why) => Err(why.clone()),
+            Checked::Valid(Some(v)) => Ok(v.clone()),
+            Checked::Valid(None) => {
+                let v = parse_json(bytes);
+                if let Ok(v) = &v {
+                    parsed::remember(schema_name, bytes, Rc::new(Checked::Valid(Some(v.clone()))));
+                }
+                v
+            }
+        });
+    }
+    let outcome = check_bytes(bytes, schema_name)?;
+    let known = match &outcome {
+        Ok(_) => Checked::Valid(None),
+        Err(why) => Checked::Invalid(why.clone()),
+    };
+    parsed::remember(schema_name, bytes, Rc::new(known));
+    Ok(outcome)
+}
+
+fn check_bytes(
+    bytes: &[u8],
+    schema_name: &'static str,
+) -> Result<std::result::Result<Value, String>> {
+    let value = match parse_json(bytes) {
+        Ok(v) => v,
+        Err(why) => return Ok(Err(why)),
+    };
+    Ok(match schema::check(schema_name, &value)? {
+        Ok(()) => Ok(value),
+        Err(issues) => Err(format!(
+            "does not match schema {schema_name}: {}",
+            schema::summarize(&issues)
+        )),
+    })
 }

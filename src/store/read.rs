@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{fs, limits, parse_json, schema, Entry, Loaded, Store};
+use super::{fs, limits, parse_checked, Entry, Loaded, Store};
 use crate::error::{Error, Result};
 
 impl Store {
@@ -159,19 +159,13 @@ impl Store {
     }
 
     /// Loads a JSON state file and checks it against `schema`.
-    pub fn load_json(&self, path: &Path, schema: &str) -> Result<Loaded> {
+    pub fn load_json(&self, path: &Path, schema: &'static str) -> Result<Loaded> {
         let Some(bytes) = self.read(path)? else {
             return Ok(Loaded::Missing);
         };
-        Ok(match parse_json(&bytes) {
+        Ok(match parse_checked(&bytes, schema)? {
+            Ok(value) => Loaded::Valid(value),
             Err(problem) => Loaded::Invalid(problem),
-            Ok(value) => match schema::check(schema, &value)? {
-                Ok(()) => Loaded::Valid(value),
-                Err(issues) => Loaded::Invalid(format!(
-                    "does not match schema {schema}: {}",
-                    schema::summarize(&issues)
-                )),
-            },
         })
     }
 
@@ -182,7 +176,7 @@ impl Store {
     pub fn load_or_refuse(
         &self,
         path: &Path,
-        schema: &str,
+        schema: &'static str,
         store_root: &Path,
     ) -> Result<Option<Value>> {
         match self.load_json(path, schema)? {

@@ -457,3 +457,35 @@ fn session_start_opens_with_an_index_of_every_store_within_budget() {
         "{ctx}"
     );
 }
+
+#[test]
+fn a_subagents_done_ends_the_claim_on_its_unit() {
+    let p = Project::new();
+    projects_store(&p);
+    ok(&verb(&p, Some(A), NOW, &["claim", "T1"]));
+    let mut stop = p.subagent_stop(
+        "agent-1",
+        "<task>web/T1</task> write it",
+        "Written.\n<signal>T1_DONE</signal>",
+    );
+    stop["session_id"] = json!(A);
+    let r = p.hook(&stop);
+    assert_eq!(r.code, 0, "{r:?}");
+    let claims: Value = serde_json::from_slice(
+        &std::fs::read(p.root.join(".claude/taskhook/claims.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(claims["claims"], json!([]), "{claims}");
+    // A signal on a unit nobody claimed touches no claims file.
+    let before = std::fs::read(p.root.join(".claude/taskhook/claims.json")).unwrap();
+    let stop = p.subagent_stop(
+        "agent-2",
+        "<task>web/T2</task> test it",
+        "<signal>T2_DONE</signal>",
+    );
+    assert_eq!(p.hook(&stop).code, 0);
+    assert_eq!(
+        std::fs::read(p.root.join(".claude/taskhook/claims.json")).unwrap(),
+        before
+    );
+}

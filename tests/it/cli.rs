@@ -273,3 +273,34 @@ fn man_pages_are_generated_on_demand() {
     run.assert_one_line_error();
     assert!(run.stderr.contains("known: hook, replay"), "{run:?}");
 }
+
+/// Issue 20 item 19: a `recover` that cannot rebuild a store says so, and never advises running
+/// `recover`.
+#[test]
+fn a_failing_recover_does_not_advise_recover() {
+    let p = Project::new();
+    let r = p.run(
+        &[
+            "execute",
+            "init",
+            "docs/tasks/auth",
+            "--layer",
+            "0-setup=L0-001",
+        ],
+        "",
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let dir = p.root.join("docs/tasks/auth");
+    std::fs::write(dir.join("execute-state.json"), "{broken").unwrap();
+    let _ = std::fs::remove_file(dir.join(".execute-state.json.last-good"));
+    let before = p.snapshot();
+    let r = p.run(&["recover", "docs/tasks/auth"], "");
+    r.assert_one_line_error();
+    assert!(
+        r.stderr.contains("`taskhook recover` cannot rebuild it"),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("run `taskhook recover"), "{r:?}");
+    assert!(!r.stderr.contains("or `taskhook recover"), "{r:?}");
+    assert_eq!(p.snapshot(), before);
+}

@@ -169,7 +169,7 @@ fn gitignore_recipe_is_offered_and_appended_on_request() {
     assert!(dry.stdout.contains("Would add to"), "{dry:?}");
     let run = p.run(&["install", "--gitignore"], "");
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("Added 6 lines to"), "{run:?}");
+    assert!(run.stdout.contains("Added 8 lines to"), "{run:?}");
     let text = std::fs::read_to_string(p.root.join(".gitignore")).unwrap();
     assert!(
         text.starts_with("/target\n.claude/*.taskhook-backup-*\n\n# taskhook: "),
@@ -182,6 +182,8 @@ fn gitignore_recipe_is_offered_and_appended_on_request() {
         ".claude/taskhook/agents.json",
         ".claude/taskhook/journal.jsonl*",
         ".claude/taskhook/applied.json",
+        ".claude/taskhook/claims.json",
+        ".execute-state.json.last-good",
     ] {
         assert!(text.lines().any(|x| x == l), "{l} in {text}");
     }
@@ -209,6 +211,8 @@ fn gitignore_recipe_is_offered_and_appended_on_request() {
         ".claude/settings.json.taskhook-backup-20260301T120000Z-2",
         ".claude/taskhook/journal.jsonl.1",
         ".claude/taskhook/applied.json",
+        ".claude/taskhook/claims.json",
+        "docs/tasks/auth/.execute-state.json.last-good",
     ] {
         let out = git(&["check-ignore", "-q", "--no-index", f]);
         assert!(out.status.success(), "{f} is not ignored by\n{text}");

@@ -781,3 +781,20 @@ fn a_transcript_written_late_still_binds_the_subagent() {
     assert_eq!(v["decision"], "block", "treated as unbound: {v}");
     assert_eq!(l.unit("T1")["iterations_used"], 1);
 }
+
+#[test]
+fn a_plan_of_many_megabytes_is_read() {
+    // 100,000 units make a tasks.md of about 13 MB (issue 23): more than the 4 MiB a small
+    // file may have, within the 64 MiB of a state file.
+    let l = Loop::new("s", &["T1"], 5);
+    let plan = l.dir().join("tasks.md");
+    let mut text = std::fs::read_to_string(&plan).unwrap();
+    text.push_str("\n## Notes\n\n");
+    while text.len() < 5 * 1024 * 1024 {
+        text.push_str("- the parser keeps its error messages short and names the file.\n");
+    }
+    std::fs::write(&plan, text).unwrap();
+    let run = l.bound("T1", "Done.\n<signal>T1_DONE</signal>");
+    assert!(reason(&run).contains("confirmation pass"), "{run:?}");
+    assert_eq!(l.unit("T1")["iterations_used"], 1);
+}

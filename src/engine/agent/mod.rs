@@ -29,7 +29,7 @@ use crate::project::Project;
 
 pub use act::{act, Acted, Verb};
 pub use next::{next, Next};
-pub use session::{in_view, launched, session_ended};
+pub use session::{in_view, launched, session_ended, settled};
 pub use show::{show, Dep, Section, ShowOut};
 
 /// One store of the project with its units.

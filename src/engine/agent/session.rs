@@ -170,3 +170,34 @@ pub fn in_view(cx: &Ctx, project: &Project, held: &Claims) -> Claims {
     }
     out
 }
+
+/// A subagent's signal moved `task` of `store`: when the unit has left "in progress" (finished,
+/// failed back to ready, held for a person), its claim ends, as it does after a verb. Nothing
+/// is read or written when the project holds no claim.
+pub fn settled(cx: &Ctx, project: &Project, store: &StoreRef, task: &str) -> Result<()> {
+    if !cx.store.exists(&claims::path(&project.root)) {
+        return Ok(());
+    }
+    let key = key_of(cx, store, task)?;
+    if claims::load(cx, &project.root)?
+        .of(store.layout, &store.id, &key)
+        .is_none()
+    {
+        return Ok(());
+    }
+    let Some(layout) = registry().iter().find(|l| l.name() == store.layout) else {
+        return Ok(());
+    };
+    let (units, keys) = layout.work_keyed(cx, store)?;
+    let in_progress = keys
+        .iter()
+        .position(|k| *k == key)
+        .is_some_and(|i| units[i].phase == Phase::InProgress);
+    if in_progress {
+        return Ok(());
+    }
+    claims::update(cx, &project.root, |held| {
+        held.remove(store.layout, &store.id, &key);
+        Ok(())
+    })
+}

@@ -10,9 +10,13 @@
 //! milliseconds) are read the same way; a line that is not JSON (a torn last line after a crash)
 //! is skipped and counted.
 
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::io;
+use std::rc::Rc;
 
 use chrono::{DateTime, Utc};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::error::{CResult, Code, Failure};
@@ -20,7 +24,7 @@ use super::Folder;
 use crate::context::Ctx;
 use crate::shell::quote;
 use crate::store::clock::parse_time;
-use crate::store::schema;
+use crate::store::{parsed, schema};
 
 /// The schema of one history line.
 pub const SCHEMA: &str = "cdd-history";
@@ -36,7 +40,117 @@ pub struct Event {
     /// The status folder the event put its task in, when it says one.
     pub to: Option<Folder>,
     pub at: Option<DateTime<Utc>>,
-    pub raw: Value,
+    /// The line as written.
+    pub line: String,
+}
+
+impl Event {
+    /// All of the line's fields (parsed when asked: only `stats` reads more than the fields
+    /// above).
+    pub fn raw(&self) -> Value {
+        serde_json::from_str(&self.line).unwrap_or(Value::Null)
+    }
+}
+
+/// A field's value when it is a string (borrowed from the line when it has no escapes); any
+/// other value is skipped.
+struct Str<'a>(Option<Cow<'a, str>>);
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(Some(Cow::Owned(v))))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Str<'de>, E> {
+                Ok(Str(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Str<'de>, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Str(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Str<'de>, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Str(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The fields of a line the log's questions read, when the line is a JSON object; every other
+/// field is skipped unbuilt (its syntax still checked). A key given twice counts as its last
+/// value, as in a parsed object.
+#[derive(Default)]
+struct Head<'a> {
+    action: Option<Cow<'a, str>>,
+    task: Option<Cow<'a, str>>,
+    stop: Option<Cow<'a, str>>,
+    to: Option<Cow<'a, str>>,
+    timestamp: Option<Cow<'a, str>>,
+}
+
+impl<'de> Deserialize<'de> for Head<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Head<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Head<'de>, A::Error> {
+                let mut h = Head::default();
+                while let Some(Str(key)) = m.next_key::<Str<'de>>()? {
+                    let slot = match key.as_deref() {
+                        Some("action") => &mut h.action,
+                        Some("task") => &mut h.task,
+                        Some("stop") => &mut h.stop,
+                        Some("to") => &mut h.to,
+                        Some("timestamp") => &mut h.timestamp,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = m.next_value::<Str<'de>>()?.0;
+                }
+                Ok(h)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// Where a stop stands, by its last `stop_*` event.
@@ -78,9 +192,9 @@ impl Bad {
     }
 }
 
-/// One line of the log (without its newline): its JSON object, `None` when it is blank, or why
-/// it is no event.
-pub fn read_line(line: &[u8]) -> std::result::Result<Option<Value>, Bad> {
+/// One line of the log (without its newline): the line and its event's fields, `None` when it
+/// is blank, or why it is no event.
+fn read_head(line: &[u8]) -> std::result::Result<Option<(&str, Head<'_>)>, Bad> {
     if line.contains(&0) {
         return Err(Bad::Nul);
     }
@@ -88,9 +202,18 @@ pub fn read_line(line: &[u8]) -> std::result::Result<Option<Value>, Bad> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(v) if v.is_object() => Ok(Some(v)),
-        _ => Err(Bad::NotJson),
+    match serde_json::from_str::<Head<'_>>(text) {
+        Ok(head) => Ok(Some((text, head))),
+        Err(_) => Err(Bad::NotJson),
+    }
+}
+
+/// One line of the log (without its newline): its JSON object, `None` when it is blank, or why
+/// it is no event.
+pub fn read_line(line: &[u8]) -> std::result::Result<Option<Value>, Bad> {
+    match read_head(line)? {
+        None => Ok(None),
+        Some((text, _)) => serde_json::from_str(text).map_err(|_| Bad::NotJson),
     }
 }
 
@@ -100,6 +223,44 @@ pub struct History {
     pub events: Vec<Event>,
     /// The lines that are no event (1-based numbers): skipped.
     pub bad_lines: Vec<(usize, Bad)>,
+    /// What the questions below need, gathered in the one pass that parses the log.
+    index: Index,
+}
+
+/// Per task and per stop, the last event that answers each question about it.
+#[derive(Debug, Clone, Default)]
+struct Index {
+    /// Task → the folder of its last event that names one (`stop_*` events aside).
+    folder: HashMap<String, Folder>,
+    /// Task → the time of its last `start` (`None` when that event has no time).
+    start: HashMap<String, Option<DateTime<Utc>>>,
+    /// Tasks with any event.
+    known: HashSet<String>,
+    /// Stop → whether its last `stop_*` event is `stop_continue`.
+    passed: HashMap<String, bool>,
+}
+
+impl Index {
+    fn add(&mut self, e: &Event) {
+        if e.action.starts_with("stop_") {
+            if let Some(stop) = e.stop.as_deref().or(e.task.as_deref()) {
+                self.passed
+                    .insert(stop.to_string(), e.action == "stop_continue");
+            }
+        }
+        let Some(task) = e.task.as_deref() else {
+            return;
+        };
+        if !self.known.contains(task) {
+            self.known.insert(task.to_string());
+        }
+        if let (Some(to), false) = (e.to, e.action.starts_with("stop_")) {
+            self.folder.insert(task.to_string(), to);
+        }
+        if e.action == "start" {
+            self.start.insert(task.to_string(), e.at);
+        }
+    }
 }
 
 /// The lines of a log, without their newlines (a last line without one included).
@@ -113,73 +274,89 @@ impl History {
     /// Parses the log's bytes.
     pub fn parse(bytes: &[u8]) -> History {
         let mut h = History::default();
+        h.extend(bytes, 0);
+        h
+    }
+
+    /// Parses more of the log: `bytes` follow what was parsed so far, which ended a line after
+    /// its first `lines_before` lines.
+    fn extend(&mut self, bytes: &[u8], lines_before: usize) {
+        let h = self;
         for (i, line) in lines(bytes).enumerate() {
-            let raw = match read_line(line) {
-                Ok(Some(raw)) => raw,
+            let i = i + lines_before;
+            let (line, head) = match read_head(line) {
+                Ok(Some(read)) => read,
                 Ok(None) => continue,
                 Err(bad) => {
                     h.bad_lines.push((i + 1, bad));
                     continue;
                 }
             };
-            let s = |k: &str| raw.get(k).and_then(Value::as_str).map(str::to_string);
-            let action = s("action").unwrap_or_default();
-            let to = s("to")
+            let action = head.action.map(Cow::into_owned).unwrap_or_default();
+            let to = head
+                .to
                 .and_then(|t| Folder::parse(&t))
                 .or_else(|| (action == "escalate").then_some(Folder::Pending));
-            h.events.push(Event {
-                task: s("task"),
-                stop: s("stop"),
+            let e = Event {
+                task: head.task.map(Cow::into_owned),
+                stop: head.stop.map(Cow::into_owned),
                 to,
-                at: s("timestamp").and_then(|t| parse_time(&t)),
+                at: head.timestamp.and_then(|t| parse_time(&t)),
                 action,
-                raw,
-            });
+                line: line.to_string(),
+            };
+            h.index.add(&e);
+            h.events.push(e);
         }
-        h
     }
 
     /// The folder the last event of `task` put it in: "the last event of each task decides".
     pub fn folder_of(&self, task: &str) -> Option<Folder> {
-        self.events
-            .iter()
-            .rev()
-            .filter(|e| e.task.as_deref() == Some(task) && !e.action.starts_with("stop_"))
-            .find_map(|e| e.to)
+        self.index.folder.get(task).copied()
     }
 
     /// When `task` was last started.
     pub fn last_start(&self, task: &str) -> Option<DateTime<Utc>> {
-        self.events
-            .iter()
-            .rev()
-            .find(|e| e.action == "start" && e.task.as_deref() == Some(task))
-            .and_then(|e| e.at)
+        self.index.start.get(task).copied().flatten()
     }
 
     /// Whether `task` has any event at all.
     pub fn knows(&self, task: &str) -> bool {
-        self.events.iter().any(|e| e.task.as_deref() == Some(task))
+        self.index.known.contains(task)
     }
 
     /// A stop's state: its last `stop_*` event (`stop`, else `task`, names it).
     pub fn stop_state(&self, stop: &str) -> StopState {
-        let last = self.events.iter().rev().find(|e| {
-            e.action.starts_with("stop_") && e.stop.as_deref().or(e.task.as_deref()) == Some(stop)
-        });
-        match last.map(|e| e.action.as_str()) {
-            Some("stop_continue") => StopState::Passed,
-            Some(_) => StopState::Reached,
+        match self.index.passed.get(stop) {
+            Some(true) => StopState::Passed,
+            Some(false) => StopState::Reached,
             None => StopState::NotReached,
         }
     }
 }
 
-/// Reads the log (a missing one is empty).
-pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<History> {
+/// Reads the log (a missing one is empty). The log only grows, so within one invocation a
+/// read that finds the bytes parsed last time followed by more parses only what was appended
+/// ([`crate::store::parsed`]); other bytes are parsed whole.
+pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<Rc<History>> {
     let bytes = cx.store.read_capped(path, MAX_BYTES)?.unwrap_or_default();
-    Ok(History::parse(&bytes))
+    let h = match parsed::prefix_of::<History>(KIND, &bytes) {
+        Some((n, h)) if n == bytes.len() => return Ok(h),
+        Some((n, h)) if bytes[..n].ends_with(b"\n") => {
+            let mut more = (*h).clone();
+            let lines = bytes[..n].iter().filter(|&&b| b == b'\n').count();
+            more.extend(&bytes[n..], lines);
+            more
+        }
+        _ => History::parse(&bytes),
+    };
+    let h = Rc::new(h);
+    parsed::remember(KIND, &bytes, h.clone());
+    Ok(h)
 }
+
+/// The kind of document [`read`] remembers.
+const KIND: &str = "cdd-history.jsonl";
 
 /// What is said of the lines no event can be read from (skipped, and new lines appended after
 /// them), with the command that sets them aside; `None` when there are none.
@@ -299,8 +476,184 @@ impl serde_json::ser::Formatter for SeedFormatter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The scans the index replaced (issue 23), kept as the reference it must agree with.
+    pub(crate) mod reference {
+        use super::super::*;
+
+        pub fn folder_of(h: &History, task: &str) -> Option<Folder> {
+            h.events
+                .iter()
+                .rev()
+                .filter(|e| e.task.as_deref() == Some(task) && !e.action.starts_with("stop_"))
+                .find_map(|e| e.to)
+        }
+
+        pub fn last_start(h: &History, task: &str) -> Option<DateTime<Utc>> {
+            h.events
+                .iter()
+                .rev()
+                .find(|e| e.action == "start" && e.task.as_deref() == Some(task))
+                .and_then(|e| e.at)
+        }
+
+        pub fn knows(h: &History, task: &str) -> bool {
+            h.events.iter().any(|e| e.task.as_deref() == Some(task))
+        }
+
+        /// An event's action, task, stop, folder and time.
+        pub type Fields = (
+            String,
+            Option<String>,
+            Option<String>,
+            Option<Folder>,
+            Option<DateTime<Utc>>,
+        );
+
+        /// A line's event as a parse into a JSON tree read it.
+        pub fn event(line: &str) -> Option<Fields> {
+            let raw = serde_json::from_str::<Value>(line)
+                .ok()
+                .filter(Value::is_object)?;
+            let s = |k: &str| raw.get(k).and_then(Value::as_str).map(str::to_string);
+            let action = s("action").unwrap_or_default();
+            let to = s("to")
+                .and_then(|t| Folder::parse(&t))
+                .or_else(|| (action == "escalate").then_some(Folder::Pending));
+            Some((
+                action,
+                s("task"),
+                s("stop"),
+                to,
+                s("timestamp").and_then(|t| parse_time(&t)),
+            ))
+        }
+
+        pub fn stop_state(h: &History, stop: &str) -> StopState {
+            let last = h.events.iter().rev().find(|e| {
+                e.action.starts_with("stop_")
+                    && e.stop.as_deref().or(e.task.as_deref()) == Some(stop)
+            });
+            match last.map(|e| e.action.as_str()) {
+                Some("stop_continue") => StopState::Passed,
+                Some(_) => StopState::Reached,
+                None => StopState::NotReached,
+            }
+        }
+    }
+
+    /// Names used by random histories: tasks and stops, sharing a pool so a stop event may
+    /// name a task and the other way round.
+    pub(crate) const NAMES: [&str; 5] = ["a.md", "b.md", "c.md", "v", "w"];
+
+    /// A random history line: the seed's actions and others, fields present or not, the
+    /// `to` of a folder or not, sometimes a line that is not JSON.
+    pub(crate) fn some_line() -> impl Strategy<Value = String> {
+        let action = prop::sample::select(vec![
+            "import",
+            "start",
+            "done",
+            "fail",
+            "escalate",
+            "repair",
+            "stop_reached",
+            "stop_continue",
+            "stop_other",
+            "error",
+        ]);
+        let name = prop::option::of(prop::sample::select(NAMES.to_vec()));
+        let to = prop::option::of(prop::sample::select(vec![
+            "pending",
+            "in_progress",
+            "completed",
+            "failed",
+            "elsewhere",
+        ]));
+        let at = prop::option::of(0..50u32);
+        (action, name.clone(), name, to, at, 0..20u8).prop_map(
+            |(action, task, stop, to, at, shape)| {
+                // Lines that are not one plain object of strings.
+                match shape {
+                    0 => return "{\"torn\": ".to_string(),
+                    12 => return format!("[\"{action}\", \"a.md\"]"),
+                    13 => return "42".to_string(),
+                    14 => return format!("\"{action}\""),
+                    15 => return format!("{{\"action\": \"{action}\", \"task\": 7, \"to\": {{\"x\": [1, {{}}]}}}}"),
+                    16 => return format!("{{\"action\": \"{action}\", \"task\": \"a.md\", \"task\": \"b.md\", \"to\": null}}"),
+                    17 => return format!("{{\"action\": \"{action}\", \"task\": \"a\\u002emd\", \"st\\u006fp\": \"v\", \"to\": \"pending\"}}"),
+                    18 => return format!("{{\"action\": \"{action}\", \"task\": \"b.md\"}} trailing"),
+                    _ => {}
+                }
+                let mut m = Map::new();
+                if let Some(at) = at {
+                    m.insert(
+                        "timestamp".into(),
+                        format!("2026-01-01T00:{:02}:00Z", at % 60).into(),
+                    );
+                }
+                m.insert("action".into(), action.into());
+                if let Some(t) = task {
+                    m.insert("task".into(), t.into());
+                }
+                if let Some(s) = stop.filter(|_| shape % 2 == 0) {
+                    m.insert("stop".into(), s.into());
+                }
+                if let Some(t) = to {
+                    m.insert("to".into(), t.into());
+                }
+                Value::Object(m).to_string()
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The index answers every question as the scans of the events do, and a log parsed
+        /// in two parts (what a read after an append does) is the log parsed whole.
+        #[test]
+        fn index_matches_the_scans(lines in prop::collection::vec(some_line(), 0..40), cut in 0..40usize) {
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            let h = History::parse(text.as_bytes());
+            let want: Vec<_> = lines.iter().filter_map(|l| reference::event(l)).collect();
+            let got: Vec<_> = h
+                .events
+                .iter()
+                .map(|e| (e.action.clone(), e.task.clone(), e.stop.clone(), e.to, e.at))
+                .collect();
+            prop_assert_eq!(got, want);
+            let bad: Vec<(usize, Bad)> = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| reference::event(l).is_none())
+                .map(|(i, _)| (i + 1, Bad::NotJson))
+                .collect();
+            prop_assert_eq!(&h.bad_lines, &bad);
+            for e in &h.events {
+                prop_assert!(e.raw().is_object());
+            }
+            for name in NAMES {
+                prop_assert_eq!(h.folder_of(name), reference::folder_of(&h, name));
+                prop_assert_eq!(h.last_start(name), reference::last_start(&h, name));
+                prop_assert_eq!(h.knows(name), reference::knows(&h, name));
+                prop_assert_eq!(h.stop_state(name), reference::stop_state(&h, name));
+            }
+            let cut = cut.min(lines.len());
+            let head: String = lines[..cut].iter().map(|l| format!("{l}\n")).collect();
+            let mut parts = History::parse(head.as_bytes());
+            parts.extend(&text.as_bytes()[head.len()..], cut);
+            prop_assert_eq!(&parts.events, &h.events);
+            prop_assert_eq!(&parts.bad_lines, &h.bad_lines);
+            for name in NAMES {
+                prop_assert_eq!(parts.folder_of(name), h.folder_of(name));
+                prop_assert_eq!(parts.last_start(name), h.last_start(name));
+                prop_assert_eq!(parts.stop_state(name), h.stop_state(name));
+            }
+        }
+    }
 
     #[test]
     fn the_last_event_decides_and_stops_have_their_own() {

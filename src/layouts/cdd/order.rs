@@ -5,7 +5,7 @@
 //! The document is kept as read ([`Order::doc`]): a rewrite changes only the fields it means to,
 //! so unknown fields survive.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -100,6 +100,8 @@ pub fn taggable(name: &str) -> bool {
 pub struct Order {
     pub doc: Value,
     pub items: Vec<Item>,
+    /// Task name or stop id → its place in `items` (names are unique across both).
+    by_name: HashMap<String, usize>,
 }
 
 fn opt(v: &Value, key: &str) -> Option<String> {
@@ -145,7 +147,16 @@ impl Order {
             }
             items.push(item);
         }
-        Ok(Order { doc, items })
+        let by_name = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (item.id().to_string(), i))
+            .collect();
+        Ok(Order {
+            doc,
+            items,
+            by_name,
+        })
     }
 
     /// Checks the ids of an order a plan brings in (`import`): each must be a valid id for a
@@ -184,12 +195,18 @@ impl Order {
 
     /// The task named `name`.
     pub fn task(&self, name: &str) -> Option<&Task> {
-        self.tasks().find(|t| t.name == name)
+        match self.items.get(*self.by_name.get(name)?)? {
+            Item::Task(t) => Some(t),
+            Item::Stop(_) => None,
+        }
     }
 
     /// The stop `id`.
     pub fn stop(&self, id: &str) -> Option<&Stop> {
-        self.stops().find(|s| s.id == id)
+        match self.items.get(*self.by_name.get(id)?)? {
+            Item::Stop(s) => Some(s),
+            Item::Task(_) => None,
+        }
     }
 
     /// The document with task `name`'s `model` and `thinking` set (other fields kept).

@@ -73,7 +73,7 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Value> {
         match e.action.as_str() {
             "done" | "fail" => {
                 let secs = e
-                    .raw
+                    .raw()
                     .get("elapsed_seconds")
                     .and_then(Value::as_f64)
                     .unwrap_or(0.0);
@@ -86,7 +86,8 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Value> {
             }
             "escalate" => {
                 escalations += 1;
-                let s = |k: &str| e.raw.get(k).and_then(Value::as_str);
+                let raw = e.raw();
+                let s = |k: &str| raw.get(k).and_then(Value::as_str);
                 let level = level_of(s("to_model"), s("to_thinking"));
                 if let Some(slot) = level.checked_sub(1).and_then(|i| by_level.get_mut(i)) {
                     *slot += 1;
@@ -101,7 +102,7 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Value> {
         .iter()
         .filter(|e| {
             e.action == "fail"
-                && e.raw
+                && e.raw()
                     .get("reason")
                     .and_then(Value::as_str)
                     .is_some_and(|r| r.starts_with("max escalation level reached"))

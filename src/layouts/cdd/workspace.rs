@@ -3,6 +3,7 @@
 //! `stop_*` event), and what `next` answers.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -11,7 +12,7 @@ use super::history::{self, History, StopState};
 use super::order::{Item, Order, Stop, Task};
 use super::{check_task_name, Folder, Paths, FOLDERS};
 use crate::context::Ctx;
-use crate::store::parse_json;
+use crate::store::{parse_json, parsed};
 
 /// Where a task's file is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,8 +52,8 @@ pub enum Next {
 pub struct Workspace {
     pub paths: Paths,
     /// `None` when there is no order.json yet.
-    pub order: Option<Order>,
-    pub history: History,
+    pub order: Option<Rc<Order>>,
+    pub history: Rc<History>,
     /// File name → the status folders holding it (task names only: [`check_task_name`]).
     pub files: BTreeMap<String, Vec<Folder>>,
     /// Files directly in `tasks/` (waiting for import; never order.json or history.jsonl).
@@ -64,9 +65,24 @@ pub const MAX_ORDER_BYTES: usize = 16 * 1024 * 1024;
 
 /// Reads and checks an order file; `None` when missing.
 pub fn read_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Order>> {
+    Ok(read_shared_order(cx, path)?.map(|o| (*o).clone()))
+}
+
+/// [`read_order`], shared: the same bytes read again in this invocation give the order they
+/// gave (a failure is worked out again, for its message naming `path`).
+fn read_shared_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Rc<Order>>> {
     let Some(bytes) = cx.store.read_capped(path, MAX_ORDER_BYTES)? else {
         return Ok(None);
     };
+    let known = parsed::remembered("cdd-order.json", &bytes, |b| {
+        parse_json(b)
+            .ok()
+            .and_then(|doc| Order::parse(doc, "").ok())
+            .map(Rc::new)
+    });
+    if let Some(order) = &*known {
+        return Ok(Some(order.clone()));
+    }
     let fix = "; fix it (`taskhook schema cdd-order` shows the format) or import the order again";
     let doc = parse_json(&bytes).map_err(|why| {
         Failure::new(
@@ -75,7 +91,7 @@ pub fn read_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Order>> {
         )
     })?;
     Order::parse(doc, &format!("`{}`", path.display()))
-        .map(Some)
+        .map(|o| Some(Rc::new(o)))
         .map_err(|f| Failure::new(f.code, format!("{}{fix}", f.message)))
 }
 
@@ -96,7 +112,7 @@ impl Workspace {
         if !cx.store.is_dir(&paths.tasks) {
             return Err(not_initialized(paths));
         }
-        let order = read_order(cx, &paths.order)?;
+        let order = read_shared_order(cx, &paths.order)?;
         let history = history::read(cx, &paths.history)?;
         let mut files: BTreeMap<String, Vec<Folder>> = BTreeMap::new();
         for f in FOLDERS {
@@ -136,7 +152,7 @@ impl Workspace {
 
     /// The order, which must exist.
     pub fn order(&self) -> CResult<&Order> {
-        self.order.as_ref().ok_or_else(|| {
+        self.order.as_deref().ok_or_else(|| {
             Failure::new(
                 Code::NoOrder,
                 format!(
@@ -172,7 +188,7 @@ impl Workspace {
     pub fn in_folder(&self, f: Folder) -> Vec<&Task> {
         self.order
             .iter()
-            .flat_map(Order::tasks)
+            .flat_map(|o| o.tasks())
             .filter(|t| self.status(&t.name) == Status::In(f))
             .collect()
     }
@@ -181,7 +197,7 @@ impl Workspace {
     pub fn stop_before(&self, task: &Task) -> Option<&Stop> {
         self.order
             .iter()
-            .flat_map(Order::stops)
+            .flat_map(|o| o.stops())
             .filter(|s| s.index < task.index)
             .find(|s| self.history.stop_state(&s.id) != StopState::Passed)
     }
@@ -247,4 +263,92 @@ pub fn task_json(t: &Task, status: &str) -> Value {
         "thinking": t.thinking,
         "status": status,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::history::tests::{reference, some_line, NAMES};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `next` as it was before the history's index (issue 23): every stop's state a scan of the
+    /// events. The reference the index must agree with.
+    fn reference_next(ws: &Workspace) -> CResult<Next> {
+        let order = ws.order()?;
+        if let Some(t) = order
+            .tasks()
+            .find(|t| ws.status(&t.name) == Status::In(Folder::InProgress))
+        {
+            return Ok(Next::Task(t.clone(), Folder::InProgress));
+        }
+        for item in &order.items {
+            match item {
+                Item::Stop(s) => {
+                    let state = reference::stop_state(&ws.history, &s.id);
+                    if state != StopState::Passed {
+                        return Ok(Next::Stop(s.clone(), state));
+                    }
+                }
+                Item::Task(t) => match ws.status(&t.name) {
+                    Status::In(Folder::Completed | Folder::Failed) => {}
+                    Status::In(f) => return Ok(Next::Task(t.clone(), f)),
+                    other => return Err(ws.unusable(&t.name, &other)),
+                },
+            }
+        }
+        Ok(Next::Done)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The next unit (and each task's blocking stop) is the same with the index as with
+        /// the scans, on random orders, folders and histories.
+        #[test]
+        fn next_matches_the_scans(
+            names in Just(NAMES.to_vec()).prop_shuffle(),
+            keep in 1..=NAMES.len(),
+            folders in prop::collection::vec(prop::collection::vec(0..4usize, 0..3), NAMES.len()),
+            lines in prop::collection::vec(some_line(), 0..30),
+        ) {
+            let items: Vec<serde_json::Value> = names[..keep]
+                .iter()
+                .map(|n| if n.ends_with(".md") {
+                    serde_json::json!({"task": n})
+                } else {
+                    serde_json::json!({"stop": n})
+                })
+                .collect();
+            let order = Order::parse(serde_json::json!({"tasks": items}), "order").unwrap();
+            let mut files: BTreeMap<String, Vec<Folder>> = BTreeMap::new();
+            for (name, fs) in NAMES.iter().zip(&folders) {
+                for &f in fs {
+                    files.entry(name.to_string()).or_default().push(FOLDERS[f]);
+                }
+            }
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            let ws = Workspace {
+                paths: Paths::of(std::path::Path::new("/ws")),
+                order: Some(Rc::new(order)),
+                history: Rc::new(History::parse(text.as_bytes())),
+                files,
+                loose: BTreeSet::new(),
+            };
+            prop_assert_eq!(format!("{:?}", ws.next()), format!("{:?}", reference_next(&ws)));
+            let order = ws.order().unwrap();
+            for t in order.tasks() {
+                let want = order
+                    .stops()
+                    .filter(|s| s.index < t.index)
+                    .find(|s| reference::stop_state(&ws.history, &s.id) != StopState::Passed);
+                prop_assert_eq!(ws.stop_before(t), want);
+            }
+            for name in NAMES {
+                let linear = order.tasks().find(|t| t.name == name);
+                prop_assert_eq!(order.task(name), linear);
+                let linear = order.stops().find(|s| s.id == name);
+                prop_assert_eq!(order.stop(name), linear);
+            }
+        }
+    }
 }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::StoreRef;
-use crate::store::{fs, lock_path_for, parse_json, schema};
+use crate::store::{fs, lock_path_for, parse_checked};
 
 /// The schema of execute-state.json.
 pub const SCHEMA: &str = "execute-state";
@@ -23,8 +23,9 @@ pub const BAK: &str = "execute-state.json.bak";
 /// taskhook's copy of the latest valid state it wrote or saw, byte for byte: what a corrupt
 /// state is rebuilt from.
 pub const LAST_GOOD: &str = ".execute-state.json.last-good";
-/// Largest state file read.
-pub const MAX_STATE_BYTES: usize = 16 * 1024 * 1024;
+/// Largest state file read: the cap of every JSON state file (a run of 100,000 tasks in the
+/// seed's shape is about 30 MB).
+pub const MAX_STATE_BYTES: usize = crate::store::limits::MAX_STATE_BYTES as usize;
 /// Attempts before a task is abandoned (seed 001).
 pub const MAX_ATTEMPTS: u64 = 5;
 
@@ -70,15 +71,9 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
     let Some(bytes) = cx.store.read_capped(path, MAX_STATE_BYTES)? else {
         return Ok(Read::Missing);
     };
-    Ok(match parse_json(&bytes) {
+    Ok(match parse_checked(&bytes, SCHEMA)? {
+        Ok(v) => Read::Valid(v),
         Err(why) => Read::Invalid(why),
-        Ok(v) => match schema::check(SCHEMA, &v)? {
-            Ok(()) => Read::Valid(v),
-            Err(issues) => Read::Invalid(format!(
-                "does not match schema {SCHEMA}: {}",
-                schema::summarize(&issues)
-            )),
-        },
     })
 }
 
@@ -171,19 +166,37 @@ pub fn seed_temp_note(cx: &Ctx, store: &StoreRef, state_updated: Option<&str>) -
     ))
 }
 
-/// Whether two states differ in more than the clock (`updated_at`, elapsed seconds).
+/// Whether two states differ in more than the clock (`updated_at`, elapsed seconds). Compared
+/// in place: no copy of either state.
 pub fn differs(a: &Value, b: &Value) -> bool {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(m) = v.as_object_mut() {
-            m.shift_remove("updated_at");
-            if let Some(metrics) = m.get_mut("metrics").and_then(Value::as_object_mut) {
-                metrics.shift_remove("elapsed_time_seconds");
-            }
-        }
-        v
+    let (Some(x), Some(y)) = (a.as_object(), b.as_object()) else {
+        return a != b;
     };
-    strip(a) != strip(b)
+    !same_without(
+        x,
+        y,
+        "updated_at",
+        &|key, v, w| match (key, v.as_object(), w.as_object()) {
+            ("metrics", Some(p), Some(q)) => {
+                same_without(p, q, "elapsed_time_seconds", &|_, v, w| v == w)
+            }
+            _ => v == w,
+        },
+    )
+}
+
+/// Whether two objects are equal once `skip` is left out of both, values compared by `same`.
+fn same_without(
+    x: &Map<String, Value>,
+    y: &Map<String, Value>,
+    skip: &str,
+    same: &dyn Fn(&str, &Value, &Value) -> bool,
+) -> bool {
+    let len = |m: &Map<String, Value>| m.len() - usize::from(m.contains_key(skip));
+    len(x) == len(y)
+        && x.iter()
+            .filter(|(k, _)| k.as_str() != skip)
+            .all(|(k, v)| y.get(k).is_some_and(|w| same(k, v, w)))
 }
 
 // ---- tasks -------------------------------------------------------------------------------
@@ -247,13 +260,14 @@ pub fn global(state: &Value) -> &str {
 // ---- layers ------------------------------------------------------------------------------
 
 /// The leading number of a layer key (`2-backend` → 2) or of a task id (`L2-003` → 2).
-fn leading_number(s: &str) -> Option<u64> {
-    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
+pub(super) fn leading_number(s: &str) -> Option<u64> {
+    s[..s.bytes().take_while(u8::is_ascii_digit).count()]
+        .parse()
+        .ok()
 }
 
 /// The layer number a seed-style task id names (`L2-003` → 2).
-fn id_layer_number(id: &str) -> Option<u64> {
+pub(super) fn id_layer_number(id: &str) -> Option<u64> {
     let rest = id.strip_prefix('L')?;
     let n = leading_number(rest)?;
     let after = &rest[rest.chars().take_while(char::is_ascii_digit).count()..];

@@ -23,7 +23,7 @@ use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::StoreRef;
-use crate::store::Loaded;
+use crate::store::{parsed, Loaded};
 
 /// Largest progress.md (or tail of it) read.
 pub const LOG_CAP: usize = 512 * 1024 * 1024;
@@ -95,7 +95,12 @@ pub(crate) fn read_plan(cx: &Ctx, p: &Paths) -> Result<Plan> {
             .read_capped(&p.plan_md, PLAN_CAP)?
             .unwrap_or_default(),
     };
-    Ok(Plan::new(parse_plan(&String::from_utf8_lossy(&text))))
+    // Read again in the same invocation (a unit's name resolved, then its stop), the same
+    // bytes give the plan already parsed.
+    let plan = parsed::remembered("iterative-plan", &text, |b| {
+        Plan::new(parse_plan(&String::from_utf8_lossy(b)))
+    });
+    Ok((*plan).clone())
 }
 
 /// progress.md whole (capped), as text.

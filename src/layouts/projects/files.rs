@@ -18,7 +18,7 @@ use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::store::checkpoint::Ring;
-use crate::store::{fs, parse_json, schema, to_pretty, Loaded};
+use crate::store::{fs, parse_checked, schema, to_pretty, Loaded};
 
 /// The temp-file prefix inside `temp/` (seed 000: `temp/.write-{uuid}`).
 pub const TEMP_PREFIX: &str = ".write-";
@@ -114,15 +114,9 @@ pub fn try_load(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Tasks, String
     let why = match &bytes {
         None if p.ring().list(&cx.store)?.is_empty() => return valid(json!({"tasks": []})),
         None => "it is missing".to_string(),
-        Some(b) => match parse_json(b) {
-            Err(e) => e,
-            Ok(v) => match schema::check(SCHEMA_TASKS, &v)? {
-                Ok(()) => return valid(v),
-                Err(issues) => format!(
-                    "does not match schema {SCHEMA_TASKS}: {}",
-                    schema::summarize(&issues)
-                ),
-            },
+        Some(b) => match parse_checked(b, SCHEMA_TASKS)? {
+            Ok(v) => return valid(v),
+            Err(why) => why,
         },
     };
     Ok(match recovery::restore(cx, p, bytes.as_deref(), &why)? {
@@ -146,19 +140,13 @@ pub fn file_name(path: &Path) -> String {
 pub const SMALL_CAP: usize = 4 * 1024 * 1024;
 
 /// Loads project.json or velocity.json (bounded; a special file refused) against its schema.
-pub fn load_small(cx: &Ctx, path: &Path, schema_name: &str) -> Result<Loaded> {
+pub fn load_small(cx: &Ctx, path: &Path, schema_name: &'static str) -> Result<Loaded> {
     let Some(bytes) = read_file(cx, path, SMALL_CAP)? else {
         return Ok(Loaded::Missing);
     };
-    Ok(match parse_json(&bytes) {
+    Ok(match parse_checked(&bytes, schema_name)? {
+        Ok(v) => Loaded::Valid(v),
         Err(e) => Loaded::Invalid(e),
-        Ok(v) => match schema::check(schema_name, &v)? {
-            Ok(()) => Loaded::Valid(v),
-            Err(issues) => Loaded::Invalid(format!(
-                "does not match schema {schema_name}: {}",
-                schema::summarize(&issues)
-            )),
-        },
     })
 }
 

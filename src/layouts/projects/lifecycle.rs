@@ -4,6 +4,8 @@
 //! refused. Hooks (a launch, a subagent's signal, a research file written) and commands
 //! (`projects start`, `projects set`) drive the same step, so both always agree.
 
+use std::collections::HashSet;
+
 use serde_json::{json, Value};
 
 use super::log::{self, Entry};
@@ -73,7 +75,7 @@ pub fn apply(doc: &mut Value, project: &str, id: &str, action: Action<'_>, now: 
         return refuse("", format!("there is no task {id}"));
     };
     let from = status(&doc["tasks"][i]).to_string();
-    let ready_before = ready(doc);
+    let ready_before: HashSet<String> = ready(doc).into_iter().collect();
     let task = doc["tasks"][i].clone();
     let subs = subtasks(&task);
     let mut out = Outcome {

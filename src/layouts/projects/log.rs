@@ -271,6 +271,7 @@ pub fn completions(entries: &[Entry], doc: &Value) -> Vec<Completion> {
             last.insert(t, i);
         }
     }
+    let index = model::Index::new(doc);
     entries
         .iter()
         .enumerate()
@@ -279,7 +280,7 @@ pub fn completions(entries: &[Entry], doc: &Value) -> Vec<Completion> {
         .filter(|e| e.event == TASK_COMPLETE)
         .filter_map(|e| {
             let id = e.task.clone()?;
-            let task = model::find(doc, &id);
+            let task = index.find(&id);
             if task.is_some_and(model::is_parent) {
                 return None;
             }

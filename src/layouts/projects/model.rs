@@ -3,7 +3,7 @@
 //! statuses, the hierarchy (`subtasks` on parents, `parent_id` as a fallback), dependencies,
 //! priority, which tasks are ready, stale, and what a phase holds.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -184,19 +184,130 @@ pub fn priority_rank(t: &Value) -> f64 {
 /// The ready tasks: leaf tasks PENDING or RESEARCHED whose dependencies (and their ancestors')
 /// are all COMPLETE, by priority, then creation order. BLOCKED tasks are never ready.
 pub fn ready(doc: &Value) -> Vec<String> {
-    let mut out: Vec<(f64, usize, String)> = tasks(doc)
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !is_parent(t) && matches!(status(t), PENDING | RESEARCHED))
-        .filter(|(_, t)| unmet_deps(doc, id(t)).is_empty())
-        .map(|(i, t)| (priority_rank(t), i, id(t).to_string()))
-        .collect();
-    out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut seen = HashSet::new();
-    out.into_iter()
-        .map(|(_, _, id)| id)
-        .filter(|id| seen.insert(id.clone()))
-        .collect()
+    Index::new(doc).ready()
+}
+
+/// The list indexed once, for questions about every task at a cost linear in the list: what
+/// [`find`] and [`parent_of`] answer, without a scan of the list per question.
+pub struct Index<'a> {
+    tasks: &'a [Value],
+    /// Id → the first task with that id (the one [`find`] returns).
+    first: HashMap<&'a str, usize>,
+    /// Id → the id of the first task listing it in `subtasks`.
+    listed_in: HashMap<&'a str, &'a str>,
+}
+
+/// The non-empty strings of a task's list field, borrowed (as [`string_list`] reads it).
+fn strs<'a>(t: &'a Value, key: &str) -> impl Iterator<Item = &'a str> {
+    t.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+impl<'a> Index<'a> {
+    pub fn new(doc: &'a Value) -> Self {
+        let tasks = tasks(doc);
+        let mut first = HashMap::with_capacity(tasks.len());
+        let mut listed_in = HashMap::new();
+        for (i, t) in tasks.iter().enumerate() {
+            if let Some(id) = t["id"].as_str() {
+                first.entry(id).or_insert(i);
+            }
+            for sub in strs(t, "subtasks") {
+                listed_in.entry(sub).or_insert(id(t));
+            }
+        }
+        Index {
+            tasks,
+            first,
+            listed_in,
+        }
+    }
+
+    /// The task with id `id`, as [`find`].
+    pub fn find(&self, id: &str) -> Option<&'a Value> {
+        self.first.get(id).map(|&i| &self.tasks[i])
+    }
+
+    /// The parent of `id`, as [`parent_of`].
+    pub fn parent_of(&self, id: &str) -> Option<&'a str> {
+        if let Some(p) = self.listed_in.get(id) {
+            return Some(p);
+        }
+        self.find(id)?["parent_id"]
+            .as_str()
+            .filter(|p| !p.is_empty() && *p != id && self.first.contains_key(p))
+    }
+
+    /// Whether the task's own dependencies are all COMPLETE.
+    fn own_deps_met(&self, id: &str) -> bool {
+        self.find(id).is_none_or(|t| {
+            strs(t, "dependencies").all(|d| self.find(d).is_some_and(|d| status(d) == COMPLETE))
+        })
+    }
+
+    /// For every id asked about: whether it and all its ancestors have their dependencies
+    /// met (no [`unmet_deps`]). `id`'s ancestors are everything its parent links reach, so
+    /// the answer is its own, and its parent's: each id is worked out once, a cycle of parent
+    /// links sharing one answer.
+    fn waits_for_nothing(
+        &self,
+        id: &'a str,
+        memo: &mut HashMap<&'a str, bool>,
+        path: &mut Vec<&'a str>,
+        on_path: &mut HashMap<&'a str, usize>,
+    ) -> bool {
+        path.clear();
+        on_path.clear();
+        let mut cur = id;
+        let mut answer = loop {
+            if let Some(&known) = memo.get(cur) {
+                break known;
+            }
+            if let Some(&at) = on_path.get(cur) {
+                let cycle = path[at..].iter().all(|x| self.own_deps_met(x));
+                for x in path.drain(at..) {
+                    memo.insert(x, cycle);
+                }
+                break cycle;
+            }
+            on_path.insert(cur, path.len());
+            path.push(cur);
+            match self.parent_of(cur) {
+                Some(p) => cur = p,
+                None => break true,
+            }
+        };
+        for x in path.drain(..).rev() {
+            answer = answer && self.own_deps_met(x);
+            memo.insert(x, answer);
+        }
+        memo.get(id).copied().unwrap_or(answer)
+    }
+
+    /// [`ready`], in one pass over the list.
+    pub fn ready(&self) -> Vec<String> {
+        let mut memo = HashMap::with_capacity(self.tasks.len());
+        let (mut path, mut on_path) = (Vec::new(), HashMap::new());
+        let mut out: Vec<(f64, usize, &str)> = Vec::new();
+        for (i, t) in self.tasks.iter().enumerate() {
+            if !matches!(status(t), PENDING | RESEARCHED) || strs(t, "subtasks").next().is_some() {
+                continue;
+            }
+            if self.waits_for_nothing(id(t), &mut memo, &mut path, &mut on_path) {
+                out.push((priority_rank(t), i, id(t)));
+            }
+        }
+        out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut seen = HashSet::with_capacity(out.len());
+        out.into_iter()
+            .filter(|(_, _, id)| seen.insert(*id))
+            .map(|(_, _, id)| id.to_string())
+            .collect()
+    }
 }
 
 /// A number as JSON: an integer when it is whole (`30`, not `30.0`).
@@ -282,7 +393,85 @@ pub fn problems(doc: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    /// `ready` as it was before the index (issue 23): `unmet_deps` of every candidate, each
+    /// walking the ancestors through `parent_of`'s scans. The reference the index must match.
+    fn ready_reference(doc: &Value) -> Vec<String> {
+        let mut out: Vec<(f64, usize, String)> = tasks(doc)
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !is_parent(t) && matches!(status(t), PENDING | RESEARCHED))
+            .filter(|(_, t)| unmet_deps(doc, id(t)).is_empty())
+            .map(|(i, t)| (priority_rank(t), i, id(t).to_string()))
+            .collect();
+        out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut seen = HashSet::new();
+        out.into_iter()
+            .map(|(_, _, id)| id)
+            .filter(|id| seen.insert(id.clone()))
+            .collect()
+    }
+
+    /// Ids from a small pool (so duplicates, cycles and self-references happen), sometimes
+    /// empty, unknown or not a string.
+    fn some_id() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            8 => (0..12u8).prop_map(|n| json!(format!("T{n}"))),
+            1 => Just(json!("")),
+            1 => Just(json!("X")),
+            1 => Just(Value::Null),
+        ]
+    }
+
+    fn some_task() -> impl Strategy<Value = Value> {
+        (
+            some_id(),
+            prop::sample::select(STATUSES.to_vec()),
+            prop::collection::vec(some_id(), 0..3),
+            prop::collection::vec(some_id(), 0..3),
+            prop::option::of(some_id()),
+            prop::sample::select(vec![json!("high"), json!("low"), json!(1), json!(null)]),
+            0..4u8,
+        )
+            .prop_map(|(id, st, subs, deps, parent, prio, shape)| {
+                let mut t = json!({"id": id, "status": st, "priority": prio});
+                // Parents are rarer than leaves; some tasks name their parent only by id.
+                if shape == 0 {
+                    t["subtasks"] = json!(subs);
+                }
+                if shape < 3 {
+                    t["dependencies"] = json!(deps);
+                }
+                if let Some(p) = parent {
+                    t["parent_id"] = p;
+                }
+                t
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The index answers `ready` (and so the next task, its first), `find` and `parent_of`
+        /// exactly as the scans do, on random lists: duplicate ids, parent cycles, unknown
+        /// dependencies, parents named both ways.
+        #[test]
+        fn index_matches_the_scans(list in prop::collection::vec(some_task(), 0..24)) {
+            let doc = json!({"tasks": list});
+            let index = Index::new(&doc);
+            let want = ready_reference(&doc);
+            prop_assert_eq!(index.ready(), want.clone());
+            let got = ready(&doc);
+            prop_assert_eq!(got.first(), want.first());
+            for n in 0..12 {
+                let id = format!("T{n}");
+                prop_assert_eq!(index.find(&id), find(&doc, &id));
+                prop_assert_eq!(index.parent_of(&id).map(str::to_string), parent_of(&doc, &id));
+            }
+        }
+    }
 
     fn doc() -> Value {
         json!({"tasks": [

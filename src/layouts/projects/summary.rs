@@ -155,8 +155,9 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
             });
         }
     }
-    for id in model::ready(doc) {
-        if let Some(t) = model::find(doc, &id) {
+    let index = model::Index::new(doc);
+    for id in index.ready() {
+        if let Some(t) = index.find(&id) {
             s.ready.push(Item {
                 title: model::title(t),
                 detail: joined(vec![priority(t), estimate(t)]),

@@ -346,14 +346,24 @@ fn special_and_huge_state_files_and_long_reports_are_bounded() {
     let run = e.p.run_with(c, &["status"], "");
     assert!(run.stdout.contains("it is not a regular file"), "{run:?}");
     std::fs::remove_file(e.file()).unwrap();
-    // A state over 16 MiB is refused, left as it is: never read, rebuilt or moved aside.
+    // A state of 17 MiB (a run of 60,000 tasks is that big) is read; one over 64 MiB is
+    // refused, left as it is: never read, rebuilt or moved aside.
     let mut big =
         e.state_bytes_of(&json!({"schema_version": "2.0", "status": "pending", "tasks": {}}));
     big.extend(std::iter::repeat_n(b' ', 17 * 1024 * 1024));
     std::fs::write(e.file(), &big).unwrap();
+    let run = e.p.hook(&e.p.payload("SessionStart.startup.json"));
+    let ctx = run.context();
+    assert!(ctx.contains("execute") && !ctx.contains("cap"), "{run:?}");
+    assert!(
+        !ctx.contains("refusing") && !ctx.contains("corrupt"),
+        "{run:?}"
+    );
+    big.extend(std::iter::repeat_n(b' ', 48 * 1024 * 1024));
+    std::fs::write(e.file(), &big).unwrap();
     let before = e.p.snapshot();
     let refusal = format!(
-        "refusing to read `{}`: it is {} bytes, over taskhook's 16 MiB cap for an execute state; taskhook leaves it untouched and skips this run until it is smaller (shrink it, e.g. its long `errors` details, or restore a smaller copy)",
+        "refusing to read `{}`: it is {} bytes, over taskhook's 64 MiB cap for an execute state; taskhook leaves it untouched and skips this run until it is smaller (shrink it, e.g. its long `errors` details, or restore a smaller copy)",
         e.file().display(),
         big.len()
     );

@@ -1,0 +1,94 @@
+//! What this invocation has already parsed, remembered by the exact bytes it came from, so an
+//! event reads each state file's meaning once (issue 23): a transaction's re-read under its
+//! lock, or another room of the same event reading the same file, finds the same bytes and
+//! reuses the first parse instead of repeating it. The bytes are still read every time and
+//! compared in full, so a file another process changed in between is parsed afresh.
+//!
+//! One entry per kind of document (a schema name, or a layout's own kind): the last bytes
+//! parsed and what they gave.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+struct Entry {
+    kind: &'static str,
+    bytes: Vec<u8>,
+    value: Rc<dyn Any>,
+}
+
+thread_local! {
+    static PARSED: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What `parse` gives for `bytes`, from memory when the last bytes of this `kind` were the
+/// same. `parse` must be a function of the bytes alone.
+pub fn remembered<T: 'static>(
+    kind: &'static str,
+    bytes: &[u8],
+    parse: impl FnOnce(&[u8]) -> T,
+) -> Rc<T> {
+    if let Some(v) = get(kind, bytes) {
+        return v;
+    }
+    let value = Rc::new(parse(bytes));
+    remember(kind, bytes, value.clone());
+    value
+}
+
+/// What the last bytes of `kind` gave, when they were exactly `bytes`.
+pub fn get<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<Rc<T>> {
+    PARSED.with(|p| {
+        p.borrow()
+            .iter()
+            .find(|e| e.kind == kind && e.bytes == bytes)
+            .and_then(|e| e.value.clone().downcast::<T>().ok())
+    })
+}
+
+/// What the last bytes of `kind` gave and how long they were, when they begin `bytes` (or are
+/// them): for a parse that can continue from a prefix, such as an append-only log's.
+pub fn prefix_of<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(usize, Rc<T>)> {
+    PARSED.with(|p| {
+        p.borrow()
+            .iter()
+            .find(|e| e.kind == kind && bytes.starts_with(&e.bytes))
+            .and_then(|e| Some((e.bytes.len(), e.value.clone().downcast::<T>().ok()?)))
+    })
+}
+
+/// Remembers what `bytes` of `kind` gave, in place of what the kind's last bytes gave.
+pub fn remember<T: 'static>(kind: &'static str, bytes: &[u8], value: Rc<T>) {
+    PARSED.with(|p| {
+        let mut p = p.borrow_mut();
+        p.retain(|e| e.kind != kind);
+        p.push(Entry {
+            kind,
+            bytes: bytes.to_vec(),
+            value,
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_bytes_parse_once_other_bytes_again() {
+        let calls = std::cell::Cell::new(0);
+        let parse = |b: &[u8]| {
+            calls.set(calls.get() + 1);
+            b.len()
+        };
+        assert_eq!(*remembered("test-kind", b"abc", parse), 3);
+        assert_eq!(*remembered("test-kind", b"abc", parse), 3);
+        assert_eq!(calls.get(), 1);
+        assert_eq!(*remembered("test-kind", b"abcd", parse), 4);
+        assert_eq!(*remembered("other-kind", b"abcd", parse), 4);
+        assert_eq!(calls.get(), 3);
+        let after = prefix_of::<usize>("test-kind", b"abcdef").map(|(n, v)| (n, *v));
+        assert_eq!(after, Some((4, 4)));
+        assert!(prefix_of::<usize>("test-kind", b"abc").is_none());
+    }
+}

@@ -123,7 +123,7 @@ fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reaction> {
                 say(msg);
             }
         }
-        let Some(bytes) = files::read_file(cx, &p.tasks, files::STATE_CAP)? else {
+        let Some(bytes) = files::read_file(cx, &p.tasks)? else {
             return Ok((reply, interrupted));
         };
         let valid = match parse_json(&bytes) {

@@ -78,9 +78,8 @@ pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcom
 }
 
 fn run_with(cx: &Ctx, payload: Payload, once: bool) -> (Option<String>, Result<Outcome>) {
-    cx.set_payload(crate::context::PayloadInfo {
-        session_id: payload.common.session_id.clone().filter(|s| !s.is_empty()),
-    });
+    // Everything below acts for the payload's session, a value of its own context.
+    let cx = &cx.for_session(payload.common.session_id.as_deref());
     cx.store.begin_invocation();
     let capture_error = journal::capture(cx, &payload).err();
     // The capture file is the user's, not a change the event made.

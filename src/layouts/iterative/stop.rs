@@ -104,8 +104,9 @@ pub fn stop(
             l.state["phase"] = json!("execute");
         }
         let ready = advance(&mut l.state, &l.plan);
-        let last_remaining = last_entry(cx, &p, unit)?.and_then(|e| e.remaining);
-        let (remaining, blockers) = entry_fields(&effect, &c, signal, turn, last_remaining);
+        // progress.md's last entry of the unit is read only when the entry needs it.
+        let last_remaining = || Ok(last_entry(cx, &p, unit)?.and_then(|e| e.remaining));
+        let (remaining, blockers) = entry_fields(&effect, &c, signal, turn, last_remaining)?;
         let commits: Vec<String> = l.state["commits"]
             .as_array()
             .map(|a| {
@@ -158,21 +159,23 @@ pub fn stop(
 }
 
 /// The entry's **Remaining** and, for an entry without a signal, its **Blockers** (the seed's
-/// format: signal entries carry **Signal** instead).
+/// format: signal entries carry **Signal** instead). `last_remaining` (the unit's previous
+/// entry's, read from progress.md) is called only when the subagent did not state it and the
+/// entry needs it.
 fn entry_fields(
     effect: &Effect,
     c: &Counters,
     signal: Option<&Signal>,
     turn: &Turn<'_>,
-    last_remaining: Option<String>,
-) -> (String, Option<String>) {
-    let said = turn.message.remaining.clone();
-    let stated = || {
-        said.clone()
-            .or(last_remaining
-                .clone()
-                .filter(|r| !r.eq_ignore_ascii_case("none")))
-            .unwrap_or_else(|| "Not stated by the subagent".into())
+    last_remaining: impl FnOnce() -> Result<Option<String>>,
+) -> Result<(String, Option<String>)> {
+    let stated = || -> Result<String> {
+        if let Some(said) = &turn.message.remaining {
+            return Ok(said.clone());
+        }
+        Ok(last_remaining()?
+            .filter(|r| !r.eq_ignore_ascii_case("none"))
+            .unwrap_or_else(|| "Not stated by the subagent".into()))
     };
     let timeout = format!("Hit max iterations ({}): status timeout", c.max_iterations);
     let done_declared = signal.is_some_and(|s| s.kind == crate::signals::SignalKind::Done);
@@ -185,11 +188,11 @@ fn entry_fields(
         Effect::Blocked(r) if r == super::lifecycle::CONFIRMATION_CAP_REASON => {
             format!("Needs review by a person: {r}")
         }
-        Effect::Timeout if signal.is_some() => format!("{} ({timeout})", stated()),
-        _ => stated(),
+        Effect::Timeout if signal.is_some() => format!("{} ({timeout})", stated()?),
+        _ => stated()?,
     };
     if signal.is_some() {
-        return (remaining, None);
+        return Ok((remaining, None));
     }
     let blockers = match effect {
         Effect::Timeout => timeout,
@@ -200,7 +203,7 @@ fn entry_fields(
             .clone()
             .unwrap_or_else(|| "None".into()),
     };
-    (remaining, Some(blockers))
+    Ok((remaining, Some(blockers)))
 }
 
 /// A stop on a unit subagents cannot move: a signal is logged as an `ignored` note and reported

@@ -30,6 +30,30 @@ pub struct Config {
     pub cdd_dir: Option<String>,
     /// How long a claim on a unit lasts without its owner's activity, in minutes (default 30).
     pub lease_minutes: Option<u64>,
+    /// Team sync over git (`taskhook sync init`): present means on.
+    pub sync: Option<SyncConfig>,
+}
+
+/// `"sync": {"remote": "origin", "timeout_seconds": 10, "compact_every": 200}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct SyncConfig {
+    /// The git remote whose `refs/taskhook/ops` holds the op log.
+    pub remote: String,
+    /// The longest a verb waits for the remote (fetch and push together), in seconds.
+    pub timeout_seconds: u64,
+    /// A snapshot of a store is published once the log has grown by this many ops since it.
+    pub compact_every: u64,
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        SyncConfig {
+            remote: "origin".into(),
+            timeout_seconds: 10,
+            compact_every: 200,
+        }
+    }
 }
 
 /// Where the settings live in a project.

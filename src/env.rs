@@ -49,6 +49,12 @@ pub const LOGNAME: &str = "LOGNAME";
 /// the panic gives the terminal back. Release builds ignore it.
 pub const TASKHOOK_BOARD_TEST_PANIC: &str = "TASKHOOK_BOARD_TEST_PANIC";
 
+/// The ssh command git runs (sync's fetch and push); when neither this nor [`GIT_SSH`] is set,
+/// taskhook's git runs set it to `ssh -o BatchMode=yes` (never a prompt).
+pub const GIT_SSH_COMMAND: &str = "GIT_SSH_COMMAND";
+/// The older form of [`GIT_SSH_COMMAND`] (a program, no arguments).
+pub const GIT_SSH: &str = "GIT_SSH";
+
 /// Every variable taskhook reads; [`Env::from_process`] copies these and no others.
 pub const READ: &[&str] = &[
     TASKHOOK_PROJECT_DIR,
@@ -70,6 +76,8 @@ pub const READ: &[&str] = &[
     USER,
     LOGNAME,
     TASKHOOK_BOARD_TEST_PANIC,
+    GIT_SSH_COMMAND,
+    GIT_SSH,
 ];
 
 /// A snapshot of the environment, taken once by the CLI.

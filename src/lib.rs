@@ -15,6 +15,7 @@
 //! - [`install`]: merging taskhook's registrations into Claude Code's `settings.json`.
 //! - [`board`]: seeing the work: the board (terminal, text, HTML) and the dependency graph
 //!   (DOT, Mermaid, JSON), over one model built from the stores and the claims.
+//! - [`sync`]: team sync: an op log on a git ref of the project's remote.
 //! - [`cli`]: the clap commands, thin.
 
 pub mod agents;
@@ -36,5 +37,6 @@ pub mod project;
 pub mod shell;
 pub mod signals;
 pub mod store;
+pub mod sync;
 
 pub use error::{Error, Result};

@@ -43,11 +43,25 @@ pub struct UnitArgs {
     pub json: bool,
 }
 
+/// `taskhook claim`.
+#[derive(Debug, clap::Args)]
+pub struct ClaimArgs {
+    /// The unit: STORE/TASK, or TASK when it is unique in the project.
+    pub unit: String,
+    /// Act on a unit another owner holds (a person's override; logged in the store's log).
+    #[arg(long)]
+    pub force: bool,
+    /// With team sync on: claim on this machine only, without proving it on the remote (the
+    /// claim is pushed by the next sync, and may lose to one made meanwhile).
+    #[arg(long)]
+    pub offline: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `taskhook done`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Example:\n  taskhook done web/T1 --note \"parser and tests in src/parse.rs\""
-)]
 pub struct DoneArgs {
     /// The unit: STORE/TASK, or TASK when it is unique in the project.
     pub unit: String,
@@ -64,9 +78,6 @@ pub struct DoneArgs {
 
 /// `taskhook fail`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Example:\n  taskhook fail web/T1 --reason \"the API returns 500 on login\""
-)]
 pub struct FailArgs {
     /// The unit: STORE/TASK, or TASK when it is unique in the project.
     pub unit: String,
@@ -199,7 +210,9 @@ pub(super) fn show_text(s: &ShowOut) -> String {
     lines.join("\n")
 }
 
-/// `taskhook claim | heartbeat | done | fail | release`.
+/// `taskhook claim | heartbeat | done | fail | release`. With team sync on, the verb applies
+/// here at once, its op is queued, and one bounded push is tried (the answer says whether it
+/// reached the remote).
 pub fn act(
     cx: &Ctx,
     unit: &str,
@@ -210,13 +223,85 @@ pub fn act(
 ) -> Result<u8> {
     let project = cx.project(None);
     let who = owner(cx)?;
-    let a = agent::act(cx, &project, &who, unit, verb, force)?;
-    if json {
-        out_json(io, &a)?;
-    } else {
-        out(io, &acted_text(&a))?;
-    }
+    let (a, synced) = match crate::sync::config(cx, &project) {
+        None => (agent::act(cx, &project, &who, unit, verb, force)?, None),
+        Some(cfg) => {
+            let run = super::sync::run_command;
+            let push = verb != Verb::Claim;
+            let (a, r) = crate::sync::verb(
+                cx,
+                &project,
+                &cfg,
+                crate::sync::VerbReq {
+                    owner: &who,
+                    unit,
+                    verb,
+                    force,
+                    push,
+                },
+                &run,
+            )?;
+            let line = match &r {
+                Some(r) => super::sync::verb_line(r),
+                None => "claimed on this machine only (--offline): not proven on the remote; `taskhook sync` pushes it".into(),
+            };
+            (a, Some(line))
+        }
+    };
+    print_acted(io, &a, synced, json)?;
     Ok(0)
+}
+
+fn print_acted(io: &mut Io<'_>, a: &Acted, synced: Option<String>, json: bool) -> Result<()> {
+    if json {
+        let mut v = serde_json::to_value(a).unwrap_or(serde_json::Value::Null);
+        if let (Some(line), serde_json::Value::Object(m)) = (&synced, &mut v) {
+            m.insert("sync".into(), line.clone().into());
+        }
+        out_json(io, &v)
+    } else {
+        let mut text = acted_text(a);
+        if let Some(line) = synced {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        out(io, &text)
+    }
+}
+
+/// `taskhook claim`: with team sync on, true only once the remote holds it (unless
+/// `--offline`).
+pub fn claim(cx: &Ctx, a: &ClaimArgs, io: &mut Io<'_>) -> Result<u8> {
+    let project = cx.project(None);
+    let Some(cfg) = crate::sync::config(cx, &project) else {
+        return act(cx, &a.unit, Verb::Claim, a.force, a.json, io);
+    };
+    if a.offline {
+        return act(cx, &a.unit, Verb::Claim, a.force, a.json, io);
+    }
+    let who = owner(cx)?;
+    let run = super::sync::run_command;
+    let r = crate::sync::claim(cx, &project, &cfg, &who, &a.unit, a.force, &run)?;
+    match r.claimed {
+        Some(crate::sync::Claimed::Won(acted)) => {
+            let line = if r.local_only {
+                "claimed on this machine: its store is not synced".to_string()
+            } else {
+                format!("proven on {}", r.remote)
+            };
+            print_acted(io, &acted, Some(line), a.json)?;
+            Ok(0)
+        }
+        Some(crate::sync::Claimed::Refused(why)) => Err(crate::error::Error::Rule(why)),
+        Some(crate::sync::Claimed::Lost(why)) => Err(crate::error::Error::Rule(format!(
+            "lost the race for {}: {why}",
+            a.unit
+        ))),
+        None => Err(crate::error::Error::Rule(format!(
+            "the claim of {} could not be proven on {}",
+            a.unit, r.remote
+        ))),
+    }
 }
 
 fn acted_text(a: &Acted) -> String {

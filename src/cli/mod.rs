@@ -21,6 +21,7 @@ mod replay;
 mod schema;
 mod status;
 mod statusline;
+mod sync;
 mod tasks;
 mod teach;
 mod validate;
@@ -140,7 +141,7 @@ pub enum Command {
     Show(agent::ShowArgs),
     /// Take a unit for this session (the layout's own start); refused when it is not ready or
     /// another session holds it.
-    Claim(agent::UnitArgs),
+    Claim(agent::ClaimArgs),
     /// Renew the lease on a unit you hold (hook events of your session renew it by themselves).
     Heartbeat(agent::UnitArgs),
     /// Finish a unit: exactly what its <signal>ID_DONE</signal> does in its layout.
@@ -155,6 +156,9 @@ pub enum Command {
     Board(board::BoardArgs),
     /// The dependency graph of every store, as Graphviz DOT, a Mermaid flowchart, or JSON.
     Graph(board::GraphArgs),
+    /// Team sync over git: an op log on refs/taskhook/ops of the project's remote (init,
+    /// status; alone: fetch, apply, push).
+    Sync(sync::Args),
 }
 
 /// Standard streams, injected so the whole CLI can run in-process.
@@ -212,7 +216,7 @@ pub fn run(
             color: "never".into(),
             command: Command::Hook,
         };
-        return finish_run(dispatch(cli, env, cwd, io), io);
+        return finish_run(dispatch(cli, env, cwd, &[], io), io);
     }
     if let Some(shell) = env.get(crate::env::TASKHOOK_COMPLETE) {
         return teach::complete(shell, &args, &cwd, io);
@@ -224,7 +228,7 @@ pub fn run(
         Ok(cli) => cli,
         Err(e) => return clap_error(&e, &args, io),
     };
-    finish_run(dispatch(cli, env, cwd, io), io)
+    finish_run(dispatch(cli, env, cwd, &args, io), io)
 }
 
 /// Exit status of a usage error (a command line taskhook cannot run), as clap, cargo and gh
@@ -299,12 +303,41 @@ fn finish_run(result: Result<u8>, io: &mut Io<'_>) -> u8 {
     }
 }
 
-fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
+/// The words of a layout command as an op records them: the command line without the program
+/// and the global flags; `None` when one is not UTF-8.
+fn command_words(args: &[OsString]) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in args.iter().skip(1) {
+        let a = a.to_str()?;
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a == "--project-dir" || a == "--home" {
+            skip = true;
+            continue;
+        }
+        if a.starts_with("--project-dir=") || a.starts_with("--home=") {
+            continue;
+        }
+        out.push(a.to_string());
+    }
+    Some(out)
+}
+
+fn dispatch(cli: Cli, env: Env, cwd: PathBuf, args: &[OsString], io: &mut Io<'_>) -> Result<u8> {
     io.color = match cli.color.as_str() {
         "always" => true,
         "never" => false,
         _ => io.color && env.get(crate::env::NO_COLOR).is_none(),
     };
+    // A layout command that changed its store (exit 0, not a dry run) is also an op for team
+    // sync ([`sync::after_layout_command`]).
+    let layout_command = matches!(
+        &cli.command,
+        Command::Projects(_) | Command::Iterative(_) | Command::Cdd(_)
+    ) || matches!(&cli.command, Command::Execute(a) if !a.dry_run());
     let dry_run = match &cli.command {
         Command::Replay(a) => a.dry_run,
         Command::Reconcile(a) => a.dry_run,
@@ -336,7 +369,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
     ) {
         cx.project_for_writes()?;
     }
-    match cli.command {
+    let code = match cli.command {
         Command::Hook if io.stdin_is_terminal => Err(Error::Usage(
             "`taskhook hook` reads one hook payload on stdin; pipe one in (taskhook hook < payload.json)".into(),
         )),
@@ -361,7 +394,7 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Execute(a) => execute::run(&cx, a, io),
         Command::Next(a) => agent::next(&cx, a, io),
         Command::Show(a) => agent::show(&cx, a, io),
-        Command::Claim(a) => agent::act(&cx, &a.unit, Verb::Claim, a.force, a.json, io),
+        Command::Claim(a) => agent::claim(&cx, &a, io),
         Command::Heartbeat(a) => agent::act(&cx, &a.unit, Verb::Heartbeat, a.force, a.json, io),
         Command::Done(a) => agent::act(
             &cx,
@@ -375,7 +408,12 @@ fn dispatch(cli: Cli, env: Env, cwd: PathBuf, io: &mut Io<'_>) -> Result<u8> {
         Command::Release(a) => agent::act(&cx, &a.unit, Verb::Release, a.force, a.json, io),
         Command::Board(a) => board::run_board(&cx, a, io),
         Command::Graph(a) => board::run_graph(&cx, a, io),
+        Command::Sync(a) => sync::run(&cx, a, io),
+    }?;
+    if layout_command && code == 0 {
+        sync::after_layout_command(&cx, command_words(args), io);
     }
+    Ok(code)
 }
 
 /// Writes a line to stdout, treating a closed pipe as success. The text may hold what a

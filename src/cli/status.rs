@@ -113,9 +113,23 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         .filter(|s| args.layout.as_deref().is_none_or(|l| s.layout == l))
         .map(|s| s.status())
         .collect();
+    // With team sync on: the changes this clone has not pushed yet.
+    let pending = crate::sync::pending(cx, &project);
     if args.json {
-        super::out_json(io, &json!({"project_dir": project.root, "stores": stores}))?;
+        let mut v = json!({"project_dir": project.root, "stores": stores});
+        if let Some((n, remote)) = &pending {
+            v["sync"] = json!({"remote": remote, "not_pushed": n});
+        }
+        super::out_json(io, &v)?;
         return Ok(0);
+    }
+    if let Some((n, remote)) = pending.filter(|(n, _)| *n > 0) {
+        super::out(
+            io,
+            &format!(
+                "sync: {n} change(s) not yet pushed to {remote} (`taskhook sync` pushes them)"
+            ),
+        )?;
     }
     if stores.is_empty() {
         super::out(

@@ -285,7 +285,13 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("show", &["taskhook show web/T1", "taskhook show T1 --json"]),
-    ("claim", &["taskhook claim web/T1"]),
+    (
+        "claim",
+        &[
+            "taskhook claim web/T1",
+            "taskhook claim web/T1 --offline  # with sync on: this machine only, pushed later",
+        ],
+    ),
     (
         "heartbeat",
         &["taskhook heartbeat web/T1  # hook events renew it by themselves"],
@@ -299,6 +305,24 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         &["taskhook fail web/T1 --reason \"the API returns 500 on login\""],
     ),
     ("release", &["taskhook release web/T1"]),
+    (
+        "sync",
+        &[
+            "taskhook sync  # fetch, apply, push; say what changed",
+            "taskhook sync --json",
+        ],
+    ),
+    (
+        "sync init",
+        &[
+            "taskhook sync init  # turn sync on, publish every store to origin",
+            "taskhook sync init --remote upstream",
+        ],
+    ),
+    (
+        "sync status",
+        &["taskhook sync status  # what is synced, what is not pushed yet (no network)"],
+    ),
     ("execute done", &["taskhook execute done L0-001"]),
     (
         "execute fail",

@@ -108,15 +108,18 @@ fn resolve_all(cands: &[Candidate], names: &[String], work: &mut Work) -> Vec<(u
 
 fn run_step(
     cx: &Ctx,
+    project: &Project,
     c: &Candidate,
     unit: &str,
     input: Input<'_>,
     turn: &Turn<'_>,
     work: &mut Work,
 ) {
+    let before = cx.store.write_count();
     match c.layout.step(cx, &c.store, unit, input, turn) {
         Ok(r) => {
             let tells = !r.tell_main.is_empty() || (r.instruction.is_some() && !turn.bound);
+            let refused = r.refused.is_some();
             let of = OfUnit {
                 layout: c.layout.name(),
                 store: &c.store.id,
@@ -124,10 +127,47 @@ fn run_step(
                 bound: turn.bound,
                 about: tells.then(|| agents::about(cx, c.layout, &c.store, unit)),
             };
-            reaction::fold(work, r, Some(&of))
+            reaction::fold(work, r, Some(&of));
+            if !refused && cx.store.write_count() != before {
+                if let Err(e) = record(cx, project, &c.store, unit, input, turn) {
+                    work.fail("sync", e);
+                }
+            }
         }
         Err(e) => work.fail(&format!("{} {}", c.store.layout, c.store.id), e),
     }
+}
+
+/// With team sync on, a step that changed the store is also an op (`launch`, `signal`).
+fn record(
+    cx: &Ctx,
+    project: &Project,
+    store: &StoreRef,
+    unit: &str,
+    input: Input<'_>,
+    turn: &Turn<'_>,
+) -> crate::error::Result<()> {
+    let mut f = serde_json::Map::new();
+    if let Some(a) = turn.agent_id {
+        f.insert("agent".into(), a.into());
+    }
+    let kind = match input {
+        Input::Launch => "launch",
+        Input::Signal(k, reason) => {
+            f.insert("signal".into(), k.word().into());
+            if let Some(r) = reason {
+                f.insert("reason".into(), r.into());
+            }
+            f.insert("bound".into(), turn.bound.into());
+            "signal"
+        }
+        Input::NoSignal => {
+            f.insert("signal".into(), "none".into());
+            f.insert("bound".into(), turn.bound.into());
+            "signal"
+        }
+    };
+    crate::sync::record(cx, project, store, unit, kind, f, None)
 }
 
 /// Reads a subagent transcript's prompt (first user message) and last assistant text. When
@@ -210,7 +250,7 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
                 applied.push((i, id.clone(), signal.kind));
                 let is_bound = bound_units.contains(&(i, id.clone()));
                 let input = Input::Signal(signal.kind, signal.reason.as_deref());
-                run_step(cx, &cands[i], &id, input, &turn(is_bound), work);
+                run_step(cx, project, &cands[i], &id, input, &turn(is_bound), work);
                 signalled.push((i, id));
             }
             Resolved::Many(c) => ambiguous(&signal.name, &c, work),
@@ -218,7 +258,15 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         }
     }
     for (i, id) in bound_units.iter().filter(|u| !signalled.contains(u)) {
-        run_step(cx, &cands[*i], id, Input::NoSignal, &turn(true), work);
+        run_step(
+            cx,
+            project,
+            &cands[*i],
+            id,
+            Input::NoSignal,
+            &turn(true),
+            work,
+        );
     }
     // A claim ends when its unit leaves "in progress", whoever moved it.
     for (i, id) in &signalled {
@@ -258,7 +306,7 @@ pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Wor
             }
         }
         let denied_before = work.reply.deny.is_some();
-        run_step(cx, c, &id, Input::Launch, &turn, work);
+        run_step(cx, project, c, &id, Input::Launch, &turn, work);
         if let (Some(session), false) = (l.session, work.reply.deny.is_some() && !denied_before) {
             if let Err(e) = agent::launched(cx, project, session, &c.store, &id, false) {
                 work.fail("claims", e);

@@ -22,6 +22,7 @@ pub mod checkpoint;
 mod claim;
 pub mod clock;
 pub mod fs;
+pub mod git;
 pub mod guard;
 pub mod ids;
 mod invocation;
@@ -87,6 +88,8 @@ pub struct Store {
     changed: RefCell<Vec<PathBuf>>,
     /// The event being applied at most once ([`claim`]).
     claim: RefCell<Option<claim::Claim>>,
+    /// Every change made, counted (a path changed twice counts twice).
+    writes: Cell<u64>,
 }
 
 impl Store {
@@ -106,6 +109,7 @@ impl Store {
             overlay: RefCell::default(),
             changed: RefCell::default(),
             claim: RefCell::default(),
+            writes: Cell::new(0),
         }
     }
 
@@ -164,7 +168,14 @@ impl Store {
         self.changed.borrow_mut().retain(|p| p != path);
     }
 
+    /// How many changes this store has made so far: a step that leaves it as it was changed
+    /// nothing.
+    pub fn write_count(&self) -> u64 {
+        self.writes.get()
+    }
+
     fn mark(&self, path: &Path) {
+        self.writes.set(self.writes.get() + 1);
         let mut changed = self.changed.borrow_mut();
         if !changed.iter().any(|p| p == path) {
             changed.push(path.to_path_buf());

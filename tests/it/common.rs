@@ -109,6 +109,16 @@ impl Run {
     }
 }
 
+/// Runs a prepared command with `args` and `stdin`.
+pub fn run_command(mut c: Command, args: &[&str], stdin: impl Into<Vec<u8>>) -> Run {
+    let out = c.args(args).write_stdin(stdin).output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 impl Project {
     pub fn new() -> Self {
         Self::with_tmp(tempfile::tempdir().unwrap())
@@ -149,13 +159,8 @@ impl Project {
     }
 
     /// Runs a prepared command.
-    pub fn run_with(&self, mut c: Command, args: &[&str], stdin: impl Into<Vec<u8>>) -> Run {
-        let out = c.args(args).write_stdin(stdin).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+    pub fn run_with(&self, c: Command, args: &[&str], stdin: impl Into<Vec<u8>>) -> Run {
+        run_command(c, args, stdin)
     }
 
     /// Runs `taskhook hook` with one payload.

@@ -49,5 +49,8 @@ mod schemas;
 mod special_files;
 mod status;
 mod store;
+mod sync;
+mod sync_faults;
+mod sync_team;
 mod teach;
 mod unit_ids;

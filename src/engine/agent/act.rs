@@ -355,6 +355,30 @@ pub fn act(
         if !halts.is_empty() {
             crate::agents::keep(cx, &project.root, "", &[], &halts)?;
         }
+        // With team sync on, the change is also an op, queued in the same transaction (a
+        // failure to queue it undoes the verb).
+        let mut fields = serde_json::Map::new();
+        match verb {
+            Verb::Done(Some(note)) => {
+                fields.insert("note".into(), note.into());
+            }
+            Verb::Fail(reason) => {
+                fields.insert("reason".into(), reason.into());
+            }
+            _ => {}
+        }
+        if force {
+            fields.insert("force".into(), true.into());
+        }
+        crate::sync::record(
+            cx,
+            project,
+            &f.store,
+            &u.id,
+            verb.word(),
+            fields,
+            Some(&owner.id),
+        )?;
         Ok(Acted {
             then: claim_after.as_ref().map(|_| then(&r, true)),
             unit: r,

@@ -20,6 +20,8 @@ pub mod json;
 pub mod projects;
 pub mod registry;
 pub mod summary;
+#[cfg(test)]
+pub mod tiny;
 pub mod unit;
 pub mod work;
 

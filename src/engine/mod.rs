@@ -26,6 +26,9 @@ pub mod ops;
 mod reaction;
 pub mod subagent;
 
+#[cfg(test)]
+mod sixth_layout;
+
 use std::cell::OnceCell;
 
 use crate::agents;

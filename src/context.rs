@@ -1,9 +1,11 @@
 //! Everything one invocation knows about its surroundings: the environment snapshot, the home
 //! folder, how to resolve a project ([`Ctx::project`], per payload, only when something needs
-//! it) and the [`Store`].
+//! it), the [`Store`], and the session it acts for ([`Ctx::session`]: a value set when the
+//! context is made, never changed behind a handler's back; the engine makes one context per
+//! payload with [`Ctx::for_session`]).
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use crate::env::{self, Env};
 use crate::error::{Error, Result};
@@ -22,16 +24,14 @@ pub struct Ctx {
     project_override_from: &'static str,
     /// The process's working folder.
     process_cwd: PathBuf,
-    pub store: Store,
-    /// The hook payload being handled, set per payload by the engine; empty for commands.
-    payload: RefCell<PayloadInfo>,
-}
-
-/// What identifies the hook payload being handled: its session (a layout that keys state by
-/// session, such as claude-tasks' mirror and its signals, reads it here).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PayloadInfo {
-    pub session_id: Option<String>,
+    /// The disk, shared by every context of one invocation (a replay's payloads write through
+    /// one store, and see each other's dry-run writes).
+    pub store: Rc<Store>,
+    /// The session this context acts for: the hook payload's `session_id` (never empty);
+    /// `None` for a command (which, run by the model in Claude Code's Bash tool, names its
+    /// session in `CLAUDE_CODE_SESSION_ID` instead). A layout that keys state by session
+    /// (claude-tasks' mirror, its task names and owners) reads it here.
+    pub session: Option<String>,
 }
 
 impl Ctx {
@@ -63,8 +63,8 @@ impl Ctx {
             project_override,
             project_override_from,
             process_cwd,
-            store,
-            payload: RefCell::default(),
+            store: Rc::new(store),
+            session: None,
         };
         // Claude Code's folder is the user's own: a linked folder there is a dotfiles setup.
         cx.store.trust(&cx.claude_config_dir(), true);
@@ -83,14 +83,18 @@ impl Ctx {
         Ok(cx)
     }
 
-    /// Records the payload being handled (the engine does, for each payload).
-    pub fn set_payload(&self, info: PayloadInfo) {
-        *self.payload.borrow_mut() = info;
-    }
-
-    /// The payload being handled (empty for commands).
-    pub fn payload(&self) -> PayloadInfo {
-        self.payload.borrow().clone()
+    /// This context acting for `session` (an empty id counts as none): the engine makes one
+    /// per hook payload; everything else, the store included, is shared.
+    pub fn for_session(&self, session: Option<&str>) -> Ctx {
+        Ctx {
+            env: self.env.clone(),
+            home: self.home.clone(),
+            project_override: self.project_override.clone(),
+            project_override_from: self.project_override_from,
+            process_cwd: self.process_cwd.clone(),
+            store: Rc::clone(&self.store),
+            session: session.filter(|s| !s.is_empty()).map(str::to_string),
+        }
     }
 
     /// The project a payload (or, without a `cwd`, a command) is about (CONTRACT §1):
@@ -179,5 +183,29 @@ fn absolute(base: &Path, p: &Path) -> PathBuf {
         p.to_path_buf()
     } else {
         base.join(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_context_has_its_session_and_shares_the_store() {
+        let cx = Ctx::new(
+            Env::default(),
+            None,
+            Some(PathBuf::from("/nonexistent-home")),
+            PathBuf::from("/nonexistent-cwd"),
+            true,
+        )
+        .unwrap();
+        assert_eq!(cx.session, None);
+        let a = cx.for_session(Some("aaaa"));
+        assert_eq!(a.session.as_deref(), Some("aaaa"));
+        assert!(Rc::ptr_eq(&a.store, &cx.store));
+        assert_eq!(cx.for_session(Some("")).session, None);
+        // The parent keeps none: the next payload's context starts from it, not from `a`.
+        assert_eq!(cx.session, None);
     }
 }

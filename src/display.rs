@@ -10,7 +10,7 @@
 //! `\r`. Tab is kept. Everything else (any other Unicode) is left as it is.
 //!
 //! - [`text`]: for what may run over several lines (a reply, a command's output): newlines kept.
-//! - [`line`]: for one field or one line (an id, a title, the status line): newlines escaped too,
+//! - [`line()`]: for one field or one line (an id, a title, the status line): newlines escaped too,
 //!   so a title never forges a line of its own.
 //! - [`json_text`]: for JSON text (what `--json` prints): the characters serde_json leaves raw
 //!   inside strings (DEL, C1, bidi controls) written as `\u` escapes; the values are unchanged.

@@ -5,6 +5,10 @@
 //!   each optionally followed inside the tag by `: reason`.
 //! - `<task>{ID}</task>` binds a subagent to a unit.
 //! - `ID` may be qualified as `STORE/ID` (the project id, slug, list id or cdd task name).
+//!
+//! A subagent's final message is parsed once, into a [`FinalMessage`] (its signals, its
+//! failure report, the `Remaining:` / `Blockers:` lines it wrote, what it did), which every
+//! layout's step reads: no layout parses the text again.
 
 use serde_json::Value;
 
@@ -109,6 +113,90 @@ fn parse_signal(inner: &str) -> Option<Signal> {
     None
 }
 
+/// A subagent's final message, parsed once (the engine does, at SubagentStop; an agent's verb
+/// or a command by hand parses the text it stands in for): what every layout's step reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FinalMessage {
+    /// Its signals, in order ([`parse_signals`]).
+    pub signals: Vec<Signal>,
+    /// Its failure report: the first `<details>` and `<feedback>`, trimmed, when not empty.
+    pub details: Option<String>,
+    pub feedback: Option<String>,
+    /// The `Remaining:` and `Blockers:` lines it wrote (the first of each with a value).
+    pub remaining: Option<String>,
+    pub blockers: Option<String>,
+    /// What it did: the text without its signal tags and without its own `Remaining:`,
+    /// `Blockers:`, `Signal:` and `Commit:` lines, trimmed (empty when nothing is left).
+    pub did: String,
+}
+
+impl FinalMessage {
+    /// Parses `text` once.
+    pub fn parse(text: &str) -> FinalMessage {
+        FinalMessage {
+            signals: parse_signals(text),
+            details: first_tag(text, "details"),
+            feedback: first_tag(text, "feedback"),
+            remaining: message_field(text, "Remaining"),
+            blockers: message_field(text, "Blockers"),
+            did: did_text(text),
+        }
+    }
+}
+
+/// The first `<name>…</name>` of `text`, trimmed, when not empty.
+fn first_tag(text: &str, name: &str) -> Option<String> {
+    let open = format!("<{name}>");
+    let close = format!("</{name}>");
+    let start = text.find(&open)? + open.len();
+    let len = text[start..].find(&close)?;
+    Some(text[start..start + len].trim())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// The value of a `Name: value` line (also `**Name:** value`, `**Name**: value`; the name in any
+/// case), trimmed: the field syntax of progress entries and of the lines a subagent writes.
+pub fn line_field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let l = line.trim_start_matches("**");
+    let head = l.get(..name.len())?;
+    if !head.eq_ignore_ascii_case(name) {
+        return None;
+    }
+    let rest = l[name.len()..].trim_start_matches("**");
+    let rest = rest.strip_prefix(':')?.trim_start_matches("**");
+    Some(rest.trim())
+}
+
+/// The first line of `message` (a list item or not) that is the field `name` with a value.
+fn message_field(message: &str, name: &str) -> Option<String> {
+    message
+        .lines()
+        .map(|l| l.trim().trim_start_matches(['-', '*', ' ']))
+        .find_map(|l| line_field(l, name).map(str::to_string))
+        .filter(|v| !v.is_empty())
+}
+
+/// `message` without its signal tags and its own field lines, trimmed.
+fn did_text(message: &str) -> String {
+    let mut out = message.to_string();
+    while let Some(i) = out.find("<signal>") {
+        match out[i..].find("</signal>") {
+            Some(j) => out.replace_range(i..i + j + "</signal>".len(), ""),
+            None => break,
+        }
+    }
+    let kept: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            !["Remaining", "Blockers", "Signal", "Commit"]
+                .iter()
+                .any(|f| message_field(l, f).is_some())
+        })
+        .collect();
+    kept.join("\n").trim().to_string()
+}
+
 /// The unit names a prompt binds its subagent to: `<task>ID</task>` tags, and the names of
 /// signals the prompt tells the subagent to emit. Deduplicated, in order.
 pub fn bound_names(prompt: &str) -> Vec<String> {
@@ -193,6 +281,28 @@ mod tests {
             (SignalKind::Blocked, None)
         );
         assert_eq!(s[0].text(), "T1_DONE");
+    }
+
+    #[test]
+    fn a_final_message_is_parsed_once_into_its_parts() {
+        let m = FinalMessage::parse(
+            "Did the thing.\nRemaining: wire the routes\n- **Blockers:** flaky CI\n\
+             <details> tests red \n</details><feedback>retry</feedback><details>2nd</details>\n\
+             **Commit:** abc\n<signal>T1_FAILED: red</signal>",
+        );
+        assert_eq!(m.signals.len(), 1);
+        assert_eq!(m.signals[0].reason.as_deref(), Some("red"));
+        assert_eq!(m.remaining.as_deref(), Some("wire the routes"));
+        assert_eq!(m.blockers.as_deref(), Some("flaky CI"));
+        assert_eq!(m.details.as_deref(), Some("tests red"));
+        assert_eq!(m.feedback.as_deref(), Some("retry"));
+        assert_eq!(
+            m.did,
+            "Did the thing.\n<details> tests red \n</details><feedback>retry</feedback><details>2nd</details>"
+        );
+        let empty = FinalMessage::parse("<signal>T1_DONE</signal>\nRemaining:\n");
+        assert_eq!((empty.remaining, empty.did.as_str()), (None, "Remaining:"));
+        assert_eq!(FinalMessage::parse("<details> </details>").details, None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::layouts::execute::commands::{self, HandEvent};
 use crate::layouts::execute::init::{self as new_run, Init};
 use crate::layouts::execute::{derive, resume, state};
-use crate::layouts::{Step, StoreRef};
+use crate::layouts::{Reaction, StoreRef};
 
 use super::paint::Paint;
 use super::Io;
@@ -100,7 +100,7 @@ fn print_step(
     json: bool,
     id: &str,
     t: &Value,
-    step: &Step,
+    step: &Reaction,
     store: &StoreRef,
 ) -> Result<()> {
     let messages: Vec<&String> = step.instruction.iter().chain(&step.tell_main).collect();

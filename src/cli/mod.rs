@@ -167,7 +167,7 @@ pub struct Io<'a> {
     /// Whether stdin is an interactive terminal (no payload will ever arrive).
     pub stdin_is_terminal: bool,
     /// Whether human output may be coloured: at start, whether stdout is a terminal; the
-    /// command line's `--color` and `NO_COLOR` then decide (see [`paint`]).
+    /// command line's `--color` and `NO_COLOR` then decide (see `paint`).
     pub color: bool,
     pub stdout: &'a mut dyn Write,
     pub stderr: &'a mut dyn Write,

@@ -1,7 +1,7 @@
 //! `taskhook doctor`: every check a user would otherwise do by hand, one finding per line with
 //! its fix. Read-only: it opens nothing for writing and takes no lock.
 //!
-//! - registrations ([`registrations`]): present for every event (in the project's, local or
+//! - registrations (`registrations`): present for every event (in the project's, local or
 //!   user settings, or the taskhook plugin), each command resolving as Claude Code will
 //!   resolve it (a path to an executable; `taskhook` on the PATH its hooks see; the plugin's
 //!   `${CLAUDE_PLUGIN_ROOT}`), not registered twice, timeouts above the lock wait, PreToolUse

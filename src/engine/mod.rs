@@ -3,9 +3,10 @@
 //! [`run`] is the single code path behind `taskhook hook` and `taskhook replay`: it parses a
 //! payload ([`crate::hook::input`]), turns it into typed facts ([`facts::of`], pure), resolves
 //! the project the payload is about (only when some fact needs it), hands each fact to what
-//! owns it — subagent binding and lifecycle steps ([`subagent`]), the edit check ([`edits`]),
-//! notices and halts for the main agent ([`notices`]), the layouts that want the rest — and
-//! renders the merged [`Reply`] as the event accepts it ([`crate::hook::output::render`]).
+//! owns it — subagent binding and lifecycle steps ([`subagent`]), the edit check (`edits`),
+//! notices and halts for the main agent ([`crate::agents`]), the layouts that want the rest —
+//! turns what the layouts answer into the event's reply (`reaction`, the one place) and renders
+//! the merged [`Reply`] as the event accepts it ([`crate::hook::output::render`]).
 //!
 //! A payload whose facts no layout wants does no I/O at all (not even finding the project),
 //! except the one read of `agents.json` on a main-agent PostToolUse.
@@ -22,7 +23,11 @@ pub mod facts;
 pub mod index;
 pub mod journal;
 pub mod ops;
+mod reaction;
 pub mod subagent;
+
+#[cfg(test)]
+mod sixth_layout;
 
 use std::cell::OnceCell;
 
@@ -40,6 +45,8 @@ use facts::Fact;
 /// What handling one payload has gathered so far.
 #[derive(Debug, Default)]
 pub struct Work {
+    /// The event being answered (`hook_event_name`): what its reply may say.
+    pub event: String,
     pub reply: Reply,
     /// Stores (or parts) that failed, with their error.
     pub errors: Vec<(String, Error)>,
@@ -74,9 +81,8 @@ pub fn run_payload(cx: &Ctx, payload: Payload) -> (Option<String>, Result<Outcom
 }
 
 fn run_with(cx: &Ctx, payload: Payload, once: bool) -> (Option<String>, Result<Outcome>) {
-    cx.set_payload(crate::context::PayloadInfo {
-        session_id: payload.common.session_id.clone().filter(|s| !s.is_empty()),
-    });
+    // Everything below acts for the payload's session, a value of its own context.
+    let cx = &cx.for_session(payload.common.session_id.as_deref());
     cx.store.begin_invocation();
     let capture_error = journal::capture(cx, &payload).err();
     // The capture file is the user's, not a change the event made.
@@ -162,7 +168,10 @@ fn handle_facts<'a>(
     facts: &[Fact<'_>],
     project: impl Fn() -> &'a Project + Copy,
 ) -> Result<Outcome> {
-    let mut work = Work::default();
+    let mut work = Work {
+        event: payload.name.clone(),
+        ..Default::default()
+    };
     let mut main_tool_use = false;
     for fact in facts {
         match fact {
@@ -238,11 +247,7 @@ fn layouts_on<'a>(cx: &Ctx, project: impl Fn() -> &'a Project, fact: &Fact<'_>, 
             Ok(stores) => {
                 for store in stores {
                     match layout.on_fact(cx, &store, fact) {
-                        Ok(mut r) => {
-                            work.notices
-                                .extend(r.tell_main.drain(..).map(agents::Notice::plain));
-                            work.reply.merge(r)
-                        }
+                        Ok(r) => reaction::fold(work, r, None),
                         Err(e) => work.fail(&format!("{} {}", store.layout, store.id), e),
                     }
                 }

@@ -46,8 +46,7 @@ pub fn session_start(
     } else {
         crate::engine::agent::in_view(cx, project, &held)
     };
-    let session = cx.payload().session_id;
-    reply.context = index::context(cx, &seen, &held, session.as_deref())
+    reply.context = index::context(cx, &seen, &held, cx.session.as_deref())
         .into_iter()
         .collect();
     (reply, errors)

@@ -1,14 +1,8 @@
 //! Subagents and their units (CONTRACT §4): binding a subagent to the units its prompt names,
-//! resolving `STORE/ID` and bare names, reading a stopped subagent's transcript, and the one
-//! reply policy every layout's lifecycle step goes through:
-//!
-//! - another pass (`Step::instruction`) becomes `decision: block` only for a subagent bound to
-//!   the unit; an unbound subagent is never blocked, and the main agent is told to relaunch;
-//! - what the main agent should learn is kept as a notice (never `additionalContext` on
-//!   SubagentStop, which would give the subagent another turn) and handed over at its next
-//!   PostToolUse;
-//! - a halt (a cdd stop) is kept until a person lifts it;
-//! - a launch a layout refuses is denied at PreToolUse.
+//! resolving `STORE/ID` and bare names, reading a stopped subagent's transcript, and running
+//! each unit's lifecycle step, whose [`crate::layouts::Reaction`] goes through the one reply
+//! policy (`engine::reaction`): another pass blocks only a bound subagent, the main agent
+//! learns the rest at its next tool call, a halt is kept, a refused launch is denied.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -16,10 +10,11 @@ use std::time::{Duration, Instant};
 use crate::agents;
 use crate::context::Ctx;
 use crate::engine::facts::{AgentReturned, Launch, Stopped};
+use crate::engine::reaction::{self, OfUnit};
 use crate::engine::{agent, Work};
-use crate::layouts::{registry, Input, Layout, Step, StoreRef, Turn, Unit};
+use crate::layouts::{registry, Input, Layout, StoreRef, Turn, Unit};
 use crate::project::Project;
-use crate::signals::{bound_names, parse_signals, read_transcript, split_name, UnitName};
+use crate::signals::{bound_names, read_transcript, split_name, FinalMessage, UnitName};
 use crate::store::fs;
 
 /// How long SubagentStop waits for Claude Code to write a subagent's prompt to its transcript.
@@ -111,48 +106,6 @@ fn resolve_all(cands: &[Candidate], names: &[String], work: &mut Work) -> Vec<(u
     out
 }
 
-/// Applies the one reply policy to a step of `unit` in `c`; the notices it keeps for the main
-/// agent are `about` the unit.
-fn apply(
-    c: &Candidate,
-    unit: &str,
-    step: Step,
-    bound: bool,
-    about: Option<agents::About>,
-    work: &mut Work,
-) {
-    let notice = |text: String| agents::Notice {
-        text,
-        about: about.clone(),
-    };
-    if let Some(again) = step.instruction {
-        if bound {
-            work.reply.block.push(again);
-        } else {
-            work.notices.push(notice(format!(
-                "{} {}: {unit} is now {} (signalled by a subagent not bound to it); launch a subagent with <task>{unit}</task> to continue.",
-                c.layout.name(),
-                c.store.id,
-                step.status.as_deref().unwrap_or("in progress")
-            )));
-        }
-    }
-    work.notices.extend(step.tell_main.into_iter().map(notice));
-    work.reply.system.extend(step.tell_user);
-    if !step.extra.is_empty() {
-        work.reply.merge(crate::hook::output::Reply {
-            extra: step.extra,
-            ..Default::default()
-        });
-    }
-    if let Some(deny) = step.deny {
-        work.reply.deny.get_or_insert(deny);
-    }
-    if let Some(h) = step.halt {
-        work.halts.push((h.key, h.message));
-    }
-}
-
 fn run_step(
     cx: &Ctx,
     project: &Project,
@@ -164,11 +117,17 @@ fn run_step(
 ) {
     let before = cx.store.write_count();
     match c.layout.step(cx, &c.store, unit, input, turn) {
-        Ok(step) => {
-            let tells = !step.tell_main.is_empty() || (step.instruction.is_some() && !turn.bound);
-            let about = tells.then(|| agents::about(cx, c.layout, &c.store, unit));
-            let refused = step.deny.is_some() || step.refused.is_some();
-            apply(c, unit, step, turn.bound, about, work);
+        Ok(r) => {
+            let tells = !r.tell_main.is_empty() || (r.instruction.is_some() && !turn.bound);
+            let refused = r.refused.is_some();
+            let of = OfUnit {
+                layout: c.layout.name(),
+                store: &c.store.id,
+                unit,
+                bound: turn.bound,
+                about: tells.then(|| agents::about(cx, c.layout, &c.store, unit)),
+            };
+            reaction::fold(work, r, Some(&of));
             if !refused && cx.store.write_count() != before {
                 if let Err(e) = record(cx, project, &c.store, unit, input, turn) {
                     work.fail("sync", e);
@@ -261,14 +220,14 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         .map(str::to_string)
         .or(transcript_last)
         .unwrap_or_default();
-    let signals = parse_signals(&final_text);
+    let message = FinalMessage::parse(&final_text);
     let mut bound: Vec<String> = prompt.as_deref().map(bound_names).unwrap_or_default();
     for name in remembered {
         if !bound.contains(&name) {
             bound.push(name);
         }
     }
-    if signals.is_empty() && bound.is_empty() {
+    if message.signals.is_empty() && bound.is_empty() {
         return;
     }
     let cands = candidates(cx, project, work);
@@ -277,12 +236,12 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
         agent_id: ev.agent_id,
         bound,
         stop_hook_active: ev.stop_hook_active,
-        final_text: &final_text,
+        message: &message,
         by_hand: false,
     };
     let mut signalled: Vec<(usize, String)> = Vec::new();
     let mut applied = Vec::new();
-    for signal in &signals {
+    for signal in &message.signals {
         match resolve(&cands, &signal.name) {
             Resolved::One(i, id) => {
                 if applied.contains(&(i, id.clone(), signal.kind)) {
@@ -321,11 +280,12 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
 /// it started, or refuse the launch).
 pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Work) {
     let cands = candidates(cx, project, work);
+    let none = FinalMessage::default();
     let turn = Turn {
         agent_id: l.caller,
         bound: true,
         stop_hook_active: false,
-        final_text: "",
+        message: &none,
         by_hand: false,
     };
     for (i, id) in resolve_all(&cands, &l.names, work) {
@@ -438,26 +398,5 @@ mod tests {
         let cands = [cand("a", &[("T1", true)]), cand("b", &[("T1", false)])];
         assert!(matches!(resolve(&cands, "b/T1"), Resolved::One(1, ref id) if id == "T1"));
         assert!(matches!(resolve(&cands, "c/T1"), Resolved::Nothing));
-    }
-
-    #[test]
-    fn only_a_bound_subagent_is_blocked() {
-        let c = cand("s", &[("T1", true)]);
-        let step = || Step {
-            status: Some("confirming".into()),
-            instruction: Some("again".into()),
-            ..Default::default()
-        };
-        let mut w = Work::default();
-        apply(&c, "T1", step(), true, None, &mut w);
-        assert_eq!(w.reply.block, ["again"]);
-        assert!(w.notices.is_empty());
-        let mut w = Work::default();
-        apply(&c, "T1", step(), false, None, &mut w);
-        assert!(w.reply.block.is_empty());
-        assert_eq!(
-            w.notices,
-            [agents::Notice::plain("fake s: T1 is now confirming (signalled by a subagent not bound to it); launch a subagent with <task>T1</task> to continue.".into())]
-        );
     }
 }

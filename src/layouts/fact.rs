@@ -45,7 +45,7 @@ pub struct AgentReturned<'p> {
 }
 
 /// A subagent stopped. Its prompt and final text may have to be read from its transcript,
-/// which is the engine's I/O ([`crate::engine::subagent`]).
+/// which is the engine's I/O (`engine::subagent`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stopped<'p> {
     pub agent_id: Option<&'p str>,

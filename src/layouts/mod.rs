@@ -1,9 +1,9 @@
 //! The layouts: one folder per seed format, each behind the [`Layout`] trait and registered in
-//! [`registry`]. A layout owns its types, transitions and reconciliation, takes typed facts
+//! [`registry()`]. A layout owns its types, transitions and reconciliation, takes typed facts
 //! ([`crate::layouts::fact::Fact`]) and plain Rust values (never the wire format), and reaches
 //! the disk only through [`crate::store::Store`].
 //!
-//! A new layout is one folder here, one line in [`registry`] and one CLI file. It provides:
+//! A new layout is one folder here, one line in [`registry`](mod@registry) and one CLI file. It provides:
 //! `wants` (a pure check: which facts concern it), `discover` (its stores in a project),
 //! `state_files` (with their schemas, for `validate` and the edit check), `summarize`
 //! (read-only, feeds `status` and SessionStart alike), `reconcile` (SessionStart's work,
@@ -20,6 +20,8 @@ pub mod json;
 pub mod projects;
 pub mod registry;
 pub mod summary;
+#[cfg(test)]
+pub mod tiny;
 pub mod unit;
 pub mod work;
 
@@ -29,13 +31,12 @@ use serde::Serialize;
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::output::Reply;
 use crate::layouts::fact::{Fact, Start};
 use crate::project::Project;
 
 pub use registry::registry;
 pub use summary::{Item, StoreStatus, Summary};
-pub use unit::{Input, Step, Turn};
+pub use unit::{Halt, Input, Reaction, TaskUpdate, Turn};
 pub use work::{Phase, Shown, WorkUnit};
 
 /// One store a layout found: which layout, its id (project id, slug, list id, …), its root, and
@@ -169,9 +170,9 @@ pub trait Layout: Sync {
         unit: &str,
         input: Input<'_>,
         turn: &Turn<'_>,
-    ) -> Result<Step> {
+    ) -> Result<Reaction> {
         let _ = (cx, store, unit, input, turn);
-        Ok(Step::default())
+        Ok(Reaction::default())
     }
 
     /// The units of a store for the agent's verbs and the board, in the layout's own order of
@@ -199,23 +200,20 @@ pub trait Layout: Sync {
     }
 
     /// Takes a ready unit: the layout's own start transition (by default its launch step, what
-    /// a subagent bound with `<task>` starts). A refusal is [`Step::deny`].
-    fn claim(&self, cx: &Ctx, store: &StoreRef, unit: &str, turn: &Turn<'_>) -> Result<Step> {
+    /// a subagent bound with `<task>` starts). A refusal is [`Reaction::refused`].
+    fn claim(&self, cx: &Ctx, store: &StoreRef, unit: &str, turn: &Turn<'_>) -> Result<Reaction> {
         self.step(cx, store, unit, Input::Launch, turn)
     }
 
     /// Gives a unit back: ready again, its history kept, no attempt or failure counted. A
-    /// refusal is [`Step::deny`].
-    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    /// refusal is [`Reaction::refused`].
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         let _ = (cx, unit);
-        Ok(Step {
-            deny: Some(format!(
-                "{} {} has no way to give a unit back",
-                self.name(),
-                store.id
-            )),
-            ..Default::default()
-        })
+        Ok(Reaction::refused(format!(
+            "{} {} has no way to give a unit back",
+            self.name(),
+            store.id
+        )))
     }
 
     /// Records a line about a unit in the store's own log, where the layout keeps one (a
@@ -226,9 +224,9 @@ pub trait Layout: Sync {
     }
 
     /// Any other fact this layout wants (commits, merges, task tools, checkpoints, Bash).
-    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         let _ = (cx, store, fact);
-        Ok(Reply::default())
+        Ok(Reaction::default())
     }
 
     /// Records a problem (a state file an edit left invalid, a write its schema refused) in the

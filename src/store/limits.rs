@@ -14,7 +14,8 @@ pub const MAX_STATE_BYTES: u64 = 64 * MIB;
 /// Append-only logs (`progress.md`, `history.jsonl`, `progress/log.md`): 64 MiB.
 pub const MAX_LOG_BYTES: u64 = 64 * MIB;
 /// Small configuration-like files (`agents.json`, `package.json`, `.claude/taskhook.json`,
-/// `settings.json`, Claude Code's own `<N>.json`, `context.md`, `guardrails.md`): 4 MiB.
+/// `settings.json`, Claude Code's own `<N>.json`, `context.md`, `guardrails.md`, the projects
+/// layout's `project.json` and `velocity.json`): 4 MiB.
 pub const MAX_SMALL_BYTES: u64 = 4 * MIB;
 /// Of a subagent transcript, only the head (the prompt, its first user message) …
 pub const TRANSCRIPT_HEAD_BYTES: u64 = MIB;
@@ -29,7 +30,7 @@ pub fn cap_for(path: &Path) -> u64 {
     match name {
         "progress.md" | "history.jsonl" | "log.md" => MAX_LOG_BYTES,
         "agents.json" | "package.json" | "taskhook.json" | "settings.json" | "context.md"
-        | "guardrails.md" => MAX_SMALL_BYTES,
+        | "guardrails.md" | "project.json" | "velocity.json" => MAX_SMALL_BYTES,
         n if n
             .strip_suffix(".json")
             .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) =>
@@ -60,6 +61,15 @@ mod tests {
             64 * MIB
         );
         assert_eq!(cap_for(Path::new("/p/x/checkpoint-001.json")), 64 * MIB);
+        // One cap per file, whoever reads it (the projects layout's loader and the edit check).
+        assert_eq!(
+            cap_for(Path::new("/p/.claude/projects/w/progress/velocity.json")),
+            4 * MIB
+        );
+        assert_eq!(
+            cap_for(Path::new("/p/.claude/projects/w/project.json")),
+            4 * MIB
+        );
         assert_eq!(
             cap_for(Path::new("/p/.claude/iterative/x/tasks.md")),
             64 * MIB

@@ -8,7 +8,7 @@
 //! - applies the corrupt-file policy of CONTRACT §3 ([`Store::load_json`], [`Store::quarantine`]),
 //! - records every path it changed, and in dry-run mode keeps all writes in memory (later reads
 //!   in the same run see them) so `replay --dry-run` reports what would change and writes nothing,
-//! - undoes what a failed locked operation had written ([`undo`]): exit 1 leaves every file as it
+//! - undoes what a failed locked operation had written (`undo`): exit 1 leaves every file as it
 //!   was,
 //! - writes only below the folders it was told to trust, never through a link ([`guard`]), and
 //!   caps every read ([`limits`]).
@@ -393,7 +393,7 @@ impl Store {
     }
 
     /// Runs `f` under the exclusive sidecar lock `lock_path`, as one transaction: when `f`
-    /// fails, what it wrote is undone ([`undo`]). Every lock of one invocation shares one
+    /// fails, what it wrote is undone (`undo`). Every lock of one invocation shares one
     /// deadline, `TASKHOOK_LOCK_TIMEOUT` after the first lock wait began. Dry runs take no lock
     /// and create no lock file.
     pub fn with_lock<R>(&self, lock_path: &Path, f: impl FnOnce() -> Result<R>) -> Result<R> {

@@ -32,7 +32,7 @@ use crate::env::{self, Env};
 use crate::error::{Error, Result};
 use crate::layouts::{registry, Input, Layout, StoreRef, Turn};
 use crate::project::Project;
-use crate::signals::SignalKind;
+use crate::signals::{FinalMessage, SignalKind};
 
 /// Runs a layout command again (`add`, `command` ops): the CLI's own code, given the
 /// environment (clock fixed at the op's time) and the arguments as recorded. Returns the exit
@@ -202,7 +202,7 @@ fn replay(cx: &Ctx, root: &Path, op: &Op, run: RunCommand<'_>) -> Result<Replaye
                     op.store.label()
                 )));
             };
-            let final_text = op.text("text").unwrap_or("").to_string();
+            let message = FinalMessage::parse(op.text("text").unwrap_or(""));
             let turn = Turn {
                 agent_id: op.text("agent"),
                 bound: op
@@ -211,7 +211,7 @@ fn replay(cx: &Ctx, root: &Path, op: &Op, run: RunCommand<'_>) -> Result<Replaye
                     .and_then(Value::as_bool)
                     .unwrap_or(true),
                 stop_hook_active: false,
-                final_text: &final_text,
+                message: &message,
                 by_hand: false,
             };
             let input = match (op.kind.as_str(), op.text("signal")) {
@@ -229,7 +229,7 @@ fn replay(cx: &Ctx, root: &Path, op: &Op, run: RunCommand<'_>) -> Result<Replaye
                 )));
             }
             let step = layout.step(&rcx, &store, &op.task, input, &turn)?;
-            if let Some(no) = step.deny.or(step.refused) {
+            if let Some(no) = step.refused {
                 return Ok(Replayed::Lost(no));
             }
             if op.kind == "launch" && !op.actor.contains('@') {

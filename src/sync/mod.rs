@@ -99,8 +99,8 @@ pub fn record(
     let actor = match actor {
         Some(a) => a.to_string(),
         None => cx
-            .payload()
-            .session_id
+            .session
+            .clone()
             .or_else(|| Owner::of_command(cx).ok().map(|o| o.id))
             .unwrap_or_else(|| "someone".into()),
     };

@@ -63,6 +63,27 @@ pub fn projects_store(p: &Project) -> PathBuf {
     p.root.join(".claude/projects/web")
 }
 
+/// An execute run `docs/tasks/auth` with these `--layer` arguments (`0-setup=L0-001`).
+fn execute_run(p: &Project, layers: &[&str]) {
+    let mut args = vec!["execute", "init", "docs/tasks/auth"];
+    for l in layers {
+        args.extend(["--layer", l]);
+    }
+    let r = p.run(&args, "");
+    assert_eq!(r.code, 0, "{r:?}");
+}
+
+/// The SessionEnd of `session` at `at`, through the hook.
+fn session_end(p: &Project, session: &str, at: &str) -> Run {
+    let mut end = p.payload("SessionEnd.other.json");
+    end["session_id"] = json!(session);
+    let mut c = p.cmd();
+    c.env("TASKHOOK_NOW", at);
+    let r = p.run_with(c, &["hook"], serde_json::to_vec(&end).unwrap());
+    assert_eq!(r.code, 0, "{r:?}");
+    r
+}
+
 /// The flow every layout must support, on a store whose first two units are `first` then
 /// `second` (the second made ready by the first's completion, or next in order).
 fn flow(p: &Project, first: &str, second: &str) {
@@ -196,22 +217,33 @@ fn cdd_flow_and_release() {
     refused(&v(A, &["claim", "c.md"]), &["not ready", "after stop look"]);
 }
 
+/// SessionEnd gives back only what the layout agrees to give back, and says so truthfully: an
+/// execute task being verified finishes its pass (`release` refuses it), so the session's end
+/// reports it was not released instead of claiming it was.
+#[test]
+fn session_end_reports_a_refused_release_as_not_released() {
+    let p = Project::new();
+    execute_run(&p, &["0-setup=L0-001"]);
+    ok(&verb(&p, Some(A), NOW, &["claim", "L0-001"]));
+    let d = ok(&verb(&p, Some(A), NOW, &["done", "L0-001", "--json"]));
+    assert_eq!(d["status"], "verifying", "{d}");
+    let r = session_end(&p, A, NOW);
+    assert!(
+        r.stdout.contains(
+            "auth/L0-001: its session ended; not released (L0-001 is verifying, not in_progress; nothing to release)"
+        ),
+        "{r:?}"
+    );
+    assert!(!r.stdout.contains("released: its session ended"), "{r:?}");
+    let state = p.root.join("docs/tasks/auth/execute-state.json");
+    let s: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    assert_eq!(s["tasks"]["L0-001"]["status"], "verifying", "{s}");
+}
+
 #[test]
 fn execute_flow_verifies_then_waits_for_the_merge() {
     let p = Project::new();
-    let r = p.run(
-        &[
-            "execute",
-            "init",
-            "docs/tasks/auth",
-            "--layer",
-            "0-setup=L0-001",
-            "--layer",
-            "1-core=L1-001",
-        ],
-        "",
-    );
-    assert_eq!(r.code, 0, "{r:?}");
+    execute_run(&p, &["0-setup=L0-001", "1-core=L1-001"]);
     ok(&verb(&p, Some(A), NOW, &["claim", "L0-001"]));
     // A later layer's task is not ready.
     refused(
@@ -283,12 +315,7 @@ fn leases_renew_expire_and_are_taken_over() {
         &["held by session bbbbbbbb"],
     );
     // SessionEnd of B gives it back.
-    let mut end = p.payload("SessionEnd.other.json");
-    end["session_id"] = json!(B);
-    let mut c = p.cmd();
-    c.env("TASKHOOK_NOW", late);
-    let r = p.run_with(c, &["hook"], serde_json::to_vec(&end).unwrap());
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = session_end(&p, B, late);
     assert!(
         r.stdout.contains("web/T1 released: its session ended"),
         "{r:?}"

@@ -798,3 +798,51 @@ fn a_plan_of_many_megabytes_is_read() {
     assert!(reason(&run).contains("confirmation pass"), "{run:?}");
     assert_eq!(l.unit("T1")["iterations_used"], 1);
 }
+
+/// A DONE at SubagentStop reads progress.md once (the log's catch-up under the lock): the unit's
+/// last entry is read only when the new entry needs its **Remaining** (issue 21). Traced with
+/// strace, which `.ci/run` installs.
+#[test]
+fn a_done_stop_reads_progress_md_once() {
+    let l = Loop::new("auth", &["T1", "T2"], 5);
+    // An earlier entry of T1, so that the unit has a last entry to read.
+    let first = l.bound("T1", "Started the model.\nRemaining: the tests");
+    assert!(reason(&first).contains("not done yet"), "{first:?}");
+    let payload = l.p.subagent_stop(
+        "a1",
+        "Work on <task>T1</task>.",
+        "Wrote the model.\n<signal>T1_DONE</signal>",
+    );
+    let stdin = l.p.tmp.path().join("stop.json");
+    std::fs::write(&stdin, serde_json::to_vec(&payload).unwrap()).unwrap();
+    let trace = l.p.tmp.path().join("trace.txt");
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat", "-o"])
+        .arg(&trace)
+        .arg(assert_cmd::cargo::cargo_bin("taskhook"))
+        .arg("hook")
+        .current_dir(&l.p.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &l.p.home)
+        .env("TASKHOOK_NOW", crate::common::NOW)
+        .stdin(std::fs::File::open(&stdin).unwrap())
+        .output()
+        .unwrap_or_else(|e| panic!("strace could not run ({e}); .ci/run installs it"));
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("confirmation pass"),
+        "{out:?}"
+    );
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let reads = trace
+        .lines()
+        .filter(|l| l.contains("/progress.md\"") && l.contains("O_RDONLY"))
+        .count();
+    assert_eq!(reads, 1, "{trace}");
+    assert!(
+        l.progress().contains("**Remaining:** None"),
+        "{}",
+        l.progress()
+    );
+}

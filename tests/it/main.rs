@@ -44,6 +44,7 @@ mod projects;
 mod protocol;
 mod quickstart;
 mod replay;
+mod replies;
 mod schemas;
 mod special_files;
 mod status;

@@ -7,9 +7,9 @@ use super::{claim_view, reference, shell_quote, stores, then, Broken, ClaimView,
 use crate::claims::{self, Claim, Claims, Owner};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::{Input, Phase, Step, Turn, WorkUnit};
+use crate::layouts::{Input, Phase, Reaction, Turn, WorkUnit};
 use crate::project::Project;
-use crate::signals::SignalKind;
+use crate::signals::{FinalMessage, SignalKind};
 
 /// What a verb that changes a unit answers.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -62,9 +62,10 @@ fn refused(why: String) -> Error {
     Error::Rule(why)
 }
 
-/// The step's refusal, or its messages.
-fn said_of(step: &Step) -> Result<Vec<String>> {
-    if let Some(d) = step.deny.as_ref().or(step.refused.as_ref()) {
+/// The layout's refusal as the verb's one-line error (without the `taskhook: ` its hook
+/// wording may carry, and without the final period), or its messages.
+fn said_of(step: &Reaction) -> Result<Vec<String>> {
+    if let Some(d) = &step.refused {
         return Err(refused(
             d.trim_start_matches("taskhook: ")
                 .trim_end_matches('.')
@@ -249,11 +250,12 @@ pub fn act(
             f.layout.note(cx, &f.store, &u.id, line)?;
             said.push(line.clone());
         }
+        let none = FinalMessage::default();
         let turn = Turn {
             agent_id: None,
             bound: true,
             stop_hook_active: false,
-            final_text: "",
+            message: &none,
             by_hand: true,
         };
         let renewed = |c: &Claim| {
@@ -304,8 +306,9 @@ pub fn act(
                     Some(r) => format!("<signal>{}_{}: {r}</signal>", u.id, kind.word()),
                     None => format!("<signal>{}_{}</signal>", u.id, kind.word()),
                 };
+                let message = FinalMessage::parse(&text);
                 let turn = Turn {
-                    final_text: &text,
+                    message: &message,
                     ..turn
                 };
                 let step =

@@ -118,23 +118,22 @@ pub fn session_ended(cx: &Ctx, project: &Project, session: &str) -> Result<Vec<S
                 continue;
             }
             match layout.release(cx, &store, &u.id) {
-                Ok(step) if step.deny.is_none() => {
-                    // With team sync on, the give-back is an op by the session.
-                    crate::sync::record(
-                        cx,
-                        project,
-                        &store,
-                        &c.task,
-                        "release",
-                        serde_json::Map::new(),
-                        Some(session),
-                    )?;
-                    said.push(format!("{r} released: its session ended"))
-                }
-                Ok(step) => said.push(format!(
-                    "{r}: its session ended; not released ({})",
-                    step.deny.unwrap_or_default()
-                )),
+                Ok(step) => match step.refused {
+                    None => {
+                        // With team sync on, the give-back is an op by the session.
+                        crate::sync::record(
+                            cx,
+                            project,
+                            &store,
+                            &c.task,
+                            "release",
+                            serde_json::Map::new(),
+                            Some(session),
+                        )?;
+                        said.push(format!("{r} released: its session ended"))
+                    }
+                    Some(why) => said.push(format!("{r}: its session ended; not released ({why})")),
+                },
                 Err(e) => said.push(format!("{r}: its session ended; {}", e.one_line())),
             }
         }

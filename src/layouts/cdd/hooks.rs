@@ -26,13 +26,11 @@ use super::repair::sync_halts;
 use super::summary::untaggable;
 use super::workspace::{Next, Status, Workspace, MAX_ORDER_BYTES};
 use super::{Folder, Paths};
-use crate::agents;
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::hook::output::Reply;
 use crate::layouts::fact::Bash;
 use crate::layouts::unit::Halt;
-use crate::layouts::{Input, Layout, Step, StoreRef};
+use crate::layouts::{Input, Layout, Reaction, StoreRef};
 use crate::shell::{self, base, quote, Unparsed};
 use crate::signals::SignalKind;
 use crate::store::{parse_json, schema};
@@ -280,7 +278,7 @@ pub fn halt(paths: &Paths, stop: &super::order::Stop) -> Halt {
 }
 
 /// A Bash call: a subagent's refused, or the main agent's `next` / `continue.ts` seen after it ran.
-pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
+pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reaction> {
     if b.stdout.is_none() && b.agent_id.is_none() {
         let unsure = calls(b.command)
             .iter()
@@ -293,8 +291,8 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
                 )
             })
             .unwrap_or_default();
-        return Ok(Reply {
-            deny: Some(format!(
+        return Ok(Reaction {
+            refused: Some(format!(
                 "{PERSON}: the agent stops here and the person passes it, in their own terminal \
                  (`taskhook cdd continue STOP_ID`). Tell the user the stop is waiting and what to \
                  check, then end your turn.{unsure}"
@@ -315,8 +313,8 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
             ),
             None => String::new(),
         };
-        return Ok(Reply {
-            deny: Some(format!(
+        return Ok(Reaction {
+            refused: Some(format!(
                 "{OWNERSHIP} (the cdd format): a subagent may not run `{}`.{unsure} Do the task's work, then end your final message with <signal>NAME_DONE</signal> or <signal>NAME_FAILED: why</signal>; the orchestrator moves the task.",
                 shown.join("`, `")
             )),
@@ -324,18 +322,16 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
         });
     };
     if store.root.as_os_str().is_empty() {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     }
     let paths = Paths::of_store(store);
     let project = store.project.clone();
     let ws = Workspace::load(cx, &paths)?;
-    let mut reply = Reply::default();
+    let mut reply = Reaction::default();
     if let Some(id) = answered_stop(stdout) {
         if let Ok(Next::Stop(s, _)) = ws.next() {
             if s.id == id {
-                let h = halt(&paths, &s);
-                agents::keep(cx, &project, "", &[], &[(h.key, h.message.clone())])?;
-                reply.halt = Some(h.message);
+                reply.halt = Some(halt(&paths, &s));
             }
         }
     }
@@ -351,30 +347,30 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reply> {
 /// A Write/Edit of order.json that still matches its schema but names a task no workspace can
 /// take (an unsafe file name, one of the workspace's own names): blocked and logged like a
 /// schema failure (which the engine's edit check answers itself).
-pub fn on_edit(cx: &Ctx, store: &StoreRef, path: &str) -> Result<Reply> {
+pub fn on_edit(cx: &Ctx, store: &StoreRef, path: &str) -> Result<Reaction> {
     let paths = Paths::of_store(store);
     let edited = store.project.join(path);
     if edited != paths.order {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     }
     let Some(bytes) = cx.store.read_capped(&paths.order, MAX_ORDER_BYTES)? else {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     };
     let Ok(doc) = parse_json(&bytes) else {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     };
     if schema::check(order::SCHEMA, &doc)?.is_err() {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     }
     let Err(f) = Order::parse(doc, &format!("`{}`", paths.order.display())) else {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     };
     super::LAYOUT.log_error(
         cx,
         store,
         &format!("an edit left order.json unusable: {}", f.message),
     )?;
-    Ok(Reply {
+    Ok(Reaction {
         block: vec![format!(
             "{}. Every cdd command refuses this order until that entry is renamed (its file too).",
             f.message
@@ -383,7 +379,7 @@ pub fn on_edit(cx: &Ctx, store: &StoreRef, path: &str) -> Result<Reply> {
     })
 }
 
-fn tell(step: &mut Step, paths: &Paths, text: String) {
+fn tell(step: &mut Reaction, paths: &Paths, text: String) {
     step.tell_main.push(format!("cdd {}: {text}", paths.id()));
 }
 
@@ -398,7 +394,7 @@ fn describe(t: &super::order::Task) -> String {
 
 /// After a task finished (done, or failed past the ladder): what comes next; at a stop not
 /// passed, `stop_reached` (once) and the halt.
-fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Step) -> Result<()> {
+fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Reaction) -> Result<()> {
     let ws = Workspace::load(cx, paths)?;
     match ws.next() {
         Ok(Next::Stop(s, _)) => {
@@ -434,11 +430,11 @@ fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Step) -> Result<()> {
 }
 
 /// One lifecycle step of task `unit`.
-pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Step> {
+pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Reaction> {
     let paths = Paths::of_store(store);
     let ws = Workspace::load(cx, &paths)?;
     let status = ws.status(unit);
-    let mut step = Step::default();
+    let mut step = Reaction::default();
     match (input, &status) {
         (Input::Launch, Status::In(Folder::Pending)) => match ops::start(cx, &paths, unit) {
             Ok(_) => step.status = Some("in_progress".into()),
@@ -453,12 +449,12 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
                         | Code::Inconsistent
                 ) =>
             {
-                step.deny = Some(refusal(&paths, unit, &f))
+                step.refused = Some(refusal(&paths, unit, &f))
             }
             Err(f) => return Err(f.into()),
         },
         (Input::Launch, Status::In(_)) => {}
-        (Input::Launch, other) => step.deny = Some(refusal(&paths, unit, &ws.unusable(unit, other))),
+        (Input::Launch, other) => step.refused = Some(refusal(&paths, unit, &ws.unusable(unit, other))),
         (Input::Signal(SignalKind::Done, _), Status::In(f)) => {
             if *f == Folder::Pending {
                 // The launch was not seen (taskhook installed mid-run, an unbound prompt).

@@ -29,10 +29,9 @@ use std::path::{Path, PathBuf};
 use crate::context::Ctx;
 use crate::env::CDD_DIR;
 use crate::error::Result;
-use crate::hook::output::Reply;
 use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
-    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
 use crate::project::Project;
 use crate::store::{check_id, folder_lock_path, sanitize_id, unsafe_id};
@@ -294,7 +293,7 @@ impl Layout for Cdd {
         work::show(cx, store, unit)
     }
 
-    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         work::release(cx, store, unit)
     }
 
@@ -325,7 +324,7 @@ impl Layout for Cdd {
         unit: &str,
         input: Input<'_>,
         _turn: &Turn<'_>,
-    ) -> Result<Step> {
+    ) -> Result<Reaction> {
         // Signals apply whoever sends them (CONTRACT §4), and nothing here asks for another pass.
         hooks::step(cx, store, unit, input)
     }
@@ -344,11 +343,11 @@ impl Layout for Cdd {
         repair::recover(cx, store)
     }
 
-    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         match fact {
             Fact::Bash(b) => hooks::on_bash(cx, store, b),
             Fact::Edit(path) => hooks::on_edit(cx, store, path),
-            _ => Ok(Reply::default()),
+            _ => Ok(Reaction::default()),
         }
     }
 }

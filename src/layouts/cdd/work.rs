@@ -12,7 +12,7 @@ use super::workspace::{Next, Status, Workspace};
 use super::{Folder, Paths};
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::{Phase, Shown, Step, StoreRef, WorkUnit};
+use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 
 /// Most history lines `show` prints of a task.
 const HISTORY_LINES: usize = 8;
@@ -170,7 +170,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
 
 /// Gives a task back: `in_progress/` → `pending/` with a `release` history line; nothing
 /// escalated or failed.
-pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let paths = Paths::of_store(store);
     let moved = ops::locked(cx, &paths, || {
         let ws = Workspace::load(cx, &paths)?;
@@ -191,11 +191,11 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
         Ok(Ok(()))
     })?;
     Ok(match moved {
-        Ok(()) => Step {
+        Ok(()) => Reaction {
             status: Some("pending".into()),
             ..Default::default()
         },
-        Err(why) => Step {
+        Err(why) => Reaction {
             refused: Some(why),
             ..Default::default()
         },

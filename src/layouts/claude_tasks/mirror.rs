@@ -17,10 +17,9 @@ use super::TODO_ID_PREFIX;
 use crate::context::Ctx;
 use crate::env::CLAUDE_CODE_TASK_LIST_ID;
 use crate::error::{Error, Result};
-use crate::hook::output::Reply;
 use crate::layouts::fact::TaskTool;
 use crate::layouts::json::{set_str, str_field};
-use crate::layouts::StoreRef;
+use crate::layouts::{Reaction, StoreRef};
 use crate::store::check_id;
 
 /// Largest Claude Code `<N>.json` read.
@@ -56,9 +55,9 @@ fn is_mine(v: &View<'_>, scope: &TodoScope) -> bool {
 /// Mirrors TodoWrite's full list: one task per todo; todos gone from the list removed. Only
 /// todos this project, session and agent wrote are claimed or removed; a todo whose id another
 /// writer's task holds gets the next free `-N` id instead.
-pub(crate) fn mirror_todos(cx: &Ctx, store: &StoreRef, t: &TaskTool<'_>) -> Result<Reply> {
+pub(crate) fn mirror_todos(cx: &Ctx, store: &StoreRef, t: &TaskTool<'_>) -> Result<Reaction> {
     let Some(todos) = t.input.get("todos").and_then(Value::as_array) else {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     };
     if todos.len() > MAX_TODOS {
         return Err(Error::BadInput(format!(
@@ -170,11 +169,8 @@ pub(crate) fn early_starts(list: &List<'_>, slots: &[usize]) -> Vec<String> {
 }
 
 /// The reply to a mirrored change: its notes, then tasks blocked again and tasks now ready.
-pub(crate) fn mirror_reply(applied: Applied<Vec<String>>) -> Reply {
-    let mut r = Reply {
-        context: applied.value,
-        ..Default::default()
-    };
+pub(crate) fn mirror_reply(applied: Applied<Vec<String>>) -> Reaction {
+    let mut r = Reaction::context(applied.value);
     if !applied.reblocked.is_empty() {
         r.context.push(format!(
             "taskhook: blocked again (a dependency is no longer completed): {}.",
@@ -245,29 +241,26 @@ pub(crate) fn claude_own_task(cx: &Ctx, dir: Option<&Path>, n: &str) -> Option<V
 
 /// Refuses (exit 2) completing a mirrored task whose dependencies are not completed. The task
 /// number resolves as every name does ([`Keys::resolve`]).
-pub(crate) fn task_completed(cx: &Ctx, store: &StoreRef, n: &str) -> Result<Reply> {
+pub(crate) fn task_completed(cx: &Ctx, store: &StoreRef, n: &str) -> Result<Reaction> {
     let keys = Keys::of(cx);
     with_list(cx, store, |list| {
         let Some(list) = list else {
-            return Reply::default();
+            return Reaction::default();
         };
         let Some(i) = keys.resolve(list, n) else {
-            return Reply::default();
+            return Reaction::default();
         };
         let id = list.view(i).id.to_string();
         let waiting = unmet(list, &id);
         if waiting.is_empty() {
-            return Reply::default();
+            return Reaction::default();
         }
-        Reply {
-            refuse: Some(format!(
-                "Task {} cannot be completed yet: its dependencies are not completed: {}. \
+        Reaction::refused(format!(
+            "Task {} cannot be completed yet: its dependencies are not completed: {}. \
                  Complete them first (task list `{}`).",
-                label(list, &id),
-                waiting.join(", "),
-                tasks_path(store).display()
-            )),
-            ..Default::default()
-        }
+            label(list, &id),
+            waiting.join(", "),
+            tasks_path(store).display()
+        ))
     })
 }

@@ -6,7 +6,7 @@
 //! - every write takes `.tasks.json.lock`, re-reads under it, applies, recomputes `blocked`
 //!   (re-blocking tasks whose dependency was reopened), refreshes `updated_at` only on tasks
 //!   that changed, and replaces the file atomically after validation (of the tasks it
-//!   re-serialises: see [`write`]); a change that changes nothing writes nothing and takes no
+//!   re-serialises: see [`write`](mod@write)); a change that changes nothing writes nothing and takes no
 //!   lock;
 //! - the file is parsed once per event, typed and borrowed ([`list`]); unchanged tasks are
 //!   written back byte for byte, so cost grows with the file, linearly, and never with a
@@ -23,8 +23,8 @@
 //!   ([`truth`]).
 //!
 //! The rooms: [`doc`] (where the list lives, reading it), [`view`], [`list`], [`canon`] and
-//! [`pipeline`] (the parsed list and what every change goes through), [`write`] (the
-//! transaction, `tasks write|read`), [`complete`], [`mirror`], [`task_tools`] and [`scope`]
+//! [`pipeline`] (the parsed list and what every change goes through), [`write`](mod@write) (the
+//! transaction, `tasks write|read`), [`complete`](mod@complete), [`mirror`], [`task_tools`] and [`scope`]
 //! (Claude Code's task tools; whose task is whose and how each session names it), [`work`]
 //! (the agent's verbs), [`truth`] (the `TaskUpdate` that keeps Claude Code's own list in step),
 //! [`summary`], [`recover`].
@@ -49,14 +49,12 @@ mod tests;
 
 use std::path::Path;
 
-use serde_json::{json, Value};
-
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::output::Reply;
 use crate::layouts::fact::{Fact, Start, TaskToolKind};
 use crate::layouts::{
-    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, TaskUpdate, Turn,
+    Unit, WorkUnit,
 };
 use crate::project::Project;
 use crate::signals::SignalKind;
@@ -114,21 +112,23 @@ fn complete_and_tell(
     store: &StoreRef,
     names: &[String],
     (naming, by_subagent, note): (Naming, bool, Option<&str>),
-) -> Result<(Reply, Completed)> {
+) -> Result<(Reaction, Completed)> {
     let keys = Keys::of(cx);
     let resolve = |list: &list::List<'_>, name: &str| match naming {
         Naming::ClaudeCode => keys.resolve(list, name),
         Naming::Shown => keys.find_shown(list, name),
     };
     let done = complete(cx, store, names, resolve, note)?;
-    let mut r = Reply::default();
+    let mut r = Reaction::default();
     if !done.found.is_empty() {
-        let list: Vec<Value> = done
+        r.tasks_to_update = done
             .found
             .iter()
-            .map(|id| json!({"task_id": id, "status": "completed"}))
+            .map(|id| TaskUpdate {
+                task_id: id.clone(),
+                status: "completed".into(),
+            })
             .collect();
-        r.extra.insert("tasks_to_update".into(), Value::Array(list));
         let mut line = format!(
             "taskhook: {}completed {} {} of list {}",
             if by_subagent { "a subagent " } else { "" },
@@ -146,7 +146,7 @@ fn complete_and_tell(
         r.tell_main.push(format!("{line}."));
         let (main, user) = truth::tell(cx, &done.kept, "completed");
         r.tell_main.extend(main);
-        r.system.extend(user);
+        r.tell_user.extend(user);
     }
     if !done.unknown.is_empty() {
         let (tasks, are, them) = match done.unknown.len() {
@@ -159,7 +159,7 @@ fn complete_and_tell(
             store.id,
             done.unknown.join(", ")
         );
-        r.system.push(line.clone());
+        r.tell_user.push(line.clone());
         r.tell_main.push(line);
     }
     for (task, waiting) in &done.refused {
@@ -169,7 +169,7 @@ fn complete_and_tell(
             waiting.join(", "),
             store.id
         );
-        r.system.push(line.clone());
+        r.tell_user.push(line.clone());
         r.tell_main.push(line);
     }
     Ok((r, done))
@@ -269,7 +269,7 @@ impl Layout for ClaudeTasks {
 
     /// TodoWrite is always mirrored; the Task tools and TaskCompleted only while the task
     /// system is on (`CLAUDE_CODE_ENABLE_TASKS` not `false`).
-    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         match fact {
             Fact::TaskTool(t) if t.kind == TaskToolKind::TodoWrite => {
                 let r = mirror::mirror_todos(cx, store, t)?;
@@ -277,7 +277,7 @@ impl Layout for ClaudeTasks {
                 Ok(r)
             }
             Fact::TaskTool(_) | Fact::TaskCompleted(_) if !scope::tasks_enabled(cx) => {
-                Ok(Reply::default())
+                Ok(Reaction::default())
             }
             Fact::TaskTool(t) => {
                 let r = task_tools::mirror(cx, store, t)?;
@@ -297,7 +297,7 @@ impl Layout for ClaudeTasks {
                 }
                 Ok(complete_and_tell(cx, store, ids, (Naming::ClaudeCode, true, None))?.0)
             }
-            _ => Ok(Reply::default()),
+            _ => Ok(Reaction::default()),
         }
     }
 
@@ -319,11 +319,11 @@ impl Layout for ClaudeTasks {
         work::show(cx, store, unit)
     }
 
-    fn claim(&self, cx: &Ctx, store: &StoreRef, unit: &str, _turn: &Turn<'_>) -> Result<Step> {
+    fn claim(&self, cx: &Ctx, store: &StoreRef, unit: &str, _turn: &Turn<'_>) -> Result<Reaction> {
         work::claim(cx, store, unit)
     }
 
-    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         work::release(cx, store, unit)
     }
 
@@ -341,11 +341,11 @@ impl Layout for ClaudeTasks {
         unit: &str,
         input: Input<'_>,
         turn: &Turn<'_>,
-    ) -> Result<Step> {
+    ) -> Result<Reaction> {
         let (kind, reason) = match input {
             Input::Signal(kind, reason) => (kind, reason),
             Input::Launch => return work::launch(cx, store, unit),
-            Input::NoSignal => return Ok(Step::default()),
+            Input::NoSignal => return Ok(Reaction::default()),
         };
         let by_subagent = turn.agent_id.is_some();
         Ok(match kind {
@@ -365,18 +365,15 @@ impl Layout for ClaudeTasks {
                             .first()
                             .map(|u| format!("task list {} has no task {u}", store.id))
                     });
-                Step {
+                Reaction {
                     status: (!done.found.is_empty()).then(|| "completed".into()),
                     ready: done.ready,
-                    tell_main: r.tell_main,
-                    tell_user: r.system,
-                    extra: r.extra,
                     refused,
-                    ..Default::default()
+                    ..r
                 }
             }
             SignalKind::Failed => work::fail(cx, store, unit, reason, by_subagent)?,
-            SignalKind::Blocked => Step {
+            SignalKind::Blocked => Reaction {
                 tell_main: vec![format!(
                     "taskhook: a subagent reported task {unit} of list {} as BLOCKED{}; its \
                      status is unchanged.",

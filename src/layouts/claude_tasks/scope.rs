@@ -65,15 +65,12 @@ pub fn shared_numbering(cx: &Ctx) -> bool {
 /// The session asking: the payload's, else `CLAUDE_CODE_SESSION_ID` (a command the model runs
 /// in Claude Code's Bash tool has it); `None` for a person at a terminal.
 pub fn asking_session(cx: &Ctx) -> Option<String> {
-    cx.payload()
-        .session_id
-        .filter(|s| !s.is_empty())
-        .or_else(|| {
-            cx.env
-                .get(CLAUDE_CODE_SESSION_ID)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        })
+    cx.session.clone().filter(|s| !s.is_empty()).or_else(|| {
+        cx.env
+            .get(CLAUDE_CODE_SESSION_ID)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    })
 }
 
 /// Claude Code's own number of a mirrored TaskCreate task: `1` for `1@defa37fe`, or the bare

@@ -19,10 +19,9 @@ use super::scope::Keys;
 use super::write::{update, MAX_DEPENDENCIES};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::output::Reply;
 use crate::layouts::fact::{TaskTool, TaskToolKind};
 use crate::layouts::json::{array_at, merge_keys, object_at, set_str, str_field, string_list};
-use crate::layouts::StoreRef;
+use crate::layouts::{Reaction, StoreRef};
 
 /// Most notes about left-out dependencies one call reports (the rest are counted).
 const MAX_CYCLE_NOTES: usize = 10;
@@ -47,9 +46,9 @@ pub(crate) fn succeeded(t: &TaskTool<'_>) -> bool {
 }
 
 /// Mirrors one TaskCreate or TaskUpdate.
-pub(crate) fn mirror(cx: &Ctx, store: &StoreRef, t: &TaskTool<'_>) -> Result<Reply> {
+pub(crate) fn mirror(cx: &Ctx, store: &StoreRef, t: &TaskTool<'_>) -> Result<Reaction> {
     let Some(n) = task_number(t).filter(|_| succeeded(t)) else {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     };
     let (blocked_by, blocks) = (
         string_list(t.input, "addBlockedBy"),

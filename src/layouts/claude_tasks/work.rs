@@ -3,7 +3,7 @@
 //!
 //! - **Ids.** A session's own Claude Code tasks are named by Claude Code's numbers (`1`, as its
 //!   TaskList shows them), never `1@defa37fe`; another session's keep the mirror's `1@aaaaaaaa`
-//!   ("that session's task 1"); every other task its id ([`Keys::shown`]). Claims are recorded
+//!   ("that session's task 1"); every other task its id ([`Keys::shown`](super::scope::Keys::shown)). Claims are recorded
 //!   under the mirror's ids, which every session agrees on ([`work_keyed`]).
 //! - **Phases.** `completed` is done; `in_progress` in progress; a task waiting for a
 //!   dependency that is not completed is blocked, with what it waits for; `pending` (or
@@ -14,7 +14,7 @@
 //! - **Transitions**, all through the list's one write path (lock, checks, atomic replace):
 //!   `claim` → `in_progress` with `assignee` set to the claimant; `release` → `pending`, the
 //!   assignee cleared; a failure → `pending` again with the reason kept in
-//!   `metadata.custom_fields.last_failure`. Completion is [`super::complete`]'s. Each says what
+//!   `metadata.custom_fields.last_failure`. Completion is [`super::complete`](mod@super::complete)'s. Each says what
 //!   Claude Code's own file needs to agree ([`super::truth`]).
 
 use std::collections::HashSet;
@@ -32,7 +32,7 @@ use crate::claims;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::json::{set_str, str_field};
-use crate::layouts::{Phase, Shown, Step, StoreRef, Unit, WorkUnit};
+use crate::layouts::{Phase, Reaction, Shown, StoreRef, Unit, WorkUnit};
 
 /// Every task (each id once), ready ones first, with the mirror's id of each (the claims' key).
 pub fn work_keyed(cx: &Ctx, store: &StoreRef) -> Result<(Vec<WorkUnit>, Vec<String>)> {
@@ -259,16 +259,16 @@ fn transition(
 }
 
 /// A step refused with `why`, or the transition's step with what Claude Code's own file needs.
-fn step_of(cx: &Ctx, moved: Moved, mut said: Vec<String>) -> Step {
+fn step_of(cx: &Ctx, moved: Moved, mut said: Vec<String>) -> Reaction {
     match moved {
-        Err(why) => Step {
+        Err(why) => Reaction {
             refused: Some(why),
             ..Default::default()
         },
         Ok((_, kept, status)) => {
             let (main, user) = truth::tell(cx, &kept.into_iter().collect::<Vec<_>>(), status);
             said.extend(main);
-            Step {
+            Reaction {
                 status: Some(status.to_string()),
                 tell_main: said,
                 tell_user: user,
@@ -288,7 +288,7 @@ fn claimant(cx: &Ctx) -> String {
 
 /// Takes a ready task: `in_progress`, its `assignee` the claimant. Refused while a dependency
 /// is not completed, when it is completed, or another live session's.
-pub fn claim(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn claim(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let who = claimant(cx);
     let moved = transition(cx, store, unit, |list, i, _| {
         let v = list.view(i);
@@ -322,7 +322,7 @@ pub fn claim(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
 
 /// Gives a task back: `in_progress` → `pending` (blocked again if a dependency was reopened
 /// meanwhile), its assignee cleared; nothing else changes.
-pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let moved = transition(cx, store, unit, |list, i, _| {
         let v = list.view(i);
         if v.status != Status::InProgress {
@@ -351,7 +351,7 @@ pub fn fail(
     unit: &str,
     reason: Option<&str>,
     by_subagent: bool,
-) -> Result<Step> {
+) -> Result<Reaction> {
     let reason = reason.unwrap_or("").trim();
     let moved = transition(cx, store, unit, |list, i, now| {
         let v = list.view(i);
@@ -399,7 +399,7 @@ pub fn fail(
 /// A subagent launched for `unit`: denied when it is another live session's task (issue 26
 /// item 10: sessions do not hand each other work); otherwise nothing changes (the launch is a
 /// claim, recorded by the engine).
-pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let mut owners = Owners::of(cx, store);
     let deny = with_list(cx, store, |list| {
         let list = list?;
@@ -416,14 +416,14 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
             _ => None,
         }
     })?;
-    Ok(Step {
-        deny,
+    Ok(Reaction {
+        refused: deny,
         ..Default::default()
     })
 }
 
 /// The units a `<task>` or `<signal>` name may resolve to: each task by the name the session
-/// asking reads ([`Keys::shown`]) and by its id.
+/// asking reads ([`Keys::shown`](super::scope::Keys::shown)) and by its id.
 pub fn names(cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
     with_list(cx, store, |list| {
         let Some(list) = list else {

@@ -9,7 +9,7 @@
 //! file. The write itself does not read the old file again (it is known to differ).
 //!
 //! On top of it: seed 002's TodoWrite / TodoRead as `taskhook tasks write|read` (completing
-//! tasks is in [`super::complete`]).
+//! tasks is in [`super::complete`](mod@super::complete)).
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -12,7 +12,7 @@ use super::state::{self, bak_path, lock_path, state_path, task};
 use super::{apply_event, git, git_root, messages, Layout as _, LAYOUT};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::{Step, StoreRef};
+use crate::layouts::{Reaction, StoreRef};
 use crate::project::Project;
 use crate::signals::split_name;
 use crate::store::check_id;
@@ -100,7 +100,7 @@ pub fn find_task(
 
 /// A lifecycle event by hand (`start`, `done`, `fail`): the step a hook takes for an unbound
 /// report, so instructions go to the person as notices. Returns the task after it and the step.
-pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(Value, Step)> {
+pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(Value, Reaction)> {
     let (worktree, branch) = match ev {
         HandEvent::Start => super::git_place(cx, store, id),
         _ => (None, None),
@@ -143,7 +143,7 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
         return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
     };
     let step = messages::reply(store, id, &out, &s, messages::Origin::Hand);
-    if let Some(deny) = &step.deny {
+    if let Some(deny) = &step.refused {
         return Err(Error::Rule(
             deny.trim_start_matches("taskhook: ").to_string(),
         ));

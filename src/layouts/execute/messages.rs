@@ -9,7 +9,7 @@ use super::lifecycle::{Effect, NotAsked, Outcome, MAX_BLOCKS};
 use super::plan::plan;
 use super::state::{attempts, branch_of, layer_of, status, task, MAX_ATTEMPTS};
 use crate::layouts::unit::Budget;
-use crate::layouts::{Step, StoreRef};
+use crate::layouts::{Reaction, StoreRef};
 
 fn signals(id: &str, again: bool) -> String {
     let again = if again { " again" } else { "" };
@@ -100,9 +100,9 @@ pub enum Origin {
 }
 
 /// The step's reply: status, budget, another pass for a bound subagent, notices.
-pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: Origin) -> Step {
+pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: Origin) -> Reaction {
     let t = task(state, id).cloned().unwrap_or_default();
-    let mut step = Step {
+    let mut step = Reaction {
         status: Some(status(&t).to_string()),
         budget: Some(Budget {
             used: attempts(&t),
@@ -118,7 +118,7 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
     );
     match &out.effect {
         Effect::Denied(hold) => {
-            step.deny = Some(format!(
+            step.refused = Some(format!(
                 "taskhook: {who}: not starting {id}: {}. {}",
                 hold.why(),
                 hold.fix()

@@ -4,7 +4,7 @@
 //!
 //! Rooms: [`state`] (reading, paths, task and layer helpers), [`lifecycle`] (the pure step:
 //! launch, DONE twice, FAILED with retries and abandonment, the 8-block limit, merges,
-//! commits), [`derive`] (layers, current layer and batch, global status, queue, metrics,
+//! commits), [`derive`](mod@derive) (layers, current layer and batch, global status, queue, metrics,
 //! recomputed on every write), [`plan`] (the seed's resume tree), [`git`] and [`recovery`]
 //! (what git shows, applied), [`resume`] (SessionStart, `resume`, corrupt-state rebuild),
 //! [`messages`] (what the subagent and the main agent hear), [`summary`], [`init`] and
@@ -31,10 +31,9 @@ use serde_json::Value;
 use crate::agents;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::output::Reply;
 use crate::layouts::fact::{Commit, Fact, Start};
 use crate::layouts::{
-    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
 use crate::project::{self, Project};
 use crate::signals::{split_name, SignalKind};
@@ -197,16 +196,6 @@ fn linked_run_folders(root: &Path) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-/// Reads the failure report of a final message: `<details>` and `<feedback>` (the first of
-/// each, trimmed).
-fn tag<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    let open = format!("<{name}>");
-    let close = format!("</{name}>");
-    let start = text.find(&open)? + open.len();
-    let len = text[start..].find(&close)?;
-    Some(text[start..start + len].trim()).filter(|s| !s.is_empty())
-}
-
 /// Longest failure message, details or feedback kept, in characters (a subagent may paste a
 /// whole test log into `<details>`).
 pub const MAX_REPORT_CHARS: usize = 4000;
@@ -306,7 +295,7 @@ fn commit_task(
     recovery::named_task(state, &c.message)
 }
 
-fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
+fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
     let bound = match c.agent_id {
         Some(a) => agents::binding(cx, &project_root(cx, store), a).unwrap_or_default(),
         None => Vec::new(),
@@ -340,10 +329,10 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
         }
         Ok(((), true))
     })?;
-    Ok(Reply::default())
+    Ok(Reaction::default())
 }
 
-fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply> {
+fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reaction> {
     let now = cx.store.clock().stamp();
     let (done, after) = cx.store.transact(&state::lock_path(&store.root), |pass| {
         let before = load(cx, store)?;
@@ -367,7 +356,7 @@ fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply
         }
         Ok(((done, s), true))
     })?;
-    Ok(Reply {
+    Ok(Reaction {
         context: messages::merged(store, &done, &after),
         ..Default::default()
     })
@@ -376,10 +365,10 @@ fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reply
 /// After an edit of the store's state file (Claude's Write or Edit tool: the seed's skill
 /// writing it), a valid state is copied as the latest ([`state::LAST_GOOD`]); an invalid one is
 /// the edit check's to report, and leaves the copy as it was.
-fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reply> {
+fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reaction> {
     let path = state_path(&store.root);
     if edited != path {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     }
     cx.store.transact(&state::lock_path(&store.root), |pass| {
         if !matches!(state::read(cx, &path)?, Read::Valid(_)) {
@@ -397,7 +386,7 @@ fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reply> {
         }
         Ok(((), true))
     })?;
-    Ok(Reply::default())
+    Ok(Reaction::default())
 }
 
 impl Layout for Execute {
@@ -571,9 +560,9 @@ impl Layout for Execute {
         unit: &str,
         input: Input<'_>,
         turn: &Turn<'_>,
-    ) -> Result<Step> {
-        let details = tag(turn.final_text, "details").map(cap);
-        let feedback = tag(turn.final_text, "feedback").map(cap);
+    ) -> Result<Reaction> {
+        let details = turn.message.details.as_deref().map(cap);
+        let feedback = turn.message.feedback.as_deref().map(cap);
         let message = match input {
             Input::Signal(SignalKind::Failed, reason) => Some(cap(reason
                 .or_else(|| details.as_deref().and_then(|d| d.lines().next()))
@@ -619,7 +608,7 @@ impl Layout for Execute {
                 &s,
                 messages::Origin::Subagent,
             )),
-            None => Ok(Step::default()),
+            None => Ok(Reaction::default()),
         }
     }
 
@@ -631,16 +620,16 @@ impl Layout for Execute {
         work::show(cx, store, unit)
     }
 
-    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         work::release(cx, store, unit)
     }
 
-    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         match fact {
             Fact::Commit(c) => record_commit(cx, store, c),
             Fact::Merge(branches) => record_merge(cx, store, branches),
             Fact::Edit(path) => copy_after_edit(cx, store, Path::new(path)),
-            _ => Ok(Reply::default()),
+            _ => Ok(Reaction::default()),
         }
     }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::StoreRef;
-use crate::store::{fs, lock_path_for, parse_checked};
+use crate::store::{fs, lock_path_for, Loaded};
 
 /// The schema of execute-state.json.
 pub const SCHEMA: &str = "execute-state";
@@ -68,12 +68,10 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
     if let Some(n) = cx.store.len(path).filter(|n| *n > MAX_STATE_BYTES as u64) {
         return Ok(Read::TooBig(n));
     }
-    let Some(bytes) = cx.store.read_capped(path, MAX_STATE_BYTES)? else {
-        return Ok(Read::Missing);
-    };
-    Ok(match parse_checked(&bytes, SCHEMA)? {
-        Ok(v) => Read::Valid(v),
-        Err(why) => Read::Invalid(why),
+    Ok(match cx.store.load_json(path, SCHEMA)? {
+        Loaded::Missing => Read::Missing,
+        Loaded::Valid(v) => Read::Valid(v),
+        Loaded::Invalid(why) => Read::Invalid(why),
     })
 }
 

@@ -12,7 +12,7 @@ use super::state::{self, attempts, layer_of, load, status, task_ids, MAX_ATTEMPT
 use super::{plan, policy};
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::{Phase, Shown, Step, StoreRef, WorkUnit};
+use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 
 /// Every task of the run, ready ones first in the plan's order.
 pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
@@ -205,7 +205,7 @@ fn text_of(v: &Value) -> String {
 /// Gives a task back: its attempt ends as released, not counted (`attempts` − 1), and the task
 /// returns to the status it had before the launch (`failed` when it has failed before, else
 /// `pending`). Only an `in_progress` task is given back (one being verified finishes its pass).
-pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let now = cx.store.clock().stamp();
     let result = cx.store.transact(&state::lock_path(&store.root), |pass| {
         let before = load(cx, store)?;
@@ -242,11 +242,11 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
         Ok((Ok(to), true))
     })?;
     Ok(match result {
-        Ok(to) => Step {
+        Ok(to) => Reaction {
             status: Some(to),
             ..Default::default()
         },
-        Err(why) => Step {
+        Err(why) => Reaction {
             refused: Some(why),
             ..Default::default()
         },

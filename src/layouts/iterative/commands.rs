@@ -13,9 +13,9 @@ use super::units::{current_key, name_some, status_of, unit_ids, units_key};
 use super::{base, markdown, stop, templates, Paths, NAME};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::{Step, StoreRef, Turn};
+use crate::layouts::{Reaction, StoreRef, Turn};
 use crate::project::Project;
-use crate::signals::{Signal, SignalKind};
+use crate::signals::{FinalMessage, Signal, SignalKind};
 use crate::store::{check_id, check_unit_id, folder_lock_path};
 
 /// The header every guardrails.md starts with (seed 003).
@@ -268,7 +268,7 @@ pub fn signal(
     unit: &str,
     kind: SignalKind,
     reason: Option<String>,
-) -> Result<(Value, Step)> {
+) -> Result<(Value, Reaction)> {
     let store = store_ref(cx, project, slug)?;
     check_id("unit id", unit)?;
     let l = load(cx, &store, false)?;
@@ -288,7 +288,7 @@ pub fn signal(
         agent_id: None,
         bound: true,
         stop_hook_active: false,
-        final_text: &text,
+        message: &FinalMessage::parse(&text),
         by_hand: true,
     };
     let step = stop::stop(cx, &store, unit, Some(&signal), &turn)?;

@@ -1,6 +1,9 @@
 //! Seed 003's markdown files, parsed and written: `tasks.md` / `plan.md` (units, criteria,
-//! dependencies, max iterations), `guardrails.md` entries, and the `Name: value` fields of a
-//! subagent's final message. `progress.md` is [`super::log`]'s. Pure functions over `&str`.
+//! dependencies, max iterations) and `guardrails.md` entries; the `Name: value` field syntax
+//! is the one a subagent's final message uses too ([`crate::signals::line_field`]).
+//! `progress.md` is [`super::log`]'s. Pure functions over `&str`.
+
+pub(crate) use crate::signals::line_field as field;
 
 /// What the plan says about one unit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -101,18 +104,6 @@ fn unit_heading(line: &str) -> Option<PlanUnit> {
     })
 }
 
-/// `Name: value` (also `**Name:** value`), case-insensitive on the name.
-pub(crate) fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
-    let l = line.trim_start_matches("**");
-    let head = l.get(..name.len())?;
-    if !head.eq_ignore_ascii_case(name) {
-        return None;
-    }
-    let rest = l[name.len()..].trim_start_matches("**");
-    let rest = rest.strip_prefix(':')?.trim_start_matches("**");
-    Some(rest.trim())
-}
-
 /// Folds text onto one line (entries are one line per field) and bounds it.
 pub fn one_paragraph(text: &str) -> String {
     let folded = crate::error::one_line(text);
@@ -139,15 +130,6 @@ pub fn render_guardrail(
         one_paragraph(solution),
         one_paragraph(learned)
     )
-}
-
-/// Pulls `Remaining:` / `Blockers:` lines out of a subagent's final message, if it wrote them.
-pub fn message_field(message: &str, name: &str) -> Option<String> {
-    message
-        .lines()
-        .map(|l| l.trim().trim_start_matches(['-', '*', ' ']))
-        .find_map(|l| field(l, name).map(str::to_string))
-        .filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]
@@ -178,16 +160,5 @@ mod tests {
         let plan = "## Phases\n\n- [ ] **R1**: Gather\n  - Criteria: 10 sources\n- [ ] **R2**: Synthesize\n\n## Dependencies\n\nR1 -> R2\n";
         let units = parse_plan(plan);
         assert_eq!(units[1].depends, ["R1"]);
-    }
-
-    #[test]
-    fn message_fields() {
-        let m = "Did the thing.\nRemaining: wire the routes\n- **Blockers:** flaky CI\n";
-        assert_eq!(
-            message_field(m, "Remaining").as_deref(),
-            Some("wire the routes")
-        );
-        assert_eq!(message_field(m, "Blockers").as_deref(), Some("flaky CI"));
-        assert_eq!(message_field(m, "Signal"), None);
     }
 }

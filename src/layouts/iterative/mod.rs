@@ -36,10 +36,9 @@ use serde_json::{json, Value};
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::output::Reply;
 use crate::layouts::fact::{Commit, Fact, Start};
 use crate::layouts::{
-    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
 use crate::project::Project;
 use crate::signals::{Signal, SignalKind};
@@ -103,7 +102,7 @@ fn is_state_path(path: &str) -> bool {
 /// Records a commit (`hash: message`) in a slug whose current unit is not done yet (a subagent
 /// commits during its first iteration, while the unit is still `pending`). Decided on an
 /// unlocked read first; only a commit to record takes the lock (re-checked under it).
-fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
+fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
     let wants = |l: &Slug| {
         let Some(cur) = l.state[current_key(&l.state)].as_str() else {
             return false;
@@ -138,7 +137,7 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reply> {
             }
             Ok(((), record))
         })
-        .map(|()| Reply::default())
+        .map(|()| Reaction::default())
 }
 
 /// What [`units_cheaply`] reads of state.json: no more than names need.
@@ -288,10 +287,10 @@ impl Layout for Iterative {
         })
     }
 
-    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         match fact {
             Fact::Commit(c) => record_commit(cx, store, c),
-            _ => Ok(Reply::default()),
+            _ => Ok(Reaction::default()),
         }
     }
 
@@ -310,7 +309,7 @@ impl Layout for Iterative {
         work::show(cx, store, unit)
     }
 
-    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         work::release(cx, store, unit)
     }
 
@@ -344,7 +343,7 @@ impl Layout for Iterative {
         unit: &str,
         input: Input<'_>,
         turn: &Turn<'_>,
-    ) -> Result<Step> {
+    ) -> Result<Reaction> {
         match input {
             Input::Signal(kind, reason) => {
                 let signal = Signal {

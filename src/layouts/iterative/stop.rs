@@ -1,6 +1,6 @@
 //! One stop or launch of a unit's subagent: the lifecycle stepped ([`super::lifecycle`]), the
 //! progress entry logged (first: it is the authority on recovery), state.json written, and the
-//! [`Step`] that says what the subagent and the main agent hear.
+//! [`Reaction`] that says what the subagent and the main agent hear.
 //!
 //! A unit that is held (timed out, or blocked by the failed-confirmation cap) or that waits on
 //! unfinished dependencies is not moved by subagents: a launch naming it is refused, and a
@@ -17,7 +17,7 @@ use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::unit::{Budget, Input, Step, Turn};
+use crate::layouts::unit::{Budget, Input, Reaction, Turn};
 use crate::layouts::StoreRef;
 use crate::signals::Signal;
 use crate::store::folder_lock_path;
@@ -44,14 +44,14 @@ pub fn stop(
     unit: &str,
     signal: Option<&Signal>,
     turn: &Turn<'_>,
-) -> Result<Step> {
+) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, store, true)?;
         let key = units_key(&l.state);
         if l.state[key].get(unit).is_none() {
             save(cx, store, &mut l)?;
-            return Ok(Step::default());
+            return Ok(Reaction::default());
         }
         let plan_unit = l.plan.get(unit).cloned();
         let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
@@ -73,7 +73,7 @@ pub fn stop(
         match effect {
             Effect::Unchanged | Effect::Started => {
                 save(cx, store, &mut l)?;
-                return Ok(Step::default());
+                return Ok(Reaction::default());
             }
             Effect::Held(why) => return ignored(cx, store, &mut l, unit, &c, signal, &why),
             _ => {}
@@ -104,8 +104,9 @@ pub fn stop(
             l.state["phase"] = json!("execute");
         }
         let ready = advance(&mut l.state, &l.plan);
-        let last_remaining = last_entry(cx, &p, unit)?.and_then(|e| e.remaining);
-        let (remaining, blockers) = entry_fields(&effect, &c, signal, turn, last_remaining);
+        // progress.md's last entry of the unit is read only when the entry needs it.
+        let last_remaining = || Ok(last_entry(cx, &p, unit)?.and_then(|e| e.remaining));
+        let (remaining, blockers) = entry_fields(&effect, &c, signal, turn, last_remaining)?;
         let commits: Vec<String> = l.state["commits"]
             .as_array()
             .map(|a| {
@@ -122,7 +123,7 @@ pub fn stop(
             unit: unit.to_string(),
             iteration: c.iterations_used,
             timestamp: now.clone(),
-            did: Some(did_text(turn.final_text)),
+            did: Some(did_text(&turn.message.did)),
             remaining: Some(remaining.clone()),
             blockers,
             signal: signal.map(|s| match &s.reason {
@@ -158,21 +159,23 @@ pub fn stop(
 }
 
 /// The entry's **Remaining** and, for an entry without a signal, its **Blockers** (the seed's
-/// format: signal entries carry **Signal** instead).
+/// format: signal entries carry **Signal** instead). `last_remaining` (the unit's previous
+/// entry's, read from progress.md) is called only when the subagent did not state it and the
+/// entry needs it.
 fn entry_fields(
     effect: &Effect,
     c: &Counters,
     signal: Option<&Signal>,
     turn: &Turn<'_>,
-    last_remaining: Option<String>,
-) -> (String, Option<String>) {
-    let said = markdown::message_field(turn.final_text, "Remaining");
-    let stated = || {
-        said.clone()
-            .or(last_remaining
-                .clone()
-                .filter(|r| !r.eq_ignore_ascii_case("none")))
-            .unwrap_or_else(|| "Not stated by the subagent".into())
+    last_remaining: impl FnOnce() -> Result<Option<String>>,
+) -> Result<(String, Option<String>)> {
+    let stated = || -> Result<String> {
+        if let Some(said) = &turn.message.remaining {
+            return Ok(said.clone());
+        }
+        Ok(last_remaining()?
+            .filter(|r| !r.eq_ignore_ascii_case("none"))
+            .unwrap_or_else(|| "Not stated by the subagent".into()))
     };
     let timeout = format!("Hit max iterations ({}): status timeout", c.max_iterations);
     let done_declared = signal.is_some_and(|s| s.kind == crate::signals::SignalKind::Done);
@@ -185,18 +188,22 @@ fn entry_fields(
         Effect::Blocked(r) if r == super::lifecycle::CONFIRMATION_CAP_REASON => {
             format!("Needs review by a person: {r}")
         }
-        Effect::Timeout if signal.is_some() => format!("{} ({timeout})", stated()),
-        _ => stated(),
+        Effect::Timeout if signal.is_some() => format!("{} ({timeout})", stated()?),
+        _ => stated()?,
     };
     if signal.is_some() {
-        return (remaining, None);
+        return Ok((remaining, None));
     }
     let blockers = match effect {
         Effect::Timeout => timeout,
         Effect::Returned(Some(r)) | Effect::KeepGoing(Some(r)) | Effect::Blocked(r) => r.clone(),
-        _ => markdown::message_field(turn.final_text, "Blockers").unwrap_or_else(|| "None".into()),
+        _ => turn
+            .message
+            .blockers
+            .clone()
+            .unwrap_or_else(|| "None".into()),
     };
-    (remaining, Some(blockers))
+    Ok((remaining, Some(blockers)))
 }
 
 /// A stop on a unit subagents cannot move: a signal is logged as an `ignored` note and reported
@@ -209,11 +216,11 @@ fn ignored(
     c: &Counters,
     signal: Option<&Signal>,
     why: &str,
-) -> Result<Step> {
+) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     let Some(s) = signal else {
         save(cx, store, l)?;
-        return Ok(Step::default());
+        return Ok(Reaction::default());
     };
     let hint = if why.starts_with("it waits on") {
         "Finish what it depends on first.".to_string()
@@ -233,7 +240,7 @@ fn ignored(
         store.id,
         s.text()
     );
-    Ok(Step {
+    Ok(Reaction {
         status: Some(c.status.clone()),
         tell_user: vec![format!("taskhook: {msg}")],
         tell_main: vec![format!("{msg} {hint}")],
@@ -245,12 +252,12 @@ fn ignored(
 /// A launch of a subagent bound to `unit` (PreToolUse of `Agent`): a unit not started (or
 /// that a subagent reported BLOCKED) becomes `in_progress`; a held unit, or one waiting on
 /// unfinished dependencies, is refused. Decided on an unlocked read; only a change locks.
-pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     cx.store.transact(&folder_lock_path(&store.root), |pass| {
         let mut l = load(cx, store, pass.writes())?;
         let key = units_key(&l.state);
         if l.state[key].get(unit).is_none() {
-            return finish(cx, store, &mut l, pass.writes(), Step::default());
+            return finish(cx, store, &mut l, pass.writes(), Reaction::default());
         }
         let waiting = if not_started(&l.state, unit) {
             unfinished_deps(&l.state, &l.plan, unit)
@@ -269,8 +276,8 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
                 store,
                 &mut l,
                 pass.writes(),
-                Step {
-                    deny: Some(deny),
+                Reaction {
+                    refused: Some(deny),
                     ..Default::default()
                 },
             );
@@ -278,8 +285,8 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
         let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
         let prev = c.clone();
         let step = match step(&mut c, Input::Launch) {
-            Effect::Held(why) => Step {
-                deny: Some(format!(
+            Effect::Held(why) => Reaction {
+                refused: Some(format!(
                     "iterative {}: {unit} is held because {why}. {}",
                     store.id,
                     person_hint(store, unit, &c)
@@ -305,12 +312,12 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
                 advance(&mut l.state, &l.plan);
                 l.state["updated"] = json!(now);
                 l.dirty = true;
-                Step {
+                Reaction {
                     status: Some(c.status.clone()),
                     ..Default::default()
                 }
             }
-            _ => Step::default(),
+            _ => Reaction::default(),
         };
         finish(cx, store, &mut l, pass.writes(), step)
     })
@@ -321,8 +328,8 @@ fn finish(
     store: &StoreRef,
     l: &mut Slug,
     writes: bool,
-    step: Step,
-) -> Result<(Step, bool)> {
+    step: Reaction,
+) -> Result<(Reaction, bool)> {
     let change = l.dirty || !l.sets.is_empty();
     if writes {
         save(cx, store, l)?;
@@ -340,8 +347,8 @@ pub(crate) fn reply(
     remaining: &str,
     ready: &[String],
     plan_file: &str,
-) -> Step {
-    let mut r = Step {
+) -> Reaction {
+    let mut r = Reaction {
         status: Some(c.status.clone()),
         budget: Some(Budget {
             used: c.iterations_used,
@@ -413,25 +420,9 @@ pub(crate) fn reply(
     r
 }
 
-/// The final message without its signal tags, as the entry's **Did**.
-pub(crate) fn did_text(message: &str) -> String {
-    let mut out = message.to_string();
-    while let Some(i) = out.find("<signal>") {
-        match out[i..].find("</signal>") {
-            Some(j) => out.replace_range(i..i + j + "</signal>".len(), ""),
-            None => break,
-        }
-    }
-    // The subagent's own "Remaining:" / "Blockers:" lines go to their fields, not into Did.
-    let kept: Vec<&str> = out
-        .lines()
-        .filter(|l| {
-            !["Remaining", "Blockers", "Signal", "Commit"]
-                .iter()
-                .any(|f| markdown::message_field(l, f).is_some())
-        })
-        .collect();
-    let out = markdown::one_paragraph(kept.join("\n").trim());
+/// What the subagent did ([`crate::signals::FinalMessage::did`]) as the entry's **Did**.
+pub(crate) fn did_text(did: &str) -> String {
+    let out = markdown::one_paragraph(did);
     if out.is_empty() {
         "(no final message)".into()
     } else {

@@ -13,7 +13,7 @@ use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::{Phase, Shown, Step, StoreRef, WorkUnit};
+use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 
 /// Most characters of guardrails.md `show` prints.
 const GUARDRAILS_CAP: usize = 4000;
@@ -174,7 +174,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
 
 /// Gives a unit back: `pending` again with its counters kept (nothing charged), logged as a
 /// `set` note so a rebuild from progress.md gives the same state.
-pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let done = admin::in_store(
         cx,
         store,
@@ -199,12 +199,12 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
         },
     );
     match done {
-        Ok(d) => Ok(Step {
+        Ok(d) => Ok(Reaction {
             status: d.unit["status"].as_str().map(str::to_string),
             tell_user: vec![d.message],
             ..Default::default()
         }),
-        Err(Error::Rule(why)) => Ok(Step {
+        Err(Error::Rule(why)) => Ok(Reaction {
             refused: Some(why),
             ..Default::default()
         }),

@@ -22,10 +22,6 @@ use crate::store::{fs, parse_checked, schema, to_pretty, Loaded};
 
 /// The temp-file prefix inside `temp/` (seed 000: `temp/.write-{uuid}`).
 pub const TEMP_PREFIX: &str = ".write-";
-/// Largest tasks.json / checkpoint read.
-pub const STATE_CAP: usize = 64 * 1024 * 1024;
-/// Largest progress/log.md read.
-pub const LOG_CAP: usize = 64 * 1024 * 1024;
 /// Completions between two checkpoints at most (the seed: every 10).
 pub const CHECKPOINT_EVERY: usize = 10;
 /// The schemas.
@@ -104,7 +100,7 @@ pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
 /// [`load`], with why tasks.json is unusable as `Ok(Err(why))` when nothing can restore it (no
 /// valid checkpoint, and no task of the damaged file validates).
 pub fn try_load(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Tasks, String>> {
-    let bytes = read_file(cx, &p.tasks, STATE_CAP)?;
+    let bytes = read_file(cx, &p.tasks)?;
     let valid = |doc: Value| {
         Ok(Ok(Tasks {
             doc,
@@ -136,23 +132,17 @@ pub fn file_name(path: &Path) -> String {
         .into_owned()
 }
 
-/// Largest project.json / velocity.json read.
-pub const SMALL_CAP: usize = 4 * 1024 * 1024;
-
-/// Loads project.json or velocity.json (bounded; a special file refused) against its schema.
+/// Loads project.json or velocity.json against its schema through the store's one loader
+/// ([`crate::store::Store::load_json`], capped by name like every read); a special file in its
+/// place is refused.
 pub fn load_small(cx: &Ctx, path: &Path, schema_name: &'static str) -> Result<Loaded> {
-    let Some(bytes) = read_file(cx, path, SMALL_CAP)? else {
-        return Ok(Loaded::Missing);
-    };
-    Ok(match parse_checked(&bytes, schema_name)? {
-        Ok(v) => Loaded::Valid(v),
-        Err(e) => Loaded::Invalid(e),
-    })
+    refuse_special(path)?;
+    cx.store.load_json(path, schema_name)
 }
 
 /// The log's text (empty when there is none).
 pub fn read_log(cx: &Ctx, p: &Paths) -> Result<String> {
-    Ok(read_file(cx, &p.log, LOG_CAP)?
+    Ok(read_file(cx, &p.log)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default())
 }
@@ -210,16 +200,22 @@ fn check_dirs(cx: &Ctx, p: &Paths) -> Result<()> {
     Ok(())
 }
 
-/// Reads a file of the store, at most `cap` bytes; a special file (a FIFO, a device) in its
-/// place is refused rather than read.
-pub fn read_file(cx: &Ctx, path: &Path, cap: usize) -> Result<Option<Vec<u8>>> {
+/// Reads a file of the store (capped by its name, [`crate::store::limits::cap_for`]); a
+/// special file (a FIFO, a device) in its place is refused rather than read.
+pub fn read_file(cx: &Ctx, path: &Path) -> Result<Option<Vec<u8>>> {
+    refuse_special(path)?;
+    cx.store.read(path)
+}
+
+/// A special file (a FIFO, a device) where a file of the store should be: refused, unread.
+fn refuse_special(path: &Path) -> Result<()> {
     if fs::exists(path) && !fs::is_file(path) {
         return Err(Error::BadInput(format!(
             "`{}` is not a regular file; taskhook will not read it",
             path.display()
         )));
     }
-    cx.store.read_capped(path, cap)
+    Ok(())
 }
 
 /// What one change writes.

@@ -29,10 +29,9 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::hook::output::Reply;
 use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
-    Input, Layout, Reconciled, Shown, StateFile, Step, StoreRef, Summary, Turn, Unit, WorkUnit,
+    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
 use crate::project::Project;
 use crate::store::{check_id, parse_json, schema};
@@ -89,7 +88,7 @@ fn touched(path: &str) -> Option<(&str, Touched<'_>)> {
 }
 
 /// A research file written: PENDING / IN_RESEARCH → RESEARCHED (TASK_RESEARCHED).
-fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Result<Reply> {
+fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     let file = Path::new(path);
     let parent = file.parent().unwrap_or(Path::new(""));
@@ -99,12 +98,12 @@ fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Resul
         p.research.ends_with(parent)
     };
     if !ours || !cx.store.exists(&p.research.join(format!("{task}.md"))) {
-        return Ok(Reply::default());
+        return Ok(Reaction::default());
     }
     let a = steps::act(cx, store, task, Action::Researched)?;
-    let mut r = Reply::default();
+    let mut r = Reaction::default();
     for msg in a.committed.settled.iter().chain(&a.committed.restored) {
-        r.system
+        r.tell_user
             .push(format!("taskhook: projects {}: {msg}", store.id));
     }
     Ok(r)
@@ -113,18 +112,18 @@ fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Resul
 /// PreCompact / SessionEnd (`event`, the reason logged): a checkpoint of tasks.json, unless the
 /// newest one holds the same.
 /// A change a kill interrupted is settled first, so the checkpoint holds a whole state.
-fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reply> {
+fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     cx.store.transact(&p.lock(), |pass| {
         let interrupted = pending::waiting(cx, &p);
-        let mut reply = Reply::default();
-        let mut say = |msg: String| reply.system.push(format!("taskhook: projects {}: {msg}", store.id));
+        let mut reply = Reaction::default();
+        let mut say = |msg: String| reply.tell_user.push(format!("taskhook: projects {}: {msg}", store.id));
         if pass.writes() {
             if let Some(msg) = pending::settle(cx, &p)? {
                 say(msg);
             }
         }
-        let Some(bytes) = files::read_file(cx, &p.tasks, files::STATE_CAP)? else {
+        let Some(bytes) = files::read_file(cx, &p.tasks)? else {
             return Ok((reply, interrupted));
         };
         let valid = match parse_json(&bytes) {
@@ -261,7 +260,7 @@ impl Layout for Projects {
         unit: &str,
         input: Input<'_>,
         _turn: &Turn<'_>,
-    ) -> Result<Step> {
+    ) -> Result<Reaction> {
         steps::step(cx, store, unit, input)
     }
 
@@ -273,7 +272,7 @@ impl Layout for Projects {
         work::show(cx, store, unit)
     }
 
-    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+    fn release(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         work::release(cx, store, unit)
     }
 
@@ -281,16 +280,16 @@ impl Layout for Projects {
         work::note(cx, store, unit, text)
     }
 
-    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reply> {
+    fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         match fact {
             Fact::Edit(path) => match touched(path) {
                 Some((id, Touched::Research(task))) if id == store.id => {
                     research_written(cx, store, path, task)
                 }
-                _ => Ok(Reply::default()),
+                _ => Ok(Reaction::default()),
             },
             Fact::Checkpoint(event) => checkpoint_now(cx, store, event),
-            _ => Ok(Reply::default()),
+            _ => Ok(Reaction::default()),
         }
     }
 

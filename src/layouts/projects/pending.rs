@@ -12,7 +12,7 @@
 
 use serde_json::{json, Value};
 
-use super::files::{self, Change, Paths, LOG_CAP, STATE_CAP};
+use super::files::{self, Change, Paths};
 use super::log::{self, Entry};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -97,7 +97,7 @@ pub fn settle(cx: &Ctx, p: &Paths) -> Result<Option<String>> {
         return Ok(None);
     }
     // Anything else in its place (a link, a FIFO, a file over the cap) is not one.
-    let record = files::read_file(cx, &path, LOG_CAP)
+    let record = files::read_file(cx, &path)
         .ok()
         .flatten()
         .and_then(|b| parse_json(&b).ok())
@@ -118,7 +118,7 @@ fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
     let entries = log::parse(block);
     let what = names(&entries);
     let n = entries.len();
-    let tasks = files::read_file(cx, &p.tasks, STATE_CAP)?;
+    let tasks = files::read_file(cx, &p.tasks)?;
     let written = tasks.as_deref().is_some_and(|b| {
         r["tasks_json"]["bytes"].as_u64() == Some(b.len() as u64)
             && r["tasks_json"]["fnv1a64"].as_str() == Some(digest(b).as_str())
@@ -131,7 +131,7 @@ fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
             if n == 1 { "was" } else { "were" }
         ));
     };
-    let log = files::read_file(cx, &p.log, LOG_CAP)?.unwrap_or_default();
+    let log = files::read_file(cx, &p.log)?.unwrap_or_default();
     let from = usize::try_from(r["log_len"].as_u64().unwrap_or(0))
         .unwrap_or(usize::MAX)
         .min(log.len());

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::files::{file_name, read_file, read_log, Paths, STATE_CAP, TEMP_PREFIX};
+use super::files::{file_name, read_file, read_log, Paths, TEMP_PREFIX};
 use super::log::{self, Entry};
 use super::model::{self, STATUSES};
 use super::SCHEMA_TASKS;
@@ -150,7 +150,7 @@ fn task_valid(t: &Value) -> bool {
 
 /// A checkpoint's list, when it parses.
 fn load_checkpoint(cx: &Ctx, path: &Path) -> Option<Value> {
-    read_file(cx, path, STATE_CAP)
+    read_file(cx, path)
         .ok()
         .flatten()
         .and_then(|b| parse_json(&b).ok())

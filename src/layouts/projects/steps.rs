@@ -10,7 +10,7 @@ use super::lifecycle::{self, fmt_num, Action, Outcome};
 use super::model::{self, COMPLETE, IN_PROGRESS};
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::{Input, Step, StoreRef};
+use crate::layouts::{Input, Reaction, StoreRef};
 use crate::signals::SignalKind;
 
 /// What one action did.
@@ -78,16 +78,16 @@ pub fn action_of(input: Input<'_>) -> Action<'_> {
 
 /// One lifecycle step from a hook: a launch of a subagent bound to the task, its signal, or
 /// its stop without one.
-pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Step> {
+pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Reaction> {
     let a = act(cx, store, unit, action_of(input))?;
     Ok(reply(store, unit, input, &a))
 }
 
 /// What a step's outcome says, and to whom.
-pub fn reply(store: &StoreRef, unit: &str, input: Input<'_>, a: &Acted) -> Step {
+pub fn reply(store: &StoreRef, unit: &str, input: Input<'_>, a: &Acted) -> Reaction {
     let o = &a.outcome;
     let who = format!("projects {}", store.id);
-    let mut s = Step {
+    let mut s = Reaction {
         status: Some(o.to.clone()),
         ready: o.ready_now.clone(),
         ..Default::default()
@@ -97,7 +97,7 @@ pub fn reply(store: &StoreRef, unit: &str, input: Input<'_>, a: &Acted) -> Step 
     }
     if let Some(why) = &o.refused {
         match input {
-            Input::Launch => s.deny = Some(format!("taskhook: {who}: {why}.")),
+            Input::Launch => s.refused = Some(format!("taskhook: {who}: {why}.")),
             _ => {
                 s.refused = Some(why.clone());
                 let msg = format!("{who}: {unit} was reported done, but {why}.");

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::files::{self, Paths, STATE_CAP};
+use super::files::{self, Paths};
 use super::model;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -59,7 +59,7 @@ pub fn file_issues(cx: &Ctx, store: &StoreRef, file: &StateFile) -> Result<Vec<I
     let p = Paths::of(&store.root);
     let missing = |why: String| Ok(vec![issue(String::new(), why)]);
     if file.path == p.tasks {
-        let Some(bytes) = files::read_file(cx, &p.tasks, STATE_CAP)? else {
+        let Some(bytes) = files::read_file(cx, &p.tasks)? else {
             if p.ring().list(&cx.store)?.is_empty() {
                 return missing(format!(
                     "missing, and no checkpoint holds a list to restore it from: `taskhook projects add {} TASK --title …` starts a new one",

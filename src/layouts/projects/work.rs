@@ -12,7 +12,7 @@ use super::log::{self, Entry};
 use super::model::{self, *};
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::{Phase, Shown, Step, StoreRef, WorkUnit};
+use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 
 /// Most log entries `show` prints of a task.
 const HISTORY_LINES: usize = 8;
@@ -182,7 +182,7 @@ fn text_of(v: &Value) -> String {
 
 /// Gives a task back: `IN_PROGRESS` (or another mid-work status) → `PENDING`, `started_at`
 /// cleared, a `TASK_RELEASED` entry; nothing counted.
-pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
+pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     let now = cx.store.clock().stamp();
     cx.store.transact(&p.lock(), |pass| {
@@ -216,7 +216,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
             files::commit(cx, &p, &t, &change)?;
         }
         Ok((
-            Step {
+            Reaction {
                 status: Some(PENDING.into()),
                 ..Default::default()
             },
@@ -225,8 +225,8 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Step> {
     })
 }
 
-fn refused(why: String) -> Step {
-    Step {
+fn refused(why: String) -> Reaction {
+    Reaction {
         refused: Some(why),
         ..Default::default()
     }

@@ -443,7 +443,7 @@ pub fn next_priority(queue: &[Value]) -> i64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -724,7 +724,7 @@ mod tests {
     /// A random state: layers numbered or not (with counts that may exceed what is listed),
     /// tasks by seed-style id or with a `layer` field, statuses, attempts, commits, batches,
     /// queue entries (some for tasks not listed), metrics.
-    fn some_state() -> impl Strategy<Value = Value> {
+    pub(crate) fn some_state() -> impl Strategy<Value = Value> {
         let layer_keys = prop::sample::select(vec![
             vec!["0-setup", "1-core", "2-api"],
             vec!["1-core", "0-setup"],

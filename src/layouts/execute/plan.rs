@@ -17,7 +17,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::policy::may_launch;
+use super::policy::Policy;
 use super::state::{
     attempts, branch_of, global, layer_of, layer_order, status, task_ids, MAX_ATTEMPTS,
 };
@@ -117,6 +117,7 @@ pub fn plan(state: &Value) -> Plan {
         p.layer_completed = state["layers"][l]["tasks_completed"].as_u64().unwrap_or(0);
         p.layer_total = state["layers"][l]["tasks_total"].as_u64().unwrap_or(0);
     }
+    let policy = Policy::new(state);
     for id in task_ids(state) {
         let t = &state["tasks"][&id];
         let st = status(t);
@@ -147,7 +148,7 @@ pub fn plan(state: &Value) -> Plan {
             "pending" => None,
             _ => continue,
         };
-        if let Err(hold) = may_launch(state, &id) {
+        if let Err(hold) = policy.may_launch(&id) {
             p.held.push(Held {
                 task: id,
                 next,
@@ -191,10 +192,11 @@ impl Plan {
     /// Takes the queue entries whose branch is not among the branches git has (`names`) out of
     /// the merge order: the plan never says to merge what git cannot.
     pub fn check_branches(&mut self, state: &Value, names: &[String]) {
+        let names: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
         let (keep, gone): (Vec<Merge>, Vec<Merge>) =
             std::mem::take(&mut self.merge).into_iter().partition(|m| {
                 let b = branch_of(&state["tasks"][&m.task], &m.task);
-                names.contains(&b)
+                names.contains(b.as_str())
             });
         self.merge = keep;
         self.unmergeable = gone

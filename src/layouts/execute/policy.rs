@@ -9,8 +9,12 @@
 //! the layers before it).
 //!
 //! The state given is derived ([`super::derive::derive`]): layer statuses are read, not
-//! recounted, so deciding one task costs a walk over the layers, not over the tasks (a task's
-//! earlier layer's unfinished tasks are listed only when it is refused for them).
+//! recounted. A [`Policy`] finds what every decision shares once (the stop, the abandoned
+//! tasks, the first layer not completed, that layer's unfinished tasks when a task is first
+//! refused for it), so deciding every task of a run is one pass over the tasks.
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
 
 use serde_json::Value;
 
@@ -31,8 +35,10 @@ pub enum Hold {
         earlier: String,
         completed: u64,
         total: u64,
-        /// Its unfinished tasks, `ID status`.
+        /// Its first unfinished tasks, `ID status` (at most five).
         left: Vec<String>,
+        /// How many more are unfinished.
+        more: usize,
     },
 }
 
@@ -84,10 +90,15 @@ impl Hold {
                     "Ask the user, or give {first} fresh attempts with `taskhook execute reset-task {first}`."
                 )
             }
-            Hold::EarlierLayer { earlier, left, .. } => {
-                let mut named: Vec<String> = left.iter().take(NAMED).cloned().collect();
-                if left.len() > NAMED {
-                    named.push(format!("and {} more", left.len() - NAMED));
+            Hold::EarlierLayer {
+                earlier,
+                left,
+                more,
+                ..
+            } => {
+                let mut named = left.clone();
+                if *more > 0 {
+                    named.push(format!("and {more} more"));
                 }
                 let named = if named.is_empty() {
                     String::new()
@@ -107,33 +118,122 @@ pub fn stop_of(state: &Value) -> Option<Option<String>> {
     (state["stop"].is_object() || global(state) == "stopped").then_some(reason)
 }
 
-/// Whether task `id` may be launched now in the derived `state`. A task that is completed,
-/// verified or merging is not held (a launch of it changes nothing).
-pub fn may_launch(state: &Value, id: &str) -> Result<(), Hold> {
-    let t = &state["tasks"][id];
-    let st = status(t);
-    let starts = matches!(st, "pending" | "failed");
-    if st == "abandoned" || (st == "failed" && attempts(t) >= MAX_ATTEMPTS) {
-        return Err(Hold::NoAttempts {
-            id: id.to_string(),
-            abandoned: st == "abandoned",
+/// The launch decision for many tasks of one derived state: what every decision shares (the
+/// user's stop, the abandoned tasks, the layers in order and the first one not completed) is
+/// found once, and an earlier layer's unfinished tasks are listed once, when a task is first
+/// refused for it. Deciding every task of a run is then one pass, not one pass per task.
+pub struct Policy<'a> {
+    state: &'a Value,
+    stop: Option<Option<String>>,
+    abandoned: Vec<String>,
+    /// Layer → its place in the run's order.
+    place: HashMap<String, usize>,
+    /// The first layer not completed, with its place.
+    open: Option<(usize, String)>,
+    /// The open layer's refusal, built when a task is first refused for it.
+    earlier: OnceCell<Hold>,
+}
+
+impl<'a> Policy<'a> {
+    /// The shared part of every decision on `state` (derived).
+    pub fn new(state: &'a Value) -> Self {
+        let order = layer_order(state);
+        let open = order
+            .iter()
+            .enumerate()
+            .find(|(_, l)| state["layers"][l.as_str()]["status"] != "completed")
+            .map(|(i, l)| (i, l.clone()));
+        Policy {
+            state,
+            stop: stop_of(state),
+            abandoned: abandoned(state),
+            place: order.into_iter().enumerate().map(|(i, l)| (l, i)).collect(),
+            open,
+            earlier: OnceCell::new(),
+        }
+    }
+
+    /// Whether task `id` may be launched now. A task that is completed, verified or merging
+    /// is not held (a launch of it changes nothing).
+    pub fn may_launch(&self, id: &str) -> Result<(), Hold> {
+        let state = self.state;
+        let t = &state["tasks"][id];
+        let st = status(t);
+        let starts = matches!(st, "pending" | "failed");
+        if st == "abandoned" || (st == "failed" && attempts(t) >= MAX_ATTEMPTS) {
+            return Err(Hold::NoAttempts {
+                id: id.to_string(),
+                abandoned: st == "abandoned",
+            });
+        }
+        if !starts && !matches!(st, "in_progress" | "verifying") {
+            return Ok(());
+        }
+        if let Some(reason) = &self.stop {
+            return Err(Hold::Stopped {
+                reason: reason.clone(),
+            });
+        }
+        if !starts {
+            // A relaunch continues the attempt under way, even in a stopped layer.
+            return Ok(());
+        }
+        if !self.abandoned.is_empty() {
+            return Err(Hold::RunAbandoned {
+                by: self.abandoned.clone(),
+            });
+        }
+        self.earlier_layer(id)
+    }
+
+    /// The first layer before the task's own that is not completed.
+    fn earlier_layer(&self, id: &str) -> Result<(), Hold> {
+        let Some(layer) = layer_of(self.state, id) else {
+            return Ok(());
+        };
+        let (Some(mine), Some((first, open))) = (self.place.get(&layer), &self.open) else {
+            return Ok(());
+        };
+        if first >= mine {
+            return Ok(());
+        }
+        let hold = self.earlier.get_or_init(|| {
+            let state = self.state;
+            let info = &state["layers"][open.as_str()];
+            let mut left = Vec::new();
+            let mut more = 0;
+            for t in layer_tasks(state, open) {
+                let s = status(&state["tasks"][&t]);
+                if s == "completed" {
+                    continue;
+                }
+                if left.len() < NAMED {
+                    left.push(format!("{t} {s}"));
+                } else {
+                    more += 1;
+                }
+            }
+            Hold::EarlierLayer {
+                layer: String::new(),
+                earlier: open.clone(),
+                completed: info["tasks_completed"].as_u64().unwrap_or(0),
+                total: info["tasks_total"].as_u64().unwrap_or(0),
+                left,
+                more,
+            }
         });
+        let mut hold = hold.clone();
+        if let Hold::EarlierLayer { layer: l, .. } = &mut hold {
+            *l = layer;
+        }
+        Err(hold)
     }
-    if !starts && !matches!(st, "in_progress" | "verifying") {
-        return Ok(());
-    }
-    if let Some(reason) = stop_of(state) {
-        return Err(Hold::Stopped { reason });
-    }
-    if !starts {
-        // A relaunch continues the attempt under way, even in a stopped layer.
-        return Ok(());
-    }
-    let by = abandoned(state);
-    if !by.is_empty() {
-        return Err(Hold::RunAbandoned { by });
-    }
-    earlier_layer(state, id)
+}
+
+/// Whether task `id` may be launched now in the derived `state` ([`Policy::may_launch`]; for
+/// many tasks of one state, make one [`Policy`]).
+pub fn may_launch(state: &Value, id: &str) -> Result<(), Hold> {
+    Policy::new(state).may_launch(id)
 }
 
 /// The abandoned tasks, in the file's order.
@@ -149,32 +249,90 @@ pub fn abandoned(state: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The first layer before the task's own that is not completed.
-fn earlier_layer(state: &Value, id: &str) -> Result<(), Hold> {
-    let Some(layer) = layer_of(state, id) else {
-        return Ok(());
-    };
-    for l in layer_order(state) {
-        if l == layer {
-            return Ok(());
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layouts::execute::derive::{derive, tests::some_state};
+    use crate::layouts::execute::state::task_ids;
+    use proptest::prelude::*;
+
+    /// The decision as it was made before [`Policy`]: every task on its own, the earlier
+    /// layer's unfinished tasks listed in full (issue 23 keeps it as the reference).
+    fn reference(state: &Value, id: &str) -> Result<(), (String, String)> {
+        let fresh = Policy::new(state).may_launch(id);
+        let Err(Hold::EarlierLayer { .. }) = &fresh else {
+            return fresh.map_err(|h| (h.why(), h.fix()));
+        };
+        let layer = layer_of(state, id).unwrap_or_default();
+        for l in layer_order(state) {
+            if l == layer {
+                break;
+            }
+            let info = &state["layers"][&l];
+            if info["status"] == "completed" {
+                continue;
+            }
+            let left: Vec<String> = layer_tasks(state, &l)
+                .into_iter()
+                .map(|t| (status(&state["tasks"][&t]).to_string(), t))
+                .filter(|(s, _)| s != "completed")
+                .map(|(s, t)| format!("{t} {s}"))
+                .collect();
+            let mut named: Vec<String> = left.iter().take(NAMED).cloned().collect();
+            if left.len() > NAMED {
+                named.push(format!("and {} more", left.len() - NAMED));
+            }
+            let named = if named.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", named.join(", "))
+            };
+            return Err((
+                format!(
+                    "its layer {layer} waits for layer {l} ({}/{} completed)",
+                    info["tasks_completed"].as_u64().unwrap_or(0),
+                    info["tasks_total"].as_u64().unwrap_or(0)
+                ),
+                format!("Layers run in order: finish layer {l} first{named}."),
+            ));
         }
-        let info = &state["layers"][&l];
-        if info["status"] == "completed" {
-            continue;
-        }
-        let left = layer_tasks(state, &l)
-            .into_iter()
-            .map(|t| (status(&state["tasks"][&t]).to_string(), t))
-            .filter(|(s, _)| s != "completed")
-            .map(|(s, t)| format!("{t} {s}"))
-            .collect();
-        return Err(Hold::EarlierLayer {
-            layer,
-            earlier: l,
-            completed: info["tasks_completed"].as_u64().unwrap_or(0),
-            total: info["tasks_total"].as_u64().unwrap_or(0),
-            left,
-        });
+        Ok(())
     }
-    Ok(())
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// One policy reused for every task of a state decides each as the reference does.
+        #[test]
+        fn one_policy_decides_every_task_as_alone(state in some_state()) {
+            let mut view = state.clone();
+            derive(&state, &mut view, "2026-01-01T01:00:00Z");
+            let policy = Policy::new(&view);
+            for id in task_ids(&view) {
+                let got = policy.may_launch(&id).map_err(|h| (h.why(), h.fix()));
+                prop_assert_eq!(got, reference(&view, &id), "{}", id);
+            }
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_five_unfinished_tasks_and_counts_the_rest() {
+        let mut tasks = serde_json::Map::new();
+        for i in 0..8 {
+            tasks.insert(
+                format!("L0-00{i}"),
+                serde_json::json!({"status": "pending"}),
+            );
+        }
+        tasks.insert("L1-001".into(), serde_json::json!({"status": "pending"}));
+        let state = serde_json::json!({
+            "layers": {"0-setup": {"status": "in_progress"}, "1-core": {"status": "pending"}},
+            "tasks": tasks,
+        });
+        let hold = Policy::new(&state).may_launch("L1-001").unwrap_err();
+        assert_eq!(
+            hold.fix(),
+            "Layers run in order: finish layer 0-setup first (L0-000 pending, L0-001 pending, L0-002 pending, L0-003 pending, L0-004 pending, and 3 more)."
+        );
+    }
 }

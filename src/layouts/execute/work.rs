@@ -6,6 +6,8 @@
 //! and the feedback for the next attempt, worktree, branch, commits); a release (the attempt
 //! ends as released: back to `pending` or `failed` as before it, the attempt not counted).
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::state::{self, attempts, layer_of, load, status, task_ids, MAX_ATTEMPTS};
@@ -25,14 +27,22 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
 /// would be denied.
 pub fn units(s: &Value) -> Vec<WorkUnit> {
     let p = plan::plan(s);
-    let mut ready: Vec<String> = p.retry.iter().map(|r| r.task.clone()).collect();
-    ready.extend(p.execute.iter().cloned());
+    // A ready unit's place: retries first, then new starts, in the plan's order.
+    let ready: HashMap<&str, usize> = p
+        .retry
+        .iter()
+        .map(|r| r.task.as_str())
+        .chain(p.execute.iter().map(String::as_str))
+        .enumerate()
+        .map(|(i, id)| (id, i))
+        .collect();
+    let policy = policy::Policy::new(s);
     let mut out: Vec<(usize, WorkUnit)> = Vec::new();
     for (i, id) in task_ids(s).into_iter().enumerate() {
         let t = &s["tasks"][&id];
         let st = status(t).to_string();
         let n = attempts(t);
-        let held = policy::may_launch(s, &id).err();
+        let held = policy.may_launch(&id).err();
         let (phase, why, pass) = match (st.as_str(), &held) {
             ("completed", _) => (Phase::Done, None, None),
             (_, Some(h @ policy::Hold::EarlierLayer { .. })) => {
@@ -71,7 +81,7 @@ pub fn units(s: &Value) -> Vec<WorkUnit> {
             ),
         };
         let order = match phase {
-            Phase::Ready => ready.iter().position(|r| r == &id).unwrap_or(ready.len()),
+            Phase::Ready => ready.get(id.as_str()).copied().unwrap_or(ready.len()),
             _ => ready.len() + 1 + i,
         };
         out.push((

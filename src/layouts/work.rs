@@ -104,6 +104,21 @@ pub struct Shown {
     pub sections: Vec<(String, String)>,
 }
 
+/// A JSON value as text for [`Shown`]: strings as they are, lists one item a line.
+pub fn text_of(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| format!("- {}", text_of(x)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    }
+}
+
 impl Shown {
     /// Adds a section when its text is not empty.
     pub fn add(&mut self, label: &str, text: impl Into<String>) {

@@ -378,7 +378,10 @@ pub fn run(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: Options<'_>) -> 
 
 fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>) -> Result<Report> {
     let root = &project.root;
-    let remote = remote_of(cx, project, cfg, opts.deadline);
+    // The deadline bounds the waiting on git and the remote, not the local work of applying
+    // the log (thousands of ops replayed by the layouts' rules): it moves on by that work's
+    // time ([`applied`]).
+    let mut remote = remote_of(cx, project, cfg, opts.deadline);
     let mut report = Report {
         remote: remote.label(),
         ..Report::default()
@@ -428,12 +431,16 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
         report
             .config
             .extend(make_findable(cx, project, keys.into_iter())?);
+        let started = Instant::now();
         let mut applying = apply::apply(cx, project, &log, &queue, &mut state, opts.run);
+        applied(&mut remote, started);
         applying.skipped.splice(0..0, log.skipped.iter().cloned());
         if opts.heartbeats && heartbeats(cx, project, &mut state)? > 0 {
             // Made and queued after the merged log was applied: applied again with it.
             let (queue, _) = local::read_queue(cx, root)?;
+            let started = Instant::now();
             let more = apply::apply(cx, project, &log, &queue, &mut state, opts.run);
+            applied(&mut remote, started);
             merge(&mut applying, more);
         }
         let (queue, _) = local::read_queue(cx, root)?;
@@ -528,7 +535,7 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
             Ok(Pushed::Lost(why)) => {
                 state.pushing = None;
                 local::save_state(cx, root, &state)?;
-                if attempt >= MAX_ATTEMPTS || Instant::now() >= opts.deadline {
+                if attempt >= MAX_ATTEMPTS || Instant::now() >= remote.deadline {
                     report.problem = Some(format!(
                         "{} kept moving ({why}); gave up after {attempt} attempts",
                         report.remote
@@ -543,7 +550,7 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
                     return Ok(report);
                 }
                 let pause =
-                    backoff(attempt).min(opts.deadline.saturating_duration_since(Instant::now()));
+                    backoff(attempt).min(remote.deadline.saturating_duration_since(Instant::now()));
                 std::thread::sleep(pause);
             }
             Err(p) => {
@@ -555,6 +562,11 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
             }
         }
     }
+}
+
+/// Moves the remote's deadline on by the local work done since `started`.
+fn applied(remote: &mut Remote<'_>, started: Instant) {
+    remote.deadline += started.elapsed();
 }
 
 fn merge(into: &mut Applying, more: Applying) {

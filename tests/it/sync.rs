@@ -79,12 +79,16 @@ fn three_clones_racing_next_claim_done_win_each_task_once_and_end_with_everythin
     team.ok(0, &["sync", "init"]);
     team.ok(1, &["sync"]);
     team.ok(2, &["sync"]);
+    // The three loops start together (no head start for the clone spawned first).
+    let start = std::sync::Barrier::new(3);
     let wins: Vec<Vec<String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..3)
             .map(|i| {
                 let team = &team;
+                let start = &start;
                 s.spawn(move || {
                     let mut won = Vec::new();
+                    start.wait();
                     for _ in 0..80 {
                         let n = team.ok(i, &["next", "--json"]).json();
                         let Some(unit) = n["unit"].as_str().map(String::from) else {

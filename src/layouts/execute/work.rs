@@ -14,6 +14,7 @@ use super::state::{self, attempts, layer_of, load, status, task_ids, MAX_ATTEMPT
 use super::{plan, policy};
 use crate::context::Ctx;
 use crate::error::Result;
+use crate::layouts::work::text_of;
 use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 
 /// Every task of the run, ready ones first in the plan's order.
@@ -197,19 +198,6 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
     out.add("commits", commits.join("\n"));
     out.add("file", state::state_path(&store.root).display().to_string());
     Ok(out)
-}
-
-fn text_of(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Array(a) => a
-            .iter()
-            .map(|x| format!("- {}", text_of(x)))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => other.to_string(),
-    }
 }
 
 /// Gives a task back: its attempt ends as released, not counted (`attempts` − 1), and the task

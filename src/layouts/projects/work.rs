@@ -12,6 +12,7 @@ use super::log::{self, Entry};
 use super::model::{self, *};
 use crate::context::Ctx;
 use crate::error::Result;
+use crate::layouts::work::text_of;
 use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 
 /// Most log entries `show` prints of a task.
@@ -164,20 +165,6 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
     let from = mine.len().saturating_sub(HISTORY_LINES);
     s.add("history", mine[from..].join("\n"));
     Ok(s)
-}
-
-/// A JSON value as text: strings as they are, lists one item a line.
-fn text_of(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Array(a) => a
-            .iter()
-            .map(|x| format!("- {}", text_of(x)))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => other.to_string(),
-    }
 }
 
 /// Gives a task back: `IN_PROGRESS` (or another mid-work status) → `PENDING`, `started_at`

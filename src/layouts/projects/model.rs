@@ -133,10 +133,11 @@ pub fn ancestors(doc: &Value, id: &str) -> Vec<String> {
 }
 
 /// The dependencies a task waits for: its own and its ancestors' (an epic that waits for
-/// another epic holds back its stories too).
+/// another epic holds back its stories too), each once.
 pub fn all_deps(doc: &Value, id: &str) -> Vec<String> {
-    let mut out = find(doc, id).map(deps).unwrap_or_default();
-    for a in ancestors(doc, id) {
+    let mut out: Vec<String> = Vec::new();
+    let own = std::iter::once(id.to_string());
+    for a in own.chain(ancestors(doc, id)) {
         for d in find(doc, &a).map(deps).unwrap_or_default() {
             if !out.contains(&d) {
                 out.push(d);
@@ -240,6 +241,42 @@ impl<'a> Index<'a> {
         self.find(id)?["parent_id"]
             .as_str()
             .filter(|p| !p.is_empty() && *p != id && self.first.contains_key(p))
+    }
+
+    /// The ancestors of `id`, nearest first, as [`ancestors`].
+    pub fn ancestors(&self, id: &str) -> Vec<&'a str> {
+        let mut out: Vec<&'a str> = Vec::new();
+        let mut cur = id;
+        while let Some(p) = self.parent_of(cur) {
+            if p == id || out.contains(&p) {
+                break;
+            }
+            out.push(p);
+            cur = p;
+        }
+        out
+    }
+
+    /// The dependencies of `id` not COMPLETE yet, as [`unmet_deps`]: its own and its
+    /// ancestors', each looked up in the index.
+    pub fn unmet_deps(&self, id: &str) -> Vec<(String, String)> {
+        let mut all: Vec<&'a str> = Vec::new();
+        let own = self.find(id).into_iter();
+        let above = self.ancestors(id).into_iter().filter_map(|a| self.find(a));
+        for t in own.chain(above) {
+            for d in strs(t, "dependencies") {
+                if !all.contains(&d) {
+                    all.push(d);
+                }
+            }
+        }
+        all.into_iter()
+            .filter_map(|d| match self.find(d) {
+                Some(t) if status(t) == COMPLETE => None,
+                Some(t) => Some((d.to_string(), status(t).to_string())),
+                None => Some((d.to_string(), "unknown".to_string())),
+            })
+            .collect()
     }
 
     /// Whether the task's own dependencies are all COMPLETE.
@@ -469,6 +506,7 @@ mod tests {
                 let id = format!("T{n}");
                 prop_assert_eq!(index.find(&id), find(&doc, &id));
                 prop_assert_eq!(index.parent_of(&id).map(str::to_string), parent_of(&doc, &id));
+                prop_assert_eq!(index.unmet_deps(&id), unmet_deps(&doc, &id));
             }
         }
     }

@@ -26,7 +26,8 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
 
 /// [`work`] of a parsed list (pure).
 pub fn units(doc: &Value) -> Vec<WorkUnit> {
-    let ready = model::ready(doc);
+    let index = model::Index::new(doc);
+    let ready = index.ready();
     let rank: HashMap<&str, usize> = ready
         .iter()
         .enumerate()
@@ -68,7 +69,8 @@ pub fn units(doc: &Value) -> Vec<WorkUnit> {
             IN_PROGRESS | IN_RESEARCH | VALIDATING => (Phase::InProgress, None),
             _ if rank.contains_key(id) => (Phase::Ready, None),
             _ => {
-                let unmet: Vec<String> = model::unmet_deps(doc, id)
+                let unmet: Vec<String> = index
+                    .unmet_deps(id)
                     .into_iter()
                     .map(|(d, s)| format!("{d} {s}"))
                     .collect();

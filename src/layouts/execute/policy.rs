@@ -130,8 +130,9 @@ pub struct Policy<'a> {
     place: HashMap<String, usize>,
     /// The first layer not completed, with its place.
     open: Option<(usize, String)>,
-    /// The open layer's refusal, built when a task is first refused for it.
-    earlier: OnceCell<Hold>,
+    /// The open layer's first unfinished tasks and how many more, listed when a task is
+    /// first refused for it.
+    unfinished: OnceCell<(Vec<String>, usize)>,
 }
 
 impl<'a> Policy<'a> {
@@ -149,7 +150,7 @@ impl<'a> Policy<'a> {
             abandoned: abandoned(state),
             place: order.into_iter().enumerate().map(|(i, l)| (l, i)).collect(),
             open,
-            earlier: OnceCell::new(),
+            unfinished: OnceCell::new(),
         }
     }
 
@@ -197,37 +198,38 @@ impl<'a> Policy<'a> {
         if first >= mine {
             return Ok(());
         }
-        let hold = self.earlier.get_or_init(|| {
-            let state = self.state;
-            let info = &state["layers"][open.as_str()];
-            let mut left = Vec::new();
-            let mut more = 0;
-            for t in layer_tasks(state, open) {
-                let s = status(&state["tasks"][&t]);
-                if s == "completed" {
-                    continue;
-                }
-                if left.len() < NAMED {
-                    left.push(format!("{t} {s}"));
-                } else {
-                    more += 1;
-                }
-            }
-            Hold::EarlierLayer {
-                layer: String::new(),
-                earlier: open.clone(),
-                completed: info["tasks_completed"].as_u64().unwrap_or(0),
-                total: info["tasks_total"].as_u64().unwrap_or(0),
-                left,
-                more,
-            }
-        });
-        let mut hold = hold.clone();
-        if let Hold::EarlierLayer { layer: l, .. } = &mut hold {
-            *l = layer;
-        }
-        Err(hold)
+        let (left, more) = self
+            .unfinished
+            .get_or_init(|| unfinished(self.state, open))
+            .clone();
+        let info = &self.state["layers"][open.as_str()];
+        Err(Hold::EarlierLayer {
+            layer,
+            earlier: open.clone(),
+            completed: info["tasks_completed"].as_u64().unwrap_or(0),
+            total: info["tasks_total"].as_u64().unwrap_or(0),
+            left,
+            more,
+        })
     }
+}
+
+/// The first [`NAMED`] unfinished tasks of `layer` (`ID status`), and how many more there are.
+fn unfinished(state: &Value, layer: &str) -> (Vec<String>, usize) {
+    let mut left = Vec::new();
+    let mut more = 0;
+    for t in layer_tasks(state, layer) {
+        let s = status(&state["tasks"][&t]);
+        if s == "completed" {
+            continue;
+        }
+        if left.len() < NAMED {
+            left.push(format!("{t} {s}"));
+        } else {
+            more += 1;
+        }
+    }
+    (left, more)
 }
 
 /// Whether task `id` may be launched now in the derived `state` ([`Policy::may_launch`]; for

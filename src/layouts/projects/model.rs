@@ -104,59 +104,16 @@ pub fn title(t: &Value) -> Option<String> {
     })
 }
 
-/// The parent of `id`: the task listing it in `subtasks`, else its `parent_id`.
+/// The parent of `id`: the task listing it in `subtasks`, else its `parent_id`
+/// ([`Index::parent_of`]; for many questions about one list, make one [`Index`]).
 pub fn parent_of(doc: &Value, id: &str) -> Option<String> {
-    tasks(doc)
-        .iter()
-        .find(|t| subtasks(t).iter().any(|s| s == id))
-        .map(|t| self::id(t).to_string())
-        .or_else(|| {
-            find(doc, id)?["parent_id"]
-                .as_str()
-                .filter(|p| !p.is_empty() && *p != id && find(doc, p).is_some())
-                .map(str::to_string)
-        })
+    Index::new(doc).parent_of(id).map(str::to_string)
 }
 
-/// The ancestors of `id`, nearest first (a cycle in the hierarchy ends the walk).
-pub fn ancestors(doc: &Value, id: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut cur = id.to_string();
-    while let Some(p) = parent_of(doc, &cur) {
-        if p == id || out.contains(&p) {
-            break;
-        }
-        out.push(p.clone());
-        cur = p;
-    }
-    out
-}
-
-/// The dependencies a task waits for: its own and its ancestors' (an epic that waits for
-/// another epic holds back its stories too), each once.
-pub fn all_deps(doc: &Value, id: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let own = std::iter::once(id.to_string());
-    for a in own.chain(ancestors(doc, id)) {
-        for d in find(doc, &a).map(deps).unwrap_or_default() {
-            if !out.contains(&d) {
-                out.push(d);
-            }
-        }
-    }
-    out
-}
-
-/// The dependencies of `id` not COMPLETE yet, with their status (`unknown` when missing).
+/// The dependencies of `id` not COMPLETE yet, with their status (`unknown` when missing):
+/// its own and its ancestors' ([`Index::unmet_deps`]).
 pub fn unmet_deps(doc: &Value, id: &str) -> Vec<(String, String)> {
-    all_deps(doc, id)
-        .into_iter()
-        .filter_map(|d| match find(doc, &d) {
-            Some(t) if status(t) == COMPLETE => None,
-            Some(t) => Some((d, status(t).to_string())),
-            None => Some((d, "unknown".to_string())),
-        })
-        .collect()
+    Index::new(doc).unmet_deps(id)
 }
 
 /// Scheduling rank of a priority, smaller first: `critical`/`urgent` 0, `high` 1, `medium`
@@ -189,7 +146,7 @@ pub fn ready(doc: &Value) -> Vec<String> {
 }
 
 /// The list indexed once, for questions about every task at a cost linear in the list: what
-/// [`find`] and [`parent_of`] answer, without a scan of the list per question.
+/// [`find`] and the parent links answer, without a scan of the list per question.
 pub struct Index<'a> {
     tasks: &'a [Value],
     /// Id → the first task with that id (the one [`find`] returns).
@@ -233,7 +190,8 @@ impl<'a> Index<'a> {
         self.first.get(id).map(|&i| &self.tasks[i])
     }
 
-    /// The parent of `id`, as [`parent_of`].
+    /// The parent of `id`: the task first listing it in `subtasks`, else its `parent_id` when that
+    /// names another task of the list.
     pub fn parent_of(&self, id: &str) -> Option<&'a str> {
         if let Some(p) = self.listed_in.get(id) {
             return Some(p);
@@ -243,7 +201,7 @@ impl<'a> Index<'a> {
             .filter(|p| !p.is_empty() && *p != id && self.first.contains_key(p))
     }
 
-    /// The ancestors of `id`, nearest first, as [`ancestors`].
+    /// The ancestors of `id`, nearest first (a cycle in the hierarchy ends the walk).
     pub fn ancestors(&self, id: &str) -> Vec<&'a str> {
         let mut out: Vec<&'a str> = Vec::new();
         let mut cur = id;
@@ -257,8 +215,9 @@ impl<'a> Index<'a> {
         out
     }
 
-    /// The dependencies of `id` not COMPLETE yet, as [`unmet_deps`]: its own and its
-    /// ancestors', each looked up in the index.
+    /// The dependencies of `id` not COMPLETE yet, with their status (`unknown` when missing):
+    /// its own and its ancestors' (an epic that waits for another epic holds back its stories
+    /// too), each once.
     pub fn unmet_deps(&self, id: &str) -> Vec<(String, String)> {
         let mut all: Vec<&'a str> = Vec::new();
         let own = self.find(id).into_iter();
@@ -433,6 +392,66 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
+    /// The scans the index replaced (issue 23): the reference it must match.
+    mod reference {
+        use super::super::*;
+
+        /// The parent of `id`: the task listing it in `subtasks`, else its `parent_id`.
+        pub(super) fn parent_of(doc: &Value, id: &str) -> Option<String> {
+            tasks(doc)
+                .iter()
+                .find(|t| subtasks(t).iter().any(|s| s == id))
+                .map(|t| self::id(t).to_string())
+                .or_else(|| {
+                    find(doc, id)?["parent_id"]
+                        .as_str()
+                        .filter(|p| !p.is_empty() && *p != id && find(doc, p).is_some())
+                        .map(str::to_string)
+                })
+        }
+
+        /// The ancestors of `id`, nearest first (a cycle in the hierarchy ends the walk).
+        fn ancestors(doc: &Value, id: &str) -> Vec<String> {
+            let mut out: Vec<String> = Vec::new();
+            let mut cur = id.to_string();
+            while let Some(p) = parent_of(doc, &cur) {
+                if p == id || out.contains(&p) {
+                    break;
+                }
+                out.push(p.clone());
+                cur = p;
+            }
+            out
+        }
+
+        /// The dependencies a task waits for: its own and its ancestors' (an epic that waits for
+        /// another epic holds back its stories too), each once.
+        fn all_deps(doc: &Value, id: &str) -> Vec<String> {
+            let mut out: Vec<String> = Vec::new();
+            let own = std::iter::once(id.to_string());
+            for a in own.chain(ancestors(doc, id)) {
+                for d in find(doc, &a).map(deps).unwrap_or_default() {
+                    if !out.contains(&d) {
+                        out.push(d);
+                    }
+                }
+            }
+            out
+        }
+
+        /// The dependencies of `id` not COMPLETE yet, with their status (`unknown` when missing).
+        pub(super) fn unmet_deps(doc: &Value, id: &str) -> Vec<(String, String)> {
+            all_deps(doc, id)
+                .into_iter()
+                .filter_map(|d| match find(doc, &d) {
+                    Some(t) if status(t) == COMPLETE => None,
+                    Some(t) => Some((d, status(t).to_string())),
+                    None => Some((d, "unknown".to_string())),
+                })
+                .collect()
+        }
+    }
+
     /// `ready` as it was before the index (issue 23): `unmet_deps` of every candidate, each
     /// walking the ancestors through `parent_of`'s scans. The reference the index must match.
     fn ready_reference(doc: &Value) -> Vec<String> {
@@ -440,7 +459,7 @@ mod tests {
             .iter()
             .enumerate()
             .filter(|(_, t)| !is_parent(t) && matches!(status(t), PENDING | RESEARCHED))
-            .filter(|(_, t)| unmet_deps(doc, id(t)).is_empty())
+            .filter(|(_, t)| reference::unmet_deps(doc, id(t)).is_empty())
             .map(|(i, t)| (priority_rank(t), i, id(t).to_string()))
             .collect();
         out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -505,8 +524,8 @@ mod tests {
             for n in 0..12 {
                 let id = format!("T{n}");
                 prop_assert_eq!(index.find(&id), find(&doc, &id));
-                prop_assert_eq!(index.parent_of(&id).map(str::to_string), parent_of(&doc, &id));
-                prop_assert_eq!(index.unmet_deps(&id), unmet_deps(&doc, &id));
+                prop_assert_eq!(index.parent_of(&id).map(str::to_string), reference::parent_of(&doc, &id));
+                prop_assert_eq!(index.unmet_deps(&id), reference::unmet_deps(&doc, &id));
             }
         }
     }

@@ -192,28 +192,36 @@ impl Bad {
     }
 }
 
-/// One line of the log (without its newline): the line and its event's fields, `None` when it
-/// is blank, or why it is no event.
-fn read_head(line: &[u8]) -> std::result::Result<Option<(&str, Head<'_>)>, Bad> {
+/// One line of the log (without its newline) as text, `None` when it is blank, or why it
+/// cannot be an event (a NUL byte, not UTF-8).
+fn line_text(line: &[u8]) -> std::result::Result<Option<&str>, Bad> {
     if line.contains(&0) {
         return Err(Bad::Nul);
     }
     let text = std::str::from_utf8(line).map_err(|_| Bad::NotUtf8)?;
-    if text.trim().is_empty() {
+    Ok((!text.trim().is_empty()).then_some(text))
+}
+
+/// One line of the log: the line and its event's fields, `None` when it is blank, or why it is
+/// no event.
+fn read_head(line: &[u8]) -> std::result::Result<Option<(&str, Head<'_>)>, Bad> {
+    let Some(text) = line_text(line)? else {
         return Ok(None);
-    }
+    };
     match serde_json::from_str::<Head<'_>>(text) {
         Ok(head) => Ok(Some((text, head))),
         Err(_) => Err(Bad::NotJson),
     }
 }
 
-/// One line of the log (without its newline): its JSON object, `None` when it is blank, or why
-/// it is no event.
+/// One line of the log: its JSON object, `None` when it is blank, or why it is no event.
 pub fn read_line(line: &[u8]) -> std::result::Result<Option<Value>, Bad> {
-    match read_head(line)? {
-        None => Ok(None),
-        Some((text, _)) => serde_json::from_str(text).map_err(|_| Bad::NotJson),
+    let Some(text) = line_text(line)? else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if v.is_object() => Ok(Some(v)),
+        _ => Err(Bad::NotJson),
     }
 }
 

@@ -146,11 +146,9 @@ impl FinalMessage {
 
 /// The first `<name>…</name>` of `text`, trimmed, when not empty.
 fn first_tag(text: &str, name: &str) -> Option<String> {
-    let open = format!("<{name}>");
-    let close = format!("</{name}>");
-    let start = text.find(&open)? + open.len();
-    let len = text[start..].find(&close)?;
-    Some(text[start..start + len].trim())
+    tag_contents(text, name)
+        .first()
+        .map(|s| s.trim())
         .filter(|s| !s.is_empty())
         .map(str::to_string)
 }

@@ -334,7 +334,7 @@ impl Board {
 }
 
 /// What an edge says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeKind {
     /// `from` must be finished before `to` (a dependency, an earlier order entry).
@@ -365,7 +365,7 @@ pub struct Node {
 }
 
 /// An edge of the graph, between indices into [`Graph::nodes`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Edge {
     pub from: usize,
     pub to: usize,
@@ -383,6 +383,8 @@ impl Graph {
     fn of(b: &Board) -> Graph {
         let mut g = Graph::default();
         let mut at: HashMap<(usize, &str), usize> = HashMap::new();
+        // The edges drawn so far: a dependency named twice draws one edge.
+        let mut drawn: std::collections::HashSet<Edge> = std::collections::HashSet::new();
         let units: Vec<&Card> = b.cards.iter().filter(|c| c.problem.is_none()).collect();
         for c in &units {
             let s = c.store.unwrap_or(0);
@@ -444,7 +446,7 @@ impl Graph {
                         kind,
                     },
                 };
-                if !g.edges.contains(&e) {
+                if drawn.insert(e) {
                     g.edges.push(e);
                 }
             }

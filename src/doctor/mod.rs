@@ -18,6 +18,7 @@
 //! - the clock and the environment variables taskhook reads.
 
 mod registrations;
+mod sync;
 
 use serde::Serialize;
 
@@ -67,23 +68,8 @@ pub fn check(cx: &Ctx) -> Vec<Finding> {
     stores(cx, &mut out);
     registrations::task_tools(cx, &settings, &mut out);
     environment(cx, &mut out);
-    sync(cx, &mut out);
+    sync::check(cx, &mut out);
     out
-}
-
-/// Team sync: the remote and its ref ([`crate::sync::doctor`]).
-fn sync(cx: &Ctx, out: &mut Vec<Finding>) {
-    use crate::sync::Health;
-    let project = cx.project(None);
-    for (h, message, fix) in crate::sync::doctor(cx, &project) {
-        let level = match h {
-            Health::Ok => Level::Ok,
-            Health::Note => Level::Note,
-            Health::Warn => Level::Warn,
-            Health::Error => Level::Error,
-        };
-        out.push(f(level, "sync", message, fix.as_deref()));
-    }
 }
 
 /// Whether any finding needs action.

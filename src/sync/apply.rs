@@ -376,6 +376,7 @@ pub fn apply(
             .copied()
             .filter(|o| o.kind != "publish")
             .collect();
+        // The order ops apply in: time, then id (the same on every machine).
         tail.sort_by_cached_key(|o| (o.at(), o.id.clone()));
         let tail_ids: Vec<&str> = tail.iter().map(|o| o.id.as_str()).collect();
         // What this clone has applied: its state, then its queue (applied when made).

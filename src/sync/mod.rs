@@ -38,7 +38,7 @@ use crate::store::to_pretty;
 pub use apply::{Applying, RunCommand};
 use local::State;
 use op::{Op, StoreKey};
-use remote::{Log, Problem, Pushed, Remote};
+use remote::{Log, Pushed, Remote};
 
 /// Set (in a replay's own environment only, never read from the process) while the log is
 /// being applied: a layout command run again then records no op of its own.
@@ -119,11 +119,8 @@ pub fn stores(cx: &Ctx, project: &Project) -> Vec<(StoreRef, Option<StoreKey>)> 
                 if s.root.as_os_str().is_empty() {
                     continue;
                 }
-                let key = if s.layout == "claude-tasks" {
-                    None
-                } else {
-                    StoreKey::of(&s, &project.root)
-                };
+                // claude-tasks lists are never synced: their key is refused (StoreKey::check).
+                let key = StoreKey::of(&s, &project.root);
                 out.push((s, key));
             }
         }
@@ -281,7 +278,7 @@ pub struct Options<'a> {
     pub run: RunCommand<'a>,
 }
 
-fn remote_of<'a>(
+pub(crate) fn remote_of<'a>(
     cx: &'a Ctx,
     project: &'a Project,
     cfg: &'a SyncConfig,
@@ -319,18 +316,18 @@ fn heartbeats(cx: &Ctx, project: &Project, state: &mut State) -> Result<usize> {
     let held = claims::load(cx, root)?;
     let now = cx.store.clock().now();
     let every = chrono::Duration::from_std(HEARTBEAT_EVERY).unwrap_or_default();
-    let synced: Vec<StoreKey> = state.stores.values().map(|a| a.store.clone()).collect();
     let mut sent = 0;
     for c in &held.claims {
         if c.owner.contains('@') {
             continue;
         }
-        let Some(key) = synced
-            .iter()
-            .find(|k| k.layout == c.layout && k.id == c.store)
-        else {
+        let synced = state
+            .stores
+            .values()
+            .any(|a| a.store.layout == c.layout && a.store.id == c.store);
+        if !synced {
             continue;
-        };
+        }
         let renewed = crate::store::clock::parse_time(&c.renewed).unwrap_or(now);
         let lease = chrono::Duration::seconds(i64::try_from(c.lease_seconds).unwrap_or(0));
         let seen = claims::lease_end(cx, c) - lease;
@@ -357,7 +354,6 @@ fn heartbeats(cx: &Ctx, project: &Project, state: &mut State) -> Result<usize> {
             state.heartbeats.insert(tag, op::stamp_us(now));
             sent += 1;
         }
-        let _ = key;
     }
     Ok(sent)
 }
@@ -470,9 +466,6 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
         let names: Vec<String> = compacted.iter().map(|o| o.store.label()).collect();
         batch.extend(compacted);
         if batch.is_empty() {
-            if let Some(t) = &tip {
-                state.remote_tip = Some(t.clone());
-            }
             local::save_state(cx, root, &state)?;
             report.tip = tip;
             return Ok(report);
@@ -507,7 +500,7 @@ fn run_locked(cx: &Ctx, project: &Project, cfg: &SyncConfig, opts: &Options<'_>)
                 local::drop_from_queue(cx, root, &|o: &Op| ids.contains(&o.id))?;
                 // The pushed ops as this clone now stands on them: the claim carried out,
                 // compaction snapshots as the new bases.
-                let mut pushed = log.clone();
+                let mut pushed = log;
                 pushed.ops.extend(batch.iter().cloned());
                 let (rest, _) = local::read_queue(cx, root)?;
                 let mut after = apply::apply(cx, project, &pushed, &rest, &mut state, opts.run);
@@ -878,11 +871,6 @@ pub fn make_findable<'a>(
     Ok(said)
 }
 
-/// Why a remote could not be used, as the CLI reports it.
-pub fn problem_line(p: &Problem) -> String {
-    p.line().to_string()
-}
-
 /// What `sync init` did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct InitDone {
@@ -1206,86 +1194,4 @@ pub fn pending(cx: &Ctx, project: &Project) -> Option<(usize, String)> {
     let cfg = config(cx, project)?;
     let (queue, _) = local::read_queue(cx, &project.root).ok()?;
     Some((queue.len(), cfg.remote))
-}
-
-/// How much a doctor finding about sync matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Health {
-    Ok,
-    Note,
-    Warn,
-    Error,
-}
-
-/// `taskhook doctor`'s look at sync: the remote (bounded `git ls-remote`) and the ref.
-pub fn doctor(cx: &Ctx, project: &Project) -> Vec<(Health, String, Option<String>)> {
-    let Some(cfg) = config(cx, project) else {
-        return Vec::new();
-    };
-    let deadline = Instant::now() + Duration::from_secs(cfg.timeout_seconds.max(1));
-    let remote = remote_of(cx, project, &cfg, deadline);
-    let mut out = Vec::new();
-    if remote.toplevel().is_none() {
-        out.push((
-            Health::Error,
-            format!(
-                "sync is on but {} is not in a git repository",
-                project.root.display()
-            ),
-            Some("sync keeps its log on a git remote: run it in a clone".into()),
-        ));
-        return out;
-    }
-    if !remote.exists() {
-        out.push((
-            Health::Error,
-            format!(
-                "sync names the git remote `{}`, which this repository does not have",
-                cfg.remote
-            ),
-            Some(format!(
-                "`git remote add {} URL`, or set \"sync\": {{\"remote\": NAME}} in .claude/taskhook.json",
-                cfg.remote
-            )),
-        ));
-        return out;
-    }
-    let queued = local::read_queue(cx, &project.root)
-        .map(|(q, _)| q.len())
-        .unwrap_or(0);
-    let last = local::load_state(cx, &project.root)
-        .ok()
-        .and_then(|s| s.remote_tip)
-        .map(|t| t.get(..8).unwrap_or(&t).to_string())
-        .unwrap_or_else(|| "never".into());
-    match remote.has_log() {
-        Err(p) => out.push((
-            Health::Warn,
-            p.line().to_string(),
-            Some("check the remote's URL, the network and your credentials (no prompt is shown: ssh runs in BatchMode); changes stay queued meanwhile".into()),
-        )),
-        Ok(None) => out.push((
-            Health::Warn,
-            format!("{} holds no {}", remote.label(), remote::REF),
-            Some("`taskhook sync init` publishes this project's stores".into()),
-        )),
-        Ok(Some(tip)) => out.push((
-            Health::Ok,
-            format!(
-                "{} holds {} at {}; this clone last read {last}",
-                remote.label(),
-                remote::REF,
-                tip.get(..8).unwrap_or(&tip)
-            ),
-            None,
-        )),
-    }
-    if queued > 0 {
-        out.push((
-            Health::Note,
-            format!("{queued} change(s) not yet pushed"),
-            Some("`taskhook sync` pushes them".into()),
-        ));
-    }
-    out
 }

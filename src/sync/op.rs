@@ -191,11 +191,6 @@ impl Op {
         parse_time(&self.time).unwrap_or(DateTime::<Utc>::MIN_UTC)
     }
 
-    /// The order ops apply in: time, then id.
-    pub fn order(&self) -> (DateTime<Utc>, &str) {
-        (self.at(), self.id.as_str())
-    }
-
     /// Whether the op's time is past `now` by more than the allowed skew.
     pub fn in_future(&self, now: DateTime<Utc>) -> bool {
         self.at() > now + Duration::seconds(FUTURE_SLACK_SECONDS)

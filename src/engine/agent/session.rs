@@ -35,7 +35,6 @@ pub fn launched(
     let Ok(owner) = Owner::session(session) else {
         return Ok(None);
     };
-    let lease = claims::lease_seconds(cx, &project.root);
     let path = claims::path(&project.root);
     if check_only {
         if !cx.store.exists(&path) {
@@ -56,6 +55,7 @@ pub fn launched(
             }));
     }
     let key = key_of(cx, store, task)?;
+    let lease = claims::lease_seconds(cx, &project.root);
     claims::update(cx, &project.root, |held| {
         if held
             .of(store.layout, &store.id, &key)

@@ -195,10 +195,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
             status: Some("pending".into()),
             ..Default::default()
         },
-        Err(why) => Reaction {
-            refused: Some(why),
-            ..Default::default()
-        },
+        Err(why) => Reaction::refused(why),
     })
 }
 

@@ -261,10 +261,7 @@ fn transition(
 /// A step refused with `why`, or the transition's step with what Claude Code's own file needs.
 fn step_of(cx: &Ctx, moved: Moved, mut said: Vec<String>) -> Reaction {
     match moved {
-        Err(why) => Reaction {
-            refused: Some(why),
-            ..Default::default()
-        },
+        Err(why) => Reaction::refused(why),
         Ok((_, kept, status)) => {
             let (main, user) = truth::tell(cx, &kept.into_iter().collect::<Vec<_>>(), status);
             said.extend(main);

@@ -244,9 +244,6 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
             status: Some(to),
             ..Default::default()
         },
-        Err(why) => Reaction {
-            refused: Some(why),
-            ..Default::default()
-        },
+        Err(why) => Reaction::refused(why),
     })
 }

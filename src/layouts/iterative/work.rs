@@ -35,7 +35,7 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
     let s = &l.state;
     let archived = s["phase"] == "complete";
     let current = s[current_key(s)].as_str();
-    let ready = ready_units(s, &l.plan);
+    let ready: std::collections::HashSet<String> = ready_units(s, &l.plan).into_iter().collect();
     let waiting: std::collections::HashMap<String, Vec<String>> =
         waiting_units(s, &l.plan).into_iter().collect();
     let mut out: Vec<(u8, WorkUnit)> = Vec::new();
@@ -65,7 +65,7 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
                     Some(waiting_reason(&waiting[id.as_str()])),
                     None,
                 ),
-                _ if ready.iter().any(|r| r == id) => (Phase::Ready, Some(budget), None),
+                _ if ready.contains(id.as_str()) => (Phase::Ready, Some(budget), None),
                 "blocked" => (
                     Phase::Person,
                     Some(
@@ -204,10 +204,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
             tell_user: vec![d.message],
             ..Default::default()
         }),
-        Err(Error::Rule(why)) => Ok(Reaction {
-            refused: Some(why),
-            ..Default::default()
-        }),
+        Err(Error::Rule(why)) => Ok(Reaction::refused(why)),
         Err(e) => Err(e),
     }
 }

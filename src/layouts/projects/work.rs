@@ -177,12 +177,12 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     cx.store.transact(&p.lock(), |pass| {
         let t = files::load(cx, &p)?;
         let Some(i) = model::index(&t.doc, unit) else {
-            return Ok((refused(format!("there is no task {unit}")), false));
+            return Ok((Reaction::refused(format!("there is no task {unit}")), false));
         };
         let from = model::status(&model::tasks(&t.doc)[i]).to_string();
         if !model::is_transitional(&from) {
             return Ok((
-                refused(format!(
+                Reaction::refused(format!(
                     "{unit} is {from}, not in progress; nothing to release"
                 )),
                 false,
@@ -212,13 +212,6 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
             true,
         ))
     })
-}
-
-fn refused(why: String) -> Reaction {
-    Reaction {
-        refused: Some(why),
-        ..Default::default()
-    }
 }
 
 /// A line about a task in `progress/log.md` (a takeover, a forced verb): an entry of the

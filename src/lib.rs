@@ -29,6 +29,7 @@ pub mod doctor;
 pub mod engine;
 pub mod env;
 pub mod error;
+pub mod fnv;
 pub mod graph;
 pub mod hook;
 pub mod install;

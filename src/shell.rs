@@ -624,7 +624,7 @@ fn takes_value(wrapper: &str, opt: &str) -> bool {
         "npx" | "bunx" | "pnpx" => &["-p", "--package", "--call", "-c"],
         "watch" => &["-n", "--interval", "-d", "--differences", "-q", "--equexit"],
         "su" => &["-c", "--command", "-s", "--shell", "-g", "--group", "-G"],
-        "setsid" | "nohup" | "command" | "chronic" | "builtin" => &[],
+        // setsid, nohup, command, chronic, builtin and the rest: no option takes a value.
         _ => &[],
     };
     list.contains(&opt)

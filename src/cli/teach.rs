@@ -453,13 +453,7 @@ fn candidates(values: Values) -> Vec<CompletionCandidate> {
             .into_iter()
             .map(|(r, help)| CompletionCandidate::new(r).help(Some(help.into())))
             .collect(),
-        Values::Stores("") => stores(None)
-            .into_iter()
-            .map(|(id, root)| {
-                CompletionCandidate::new(id).help(Some(root.display().to_string().into()))
-            })
-            .collect(),
-        Values::Stores(layout) => stores(Some(layout))
+        Values::Stores(layout) => stores(Some(layout).filter(|l| !l.is_empty()))
             .into_iter()
             .map(|(id, root)| {
                 CompletionCandidate::new(id).help(Some(root.display().to_string().into()))

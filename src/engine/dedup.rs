@@ -49,7 +49,7 @@ pub fn key(p: &Payload, facts: &[Fact<'_>]) -> Option<String> {
             Some(format!(
                 "SubagentStop {session} {agent} {} {transcript} {:016x}",
                 s.stop_hook_active.unwrap_or(false),
-                fnv1a(message.as_bytes())
+                crate::fnv::hash(message.as_bytes())
             ))
         }
         Event::PreToolUse(t) | Event::PostToolUse(t) => {
@@ -72,13 +72,6 @@ fn acts(f: &Fact<'_>) -> bool {
         Fact::Launch(_) | Fact::AgentReturned(_) | Fact::TasksCompleted(_) => true,
         other => registry().iter().any(|l| l.wants(other)),
     }
-}
-
-/// FNV-1a, 64 bits: a stable hash of a final message (the key need not hold it whole).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]
@@ -125,6 +118,6 @@ mod tests {
             key(&launch, &facts::of(&launch)).as_deref(),
             Some("PreToolUse s1 toolu_2")
         );
-        assert_ne!(fnv1a(b"a"), fnv1a(b"b"));
+        assert_ne!(crate::fnv::hash(b"a"), crate::fnv::hash(b"b"));
     }
 }

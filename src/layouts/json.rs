@@ -3,6 +3,15 @@
 
 use serde_json::{Map, Value};
 
+/// Where `needle` first stands in `hay` (an empty needle: at 0): how recovery finds its way in
+/// the bytes of a damaged file.
+pub fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
 /// The value as an object, replacing it with an empty one when it is of another kind.
 pub fn ensure_object(slot: &mut Value) -> &mut Map<String, Value> {
     match slot {

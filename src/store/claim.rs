@@ -211,7 +211,7 @@ impl Store {
             Ok(true)
         })?;
         // The record is not a change the event made.
-        self.changed.borrow_mut().retain(|p| p != record);
+        self.forget_change(record);
         Ok(added)
     }
 }

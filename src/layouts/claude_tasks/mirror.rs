@@ -31,12 +31,10 @@ pub const MAX_TODOS: usize = 50_000;
 /// its `content` (UTF-8 bytes, as given). The same text always maps to the same id, across
 /// calls, processes and versions; a second identical item in one list gets `-2`, `-3`, ….
 pub fn todo_id(content: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in content.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{TODO_ID_PREFIX}{h:016x}")
+    format!(
+        "{TODO_ID_PREFIX}{:016x}",
+        crate::fnv::hash(content.as_bytes())
+    )
 }
 
 /// Who is writing todos now: the project the store was found for, the session and the agent.

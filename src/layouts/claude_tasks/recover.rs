@@ -6,6 +6,7 @@
 //! A file that is not JSON at all (say, cut short by a full disk) is read task by task from
 //! its `"tasks": [` on, as far as the tasks parse.
 
+use crate::layouts::json::find_bytes;
 use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
@@ -202,7 +203,7 @@ pub(crate) fn salvage(bytes: &[u8], now: &str) -> Salvage {
 /// `cut_at` is where they stop parsing.
 fn stream_tasks(bytes: &[u8], cut_at: &mut Option<usize>) -> Vec<Value> {
     let mut out = Vec::new();
-    let Some(key) = find(bytes, b"\"tasks\"") else {
+    let Some(key) = find_bytes(bytes, b"\"tasks\"") else {
         *cut_at = Some(0);
         return out;
     };
@@ -243,10 +244,6 @@ fn stream_tasks(bytes: &[u8], cut_at: &mut Option<usize>) -> Vec<Value> {
             }
         }
     }
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {

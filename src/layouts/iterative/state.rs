@@ -132,13 +132,8 @@ fn read_cursor(state: &Value) -> Option<(Cursor, String)> {
 
 /// FNV-1a over every unit's id and counters, in state order.
 pub(crate) fn checksum(state: &Value) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
+    let mut h = crate::fnv::OFFSET;
+    let mut eat = |bytes: &[u8]| h = crate::fnv::add(h, bytes);
     eat(units_key(state).as_bytes());
     const KEYS: [&str; 4] = [
         "status",

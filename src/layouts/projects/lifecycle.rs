@@ -219,7 +219,8 @@ pub fn start_refusal(doc: &Value, project: &str, task: &Value) -> Option<String>
         IN_PROGRESS => return None,
         _ => {}
     }
-    let unmet = unmet_deps(doc, id);
+    let index = model::Index::new(doc);
+    let unmet = index.unmet_deps(id);
     if unmet.is_empty() {
         return None;
     }
@@ -227,12 +228,12 @@ pub fn start_refusal(doc: &Value, project: &str, task: &Value) -> Option<String>
     Some(format!(
         "{id} waits for {} to be COMPLETE{}",
         list.join(", "),
-        ready_hint(doc)
+        ready_hint(&index)
     ))
 }
 
-fn ready_hint(doc: &Value) -> String {
-    let r = ready(doc);
+fn ready_hint(index: &model::Index<'_>) -> String {
+    let r = index.ready();
     if r.is_empty() {
         String::new()
     } else {

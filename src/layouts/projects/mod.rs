@@ -34,7 +34,7 @@ use crate::layouts::{
     Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
 use crate::project::Project;
-use crate::store::{check_id, parse_json, schema};
+use crate::store::{check_id, parse_checked};
 
 use files::{Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
 use lifecycle::Action;
@@ -126,10 +126,7 @@ fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reaction> {
         let Some(bytes) = files::read_file(cx, &p.tasks)? else {
             return Ok((reply, interrupted));
         };
-        let valid = match parse_json(&bytes) {
-            Ok(v) => schema::check(SCHEMA_TASKS, &v)?.is_ok(),
-            Err(_) => false,
-        };
+        let valid = parse_checked(&bytes, SCHEMA_TASKS)?.is_ok();
         if !valid {
             say(format!(
                 "tasks.json is unusable, so no checkpoint was written; the next session start (or `taskhook recover {}`) restores it from the newest valid checkpoint.",

@@ -10,6 +10,7 @@
 //! written); otherwise tasks.json was never replaced, nothing of the change took effect, and
 //! the file is dropped. Either way the file is removed and what was done is said.
 
+use crate::layouts::json::find_bytes;
 use serde_json::{json, Value};
 
 use super::files::{self, Change, Paths};
@@ -23,12 +24,7 @@ pub const NAME: &str = ".log-pending.json";
 
 /// A 64-bit FNV-1a digest (stable across builds, unlike std's hasher).
 fn digest(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", crate::fnv::hash(bytes))
 }
 
 /// Records, before tasks.json is replaced with `tasks`, the `block` of entries to append after
@@ -135,7 +131,7 @@ fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
     let from = usize::try_from(r["log_len"].as_u64().unwrap_or(0))
         .unwrap_or(usize::MAX)
         .min(log.len());
-    let at = find(&log[from..], block.as_bytes()).map(|i| from + i);
+    let at = find_bytes(&log[from..], block.as_bytes()).map(|i| from + i);
     let c = Change {
         completions: r["completions"].as_u64().unwrap_or(0) as usize,
         phases: crate::layouts::json::string_list(r, "phases"),
@@ -174,14 +170,6 @@ fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
     })
 }
 
-/// The first position of `needle` in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() {
-        return Some(0);
-    }
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,7 +178,7 @@ mod tests {
     fn digest_is_fnv1a() {
         assert_eq!(digest(b""), "cbf29ce484222325");
         assert_eq!(digest(b"a"), "af63dc4c8601ec8c");
-        assert_eq!(find(b"xxabcx", b"abc"), Some(2));
-        assert_eq!(find(b"xxab", b"abc"), None);
+        assert_eq!(find_bytes(b"xxabcx", b"abc"), Some(2));
+        assert_eq!(find_bytes(b"xxab", b"abc"), None);
     }
 }

@@ -11,6 +11,7 @@
 //! lost" is said only when the damaged file was read whole (else a task added since the
 //! checkpoint that the log never named is gone without a name, and the report says so).
 
+use crate::layouts::json::find_bytes;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
@@ -193,7 +194,7 @@ const SALVAGE_ATTEMPTS: usize = 10_000;
 /// `"id": "…"` in it names.
 fn salvage(bytes: &[u8]) -> (Vec<Value>, Vec<String>) {
     let mut tasks = Vec::new();
-    if let Some(key) = find(bytes, b"\"tasks\"") {
+    if let Some(key) = find_bytes(bytes, b"\"tasks\"") {
         let mut i = bytes[key..]
             .iter()
             .position(|b| *b == b'[')
@@ -223,7 +224,7 @@ fn salvage(bytes: &[u8]) -> (Vec<Value>, Vec<String>) {
     }
     let mut ids: Vec<String> = Vec::new();
     let mut from = 0;
-    while let Some(k) = find(&bytes[from..], b"\"id\"") {
+    while let Some(k) = find_bytes(&bytes[from..], b"\"id\"") {
         let at = from + k;
         from = at + 4;
         if at > 0 && bytes[at - 1] == b'\\' {
@@ -246,11 +247,6 @@ fn salvage(bytes: &[u8]) -> (Vec<Value>, Vec<String>) {
         }
     }
     (tasks, ids)
-}
-
-/// The first position of `needle` in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Restores the list in memory; `None` when there is nothing to restore from (no valid

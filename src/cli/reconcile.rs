@@ -31,7 +31,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         .collect();
     let mut problems: Vec<String> = Vec::new();
     for s in &stores {
-        for p in &s.problems {
+        for p in s.problems() {
             let line = format!("{}: {p}", s.store);
             if !problems.contains(&line) {
                 problems.push(line);
@@ -45,7 +45,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             &json!({
                 "dry_run": args.dry_run,
                 "changed": changed,
-                "summary": reaction.context,
+                "summary": stores.iter().flat_map(|s| s.context()).collect::<Vec<_>>(),
                 "messages": reaction.system,
                 "problems": problems,
                 "errors": errors,

@@ -58,13 +58,34 @@ pub struct Reconciliation {
     /// `layout id`.
     pub store: String,
     pub changes: Vec<String>,
-    pub problems: Vec<String>,
     /// The store as it is now.
     pub summary: Option<Summary>,
 }
 
-/// [`session_start`], also returning per store what changed and what could not be fixed
-/// (`taskhook reconcile` reports them one line each).
+impl Reconciliation {
+    /// The problems it could not fix.
+    pub fn problems(&self) -> &[String] {
+        self.summary.as_ref().map_or(&[], |s| &s.problems)
+    }
+
+    /// What it says as context on its own (`taskhook reconcile`): the store's summary when it
+    /// has something to say or something changed, else each change. SessionStart says it
+    /// through the index instead ([`index::context`]).
+    pub fn context(&self) -> Vec<String> {
+        match &self.summary {
+            Some(s) if !s.quiet || !self.changes.is_empty() => vec![s.context(&self.changes)],
+            _ => self
+                .changes
+                .iter()
+                .map(|c| format!("{}: {c}.", self.store))
+                .collect(),
+        }
+    }
+}
+
+/// Reconciles every store: the reply's messages for the user, the stores that failed, and per
+/// store what changed, what it could not fix and its summary (from which [`session_start`]
+/// builds the context, and `taskhook reconcile` its report).
 pub fn reconcile(
     cx: &Ctx,
     project: &Project,
@@ -87,30 +108,12 @@ pub fn reconcile(
                     if let Some(s) = r.summary.as_mut() {
                         s.flag_invalid_ids();
                     }
+                    reply.system.extend(r.tell_user);
                     done.push(Reconciliation {
                         store: format!("{} {}", store.layout, store.id),
-                        changes: r.changes.clone(),
-                        problems: r
-                            .summary
-                            .as_ref()
-                            .map(|s| s.problems.clone())
-                            .unwrap_or_default(),
-                        summary: None,
+                        changes: r.changes,
+                        summary: r.summary,
                     });
-                    reply.system.extend(r.tell_user);
-                    match &r.summary {
-                        Some(s) if !s.quiet || !r.changes.is_empty() => {
-                            reply.context.push(s.context(&r.changes))
-                        }
-                        _ => reply.context.extend(
-                            r.changes
-                                .iter()
-                                .map(|c| format!("{} {}: {c}.", store.layout, store.id)),
-                        ),
-                    }
-                    if let Some(d) = done.last_mut() {
-                        d.summary = r.summary;
-                    }
                 }
                 Err(e) => errors.push((format!("{} {}", store.layout, store.id), e)),
             }

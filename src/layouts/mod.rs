@@ -192,6 +192,13 @@ pub trait Layout: Sync {
         Ok((units, keys))
     }
 
+    /// The id the claims of unit `unit` (as this invocation names it) are recorded under: the
+    /// name itself, unless the layout's ids depend on who asks ([`Layout::work_keyed`]).
+    fn claim_key(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<String> {
+        let _ = (cx, store);
+        Ok(unit.to_string())
+    }
+
     /// Everything needed to do one unit (`taskhook show`): its description or brief, files,
     /// dependencies, attempts and last failure, guardrails, recent history.
     fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {

@@ -9,17 +9,12 @@ use crate::layouts::{registry, Phase, StoreRef};
 use crate::project::Project;
 
 /// The id the claims of `store`'s unit `task` (as this invocation names it) are recorded under
-/// ([`crate::layouts::Layout::work_keyed`]); the name itself when no unit has it.
+/// ([`crate::layouts::Layout::claim_key`]).
 fn key_of(cx: &Ctx, store: &StoreRef, task: &str) -> Result<String> {
-    let Some(layout) = registry().iter().find(|l| l.name() == store.layout) else {
-        return Ok(task.to_string());
-    };
-    let (units, keys) = layout.work_keyed(cx, store)?;
-    Ok(units
-        .iter()
-        .position(|u| u.id == task)
-        .and_then(|i| keys.get(i).cloned())
-        .unwrap_or_else(|| task.to_string()))
+    match registry().iter().find(|l| l.name() == store.layout) {
+        Some(layout) => layout.claim_key(cx, store, task),
+        None => Ok(task.to_string()),
+    }
 }
 
 /// A subagent launched with `<task>` by `session` took `task` of `store`: the launch is a claim

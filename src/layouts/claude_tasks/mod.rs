@@ -315,6 +315,16 @@ impl Layout for ClaudeTasks {
         work::work_keyed(cx, store)
     }
 
+    /// A session's own task `1` is claimed as `1@<list>`, the id every session agrees on.
+    fn claim_key(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<String> {
+        let (units, keys) = work::work_keyed(cx, store)?;
+        Ok(units
+            .iter()
+            .position(|u| u.id == unit)
+            .and_then(|i| keys.get(i).cloned())
+            .unwrap_or_else(|| unit.to_string()))
+    }
+
     fn show(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
         work::show(cx, store, unit)
     }

@@ -167,7 +167,7 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
     }
     cx.store.create_dir_all(&root)?;
     let written = cx.store.with_lock(&folder_lock_path(&root), || {
-        let mut l = Slug::new(state, super::units::Plan::default(), 0, true);
+        let mut l = Slug::new(state, Default::default(), 0, true);
         state::append_progress(cx, &p, &mut l, "")?;
         state::write_state(cx, &p, &mut l)?;
         cx.store.append(&p.guardrails, guardrails.as_bytes())?;

@@ -11,6 +11,7 @@
 //! ([`super::check`]).
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 
@@ -41,7 +42,7 @@ pub(crate) fn is_knowledge(cx: &Ctx, store: &StoreRef) -> bool {
 /// Everything loaded for one operation on a slug.
 pub struct Slug {
     pub state: Value,
-    pub plan: Plan,
+    pub plan: Rc<Plan>,
     /// What reconciliation found and did (one line each): logged as notes, shown in summaries.
     pub notes: Vec<String>,
     /// How many of `notes` are in progress.md already.
@@ -62,7 +63,7 @@ pub struct Slug {
 
 impl Slug {
     /// A slug as loaded from `state` with the log at `log_len` bytes.
-    pub(crate) fn new(state: Value, plan: Plan, log_len: u64, writes: bool) -> Self {
+    pub(crate) fn new(state: Value, plan: Rc<Plan>, log_len: u64, writes: bool) -> Self {
         Slug {
             state,
             plan,
@@ -87,7 +88,9 @@ impl Slug {
     }
 }
 
-pub(crate) fn read_plan(cx: &Ctx, p: &Paths) -> Result<Plan> {
+/// The slug's plan (tasks.md, else plan.md), shared: the same bytes read again in this
+/// invocation give the plan already parsed, not a copy of it.
+pub(crate) fn read_plan(cx: &Ctx, p: &Paths) -> Result<Rc<Plan>> {
     let text = match cx.store.read_capped(&p.tasks_md, PLAN_CAP)? {
         Some(t) => t,
         None => cx
@@ -100,7 +103,7 @@ pub(crate) fn read_plan(cx: &Ctx, p: &Paths) -> Result<Plan> {
     let plan = parsed::remembered("iterative-plan", &text, |b| {
         Plan::new(parse_plan(&String::from_utf8_lossy(b)))
     });
-    Ok((*plan).clone())
+    Ok(plan)
 }
 
 /// progress.md whole (capped), as text.

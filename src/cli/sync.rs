@@ -11,7 +11,7 @@ use crate::context::Ctx;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::project::Project;
-use crate::sync::{self, local, op::Op, remote::Remote, Report};
+use crate::sync::{self, Report};
 
 use super::{out, out_json, Io};
 
@@ -136,12 +136,7 @@ fn sync_now(cx: &Ctx, project: &Project, json: bool, io: &mut Io<'_>) -> Result<
         None => {
             // A fresh clone: the remote's log turns sync on here.
             let cfg = crate::config::SyncConfig::default();
-            let r = Remote {
-                root: &project.root,
-                name: &cfg.remote,
-                deadline: deadline(&cfg, 3),
-                env: &cx.env,
-            };
+            let r = sync::remote_of(cx, project, &cfg, deadline(&cfg, 3));
             if r.toplevel().is_none() || !r.exists() {
                 return Err(Error::Usage(format!(
                     "sync is off for {} and it has no git remote `{}`; turn it on with `taskhook sync init --remote NAME`",
@@ -273,13 +268,6 @@ pub fn verb_line(r: &Report) -> String {
     }
 }
 
-/// The ops queued here, for `status`.
-pub fn queued(cx: &Ctx, root: &Path) -> usize {
-    local::read_queue(cx, root)
-        .map(|(q, _): (Vec<Op>, _)| q.len())
-        .unwrap_or(0)
-}
-
 /// After a layout command by hand changed files: with sync on, its op is queued and one
 /// bounded push tried. The command's own output is left as it is (cdd's is one JSON object);
 /// a push that did not land says so on stderr.
@@ -289,19 +277,19 @@ pub fn after_layout_command(cx: &Ctx, words: Option<Vec<String>>, io: &mut Io<'_
         return;
     };
     let changed = cx.store.take_changed();
-    let before = queued(cx, &project.root);
-    if let Err(e) = sync::record_command(cx, &project, &words.unwrap_or_default(), &changed) {
-        super::err(
-            io,
-            &format!(
-                "taskhook: sync: the change was made here but not queued for the others: {}",
-                e.one_line()
-            ),
-        );
-        return;
-    }
-    if queued(cx, &project.root) == before {
-        return;
+    match sync::record_command(cx, &project, &words.unwrap_or_default(), &changed) {
+        Err(e) => {
+            super::err(
+                io,
+                &format!(
+                    "taskhook: sync: the change was made here but not queued for the others: {}",
+                    e.one_line()
+                ),
+            );
+            return;
+        }
+        Ok(0) => return,
+        Ok(_) => {}
     }
     let run = run_command;
     let result = sync::run(

@@ -160,15 +160,15 @@ fn known(state: &State, queue: &[Op], key: &StoreKey) -> bool {
 
 /// After a layout command by hand (`projects add …`, `cdd import …`) changed files: an op for
 /// each synced store it touched: the command itself when it can run again from the log, else
-/// a snapshot; a store it created is published.
+/// a snapshot; a store it created is published. How many ops it queued.
 pub fn record_command(
     cx: &Ctx,
     project: &Project,
     args: &[String],
     changed: &[std::path::PathBuf],
-) -> Result<()> {
+) -> Result<usize> {
     if changed.is_empty() || replaying(cx) || config(cx, project).is_none() {
-        return Ok(());
+        return Ok(0);
     }
     let root = &project.root;
     let state = local::load_state(cx, root)?;
@@ -176,6 +176,13 @@ pub fn record_command(
     let actor = Owner::of_command(cx)?.id;
     let mut ops = Vec::new();
     let mut latest = queue.iter().map(Op::at).chain(state.latest()).max();
+    let creates = matches!(
+        (
+            args.first().map(String::as_str),
+            args.get(1).map(String::as_str)
+        ),
+        (Some("projects" | "iterative"), Some("new")) | (Some("cdd" | "execute"), Some("init"))
+    );
     for (store, key) in stores(cx, project) {
         let Some(key) = key else { continue };
         if !changed.iter().any(|p| p.starts_with(&store.root)) {
@@ -183,13 +190,6 @@ pub fn record_command(
         }
         let at = op::next_time(cx.store.clock().now(), latest);
         latest = Some(at);
-        let creates = matches!(
-            (
-                args.first().map(String::as_str),
-                args.get(1).map(String::as_str)
-            ),
-            (Some("projects" | "iterative"), Some("new")) | (Some("cdd" | "execute"), Some("init"))
-        );
         let is_known = known(&state, &queue, &key);
         if !is_known && !creates {
             // A store sync does not hold (left out, or never published): nothing to record.
@@ -214,7 +214,8 @@ pub fn record_command(
         };
         ops.push(op);
     }
-    local::append(cx, root, &ops)
+    local::append(cx, root, &ops)?;
+    Ok(ops.len())
 }
 
 /// A claim to prove on the remote.

@@ -383,15 +383,6 @@ fn tell(step: &mut Reaction, paths: &Paths, text: String) {
     step.tell_main.push(format!("cdd {}: {text}", paths.id()));
 }
 
-fn describe(t: &super::order::Task) -> String {
-    format!(
-        "group {}, model {}, thinking {}",
-        t.group.as_deref().unwrap_or("-"),
-        t.model.as_deref().unwrap_or("(default)"),
-        t.thinking.as_deref().unwrap_or("none")
-    )
-}
-
 /// After a task finished (done, or failed past the ladder): what comes next; at a stop not
 /// passed, `stop_reached` (once) and the halt.
 fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Reaction) -> Result<()> {
@@ -409,7 +400,7 @@ fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Reaction) -> Result<()> {
             format!(
                 "next is {} ({}): {}.",
                 quote(&t.name),
-                describe(&t),
+                t.describe(),
                 untaggable(&t.name)
             ),
         ),
@@ -419,7 +410,7 @@ fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Reaction) -> Result<()> {
             format!(
                 "next is {} ({}): launch a subagent whose prompt holds <task>{}</task>.",
                 t.name,
-                describe(&t),
+                t.describe(),
                 t.name
             ),
         ),

@@ -30,6 +30,18 @@ pub struct Task {
     pub index: usize,
 }
 
+impl Task {
+    /// How it runs, in words: `group auth, model sonnet, thinking none`.
+    pub fn describe(&self) -> String {
+        format!(
+            "group {}, model {}, thinking {}",
+            self.group.as_deref().unwrap_or("-"),
+            self.model.as_deref().unwrap_or("(default)"),
+            self.thinking.as_deref().unwrap_or("none")
+        )
+    }
+}
+
 /// A stop of the order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stop {

@@ -147,13 +147,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
         }
         s.add(
             "order",
-            format!(
-                "entry {} of order.json; group {}, model {}, thinking {}",
-                t.index + 1,
-                t.group.as_deref().unwrap_or("-"),
-                t.model.as_deref().unwrap_or("(default)"),
-                t.thinking.as_deref().unwrap_or("none")
-            ),
+            format!("entry {} of order.json; {}", t.index + 1, t.describe()),
         );
     }
     let lines: Vec<String> = ws

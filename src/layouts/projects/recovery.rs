@@ -12,6 +12,7 @@
 //! checkpoint that the log never named is gone without a name, and the report says so).
 
 use crate::layouts::json::find_bytes;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
@@ -158,12 +159,18 @@ fn load_checkpoint(cx: &Ctx, path: &Path) -> Option<Value> {
         .filter(|d| d["tasks"].is_array())
 }
 
-/// The valid copy of task `id` in a list.
-fn valid_copy(doc: &Value, id: &str) -> Option<Value> {
-    model::tasks(doc)
-        .iter()
-        .find(|t| t["id"] == id && task_valid(t))
-        .cloned()
+/// The valid copy of each task of a list: every id with its first task that validates, in one
+/// pass.
+fn valid_copies(doc: &Value) -> HashMap<&str, &Value> {
+    let mut out = HashMap::new();
+    for t in model::tasks(doc) {
+        if let Some(id) = t["id"].as_str() {
+            if !out.contains_key(id) && task_valid(t) {
+                out.insert(id, t);
+            }
+        }
+    }
+    out
 }
 
 /// Where a restored task came from.
@@ -223,6 +230,7 @@ fn salvage(bytes: &[u8]) -> (Vec<Value>, Vec<String>) {
         }
     }
     let mut ids: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let mut from = 0;
     while let Some(k) = find_bytes(&bytes[from..], b"\"id\"") {
         let at = from + k;
@@ -241,7 +249,7 @@ fn salvage(bytes: &[u8]) -> (Vec<Value>, Vec<String>) {
         };
         let mut values = serde_json::Deserializer::from_slice(&after[q..]).into_iter::<String>();
         if let Some(Ok(id)) = values.next() {
-            if !id.is_empty() && !ids.contains(&id) {
+            if !id.is_empty() && seen.insert(id.clone()) {
                 ids.push(id);
             }
         }
@@ -282,10 +290,12 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         (None, None) => (Vec::new(), Vec::new()),
     };
     let cp_doc = chosen.as_ref().map(|c| &c.2);
-    let cp_valid = |id: &str| cp_doc.and_then(|d| valid_copy(d, id));
+    let cp_copies = cp_doc.map(valid_copies).unwrap_or_default();
+    let cp_valid = |id: &str| cp_copies.get(id).map(|t| (*t).clone());
     let mut slots: Vec<Slot> = Vec::new();
+    // Id → its slot.
+    let mut at: HashMap<String, usize> = HashMap::new();
     let mut lost: Vec<String> = Vec::new();
-    let has = |slots: &[Slot], id: &str| slots.iter().any(|s| s.id == id);
     // The damaged file's tasks, in order; one that no longer validates from the checkpoint.
     for (n, t) in dam_tasks.iter().enumerate() {
         let id = t["id"].as_str().unwrap_or("").to_string();
@@ -293,7 +303,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
             lost.push(format!("task #{}", n + 1));
             continue;
         }
-        if has(&slots, &id) {
+        if at.contains_key(&id) {
             continue;
         }
         let task = if task_valid(t) {
@@ -301,6 +311,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         } else {
             cp_valid(&id).map(|c| (c, Source::Checkpoint))
         };
+        at.insert(id.clone(), slots.len());
         slots.push(Slot { id, task });
     }
     if chosen.is_none() && !slots.iter().any(|s| s.task.is_some()) {
@@ -310,16 +321,18 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
     if let Some(d) = cp_doc {
         for t in model::tasks(d) {
             let id = t["id"].as_str().unwrap_or("").to_string();
-            if id.is_empty() || has(&slots, &id) {
+            if id.is_empty() || at.contains_key(&id) {
                 continue;
             }
             let task = task_valid(t).then(|| (t.clone(), Source::Checkpoint));
+            at.insert(id.clone(), slots.len());
             slots.push(Slot { id, task });
         }
     }
     // Ids the unreadable file names that no source gave yet.
     for id in named {
-        if !has(&slots, &id) {
+        if !at.contains_key(&id) {
+            at.insert(id.clone(), slots.len());
             slots.push(Slot { id, task: None });
         }
     }
@@ -332,8 +345,9 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         let Some(doc) = load_checkpoint(cx, path) else {
             continue;
         };
+        let copies = valid_copies(&doc);
         for s in slots.iter_mut().filter(|s| s.task.is_none()) {
-            if let Some(t) = valid_copy(&doc, &s.id) {
+            if let Some(t) = copies.get(s.id.as_str()).map(|t| (*t).clone()) {
                 s.task = Some((t, Source::Older(k)));
                 from_older.push((s.id.clone(), name.clone()));
             }
@@ -352,7 +366,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         let Some(id) = e.task.as_deref().filter(|i| !i.is_empty()) else {
             continue;
         };
-        let slot = slots.iter_mut().find(|s| s.id == id);
+        let slot = at.get(id).map(|&i| &mut slots[i]);
         match slot.map(|s| &mut s.task) {
             Some(Some((t, Source::Checkpoint | Source::Log))) => {
                 if replay(t, e) {
@@ -373,10 +387,13 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
                 from_log.push(id.to_string());
                 match missing {
                     Some(place) => *place = Some((t, Source::Log)),
-                    None => slots.push(Slot {
-                        id: id.to_string(),
-                        task: Some((t, Source::Log)),
-                    }),
+                    None => {
+                        at.insert(id.to_string(), slots.len());
+                        slots.push(Slot {
+                            id: id.to_string(),
+                            task: Some((t, Source::Log)),
+                        })
+                    }
                 }
             }
         }
@@ -395,7 +412,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
             if let Some(Slot {
                 task: Some((t, Source::Older(o))),
                 ..
-            }) = slots.iter_mut().find(|s| s.id == id)
+            }) = at.get(id).map(|&i| &mut slots[i])
             {
                 if *o == k && replay(t, e) {
                     replayed += 1;

@@ -131,6 +131,20 @@ impl Env {
     }
 }
 
+/// Whether a flag variable's value turns it on (`1`, `true`, `yes`, `on`, in any case).
+pub fn is_on(value: Option<&str>) -> bool {
+    flag_word(value, &["1", "true", "yes", "on"])
+}
+
+/// Whether a flag variable's value turns it off (`0`, `false`, `no`, `off`, in any case).
+pub fn is_off(value: Option<&str>) -> bool {
+    flag_word(value, &["0", "false", "no", "off"])
+}
+
+fn flag_word(value: Option<&str>, words: &[&str]) -> bool {
+    value.is_some_and(|v| words.contains(&v.trim().to_ascii_lowercase().as_str()))
+}
+
 /// This machine's host name (`gethostname`, no name-service lookup), when it has a printable
 /// one.
 pub fn hostname() -> Option<String> {

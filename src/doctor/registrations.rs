@@ -414,21 +414,11 @@ pub(super) fn linking(static_target: bool, linked_statically: bool) -> Finding {
 /// the claude-tasks mirror has nothing to follow.
 pub(super) fn task_tools(cx: &Ctx, settings: &Settings, out: &mut Vec<Finding>) {
     const T: &str = "task tools";
-    let on = |v: &str| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    };
+    let on = |v: &str| env::is_on(Some(v));
     let todo = settings.env_var(cx, env::CLAUDE_CODE_ENABLE_TODO_TOOLS);
     let legacy = settings
         .env_var(cx, env::CLAUDE_CODE_ENABLE_TASKS)
-        .is_some_and(|(v, _)| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "0" | "false" | "no" | "off"
-            )
-        });
+        .is_some_and(|(v, _)| env::is_off(Some(&v)));
     match todo {
         Some((v, from)) if on(&v) => out.push(f(
             Level::Ok,

@@ -37,24 +37,14 @@ use crate::layouts::StoreRef;
 /// Characters of the session id used in a key.
 const SHORT_SESSION: usize = 8;
 
-fn word(v: Option<&str>) -> String {
-    v.unwrap_or("").trim().to_ascii_lowercase()
-}
-
 /// Whether the task system is on (`CLAUDE_CODE_ENABLE_TASKS` is not `0`, `false`, `no`, `off`).
 pub fn tasks_enabled(cx: &Ctx) -> bool {
-    !matches!(
-        word(cx.env.get(CLAUDE_CODE_ENABLE_TASKS)).as_str(),
-        "0" | "false" | "no" | "off"
-    )
+    !crate::env::is_off(cx.env.get(CLAUDE_CODE_ENABLE_TASKS))
 }
 
 /// Whether agent teams are on (`CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS` is `1`, `true`, `yes`, `on`).
 pub fn agent_teams(cx: &Ctx) -> bool {
-    matches!(
-        word(cx.env.get(CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS)).as_str(),
-        "1" | "true" | "yes" | "on"
-    )
+    crate::env::is_on(cx.env.get(CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS))
 }
 
 /// Whether every session writing to this list numbers its tasks in one sequence.

@@ -8,6 +8,7 @@ mod hooks;
 mod names;
 mod ownership;
 mod repair;
+mod transcript;
 
 use std::path::PathBuf;
 

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::cdd::error::{CResult, Code};
+use crate::layouts::cdd::outcome::{Escalated, Next, Outcome, TaskLine};
 use crate::layouts::cdd::{locate, ops, report, Paths};
 use crate::shell::quote;
 
@@ -68,28 +69,11 @@ pub enum Verb {
     Stats,
 }
 
-impl Verb {
-    fn name(&self) -> &'static str {
-        match self {
-            Verb::Init => "init",
-            Verb::Import { .. } => "import",
-            Verb::Next => "next",
-            Verb::Start { .. } => "start",
-            Verb::Done { .. } => "done",
-            Verb::Fail { .. } => "fail",
-            Verb::Escalate { .. } => "escalate",
-            Verb::Continue { .. } => "continue",
-            Verb::List { .. } => "list",
-            Verb::Stats => "stats",
-        }
-    }
-}
-
-fn exec(cx: &Ctx, verb: &Verb) -> CResult<Value> {
+fn exec(cx: &Ctx, verb: &Verb) -> CResult<Outcome> {
     let project = cx.project(None);
     let paths: Paths = locate(cx, &project)?;
     Ok(match verb {
-        Verb::Init => ops::init(cx, &paths)?,
+        Verb::Init => Outcome::Init(ops::init(cx, &paths)?),
         Verb::Import { path } => {
             let source = path.as_ref().map(|p| cx.absolute(std::path::Path::new(p)));
             // A folder the person named on the command line is theirs to move files from.
@@ -101,16 +85,22 @@ fn exec(cx: &Ctx, verb: &Verb) -> CResult<Value> {
                 };
                 cx.store.trust(folder, true);
             }
-            ops::import(cx, &paths, source.as_deref())?
+            Outcome::Import(ops::import(cx, &paths, source.as_deref())?)
         }
-        Verb::Next => ops::next(cx, &paths)?,
-        Verb::Start { name } => ops::start(cx, &paths, name)?,
-        Verb::Done { name } => ops::done(cx, &paths, name)?,
-        Verb::Fail { name, reason } => ops::fail(cx, &paths, name, reason.as_deref())?,
-        Verb::Escalate { name, reason } => ops::escalate(cx, &paths, name, reason)?,
-        Verb::Continue { stop_id } => ops::continue_stop(cx, &paths, &project.root, stop_id)?,
-        Verb::List { status } => report::list(cx, &paths, status.as_deref())?,
-        Verb::Stats => report::stats(cx, &paths)?,
+        Verb::Next => Outcome::Next(ops::next(cx, &paths)?),
+        Verb::Start { name } => Outcome::Start(ops::start(cx, &paths, name)?),
+        Verb::Done { name } => Outcome::Moved(ops::done(cx, &paths, name)?),
+        Verb::Fail { name, reason } => {
+            Outcome::Moved(ops::fail(cx, &paths, name, reason.as_deref())?)
+        }
+        Verb::Escalate { name, reason } => {
+            Outcome::Escalated(ops::escalate(cx, &paths, name, reason)?)
+        }
+        Verb::Continue { stop_id } => {
+            Outcome::Continue(ops::continue_stop(cx, &paths, &project.root, stop_id)?)
+        }
+        Verb::List { status } => Outcome::List(report::list(cx, &paths, status.as_deref())?),
+        Verb::Stats => Outcome::Stats(report::stats(cx, &paths)?),
     })
 }
 
@@ -137,13 +127,13 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             Ok(exit_of(f.code))
         }
         (Ok(data), true) => {
-            for w in data["warnings"].as_array().into_iter().flatten() {
+            for w in data.warnings() {
                 let _ = std::io::Write::write_all(
                     io.stderr,
-                    format!("taskhook: warning: {}\n", s(w)).as_bytes(),
+                    format!("taskhook: warning: {w}\n").as_bytes(),
                 );
             }
-            let text = human_text(args.verb.name(), &data, super::paint::Paint::of(io));
+            let text = human_text(&data, super::paint::Paint::of(io));
             super::out(io, &text)?;
             Ok(0)
         }
@@ -164,111 +154,108 @@ pub fn usage_failure(line: &str) -> Value {
     json!({"success": false, "error": line, "code": Code::Usage.as_str()})
 }
 
-fn s(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".into(),
-        other => other.to_string(),
-    }
-}
-
-fn names(v: &Value) -> String {
-    let list: Vec<String> = v.as_array().into_iter().flatten().map(s).collect();
+fn names(list: &[impl AsRef<std::ffi::OsStr>]) -> String {
     if list.is_empty() {
         "none".into()
     } else {
-        list.join(", ")
+        list.iter()
+            .map(|n| n.as_ref().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
+/// An optional field as printed: `-` when it is absent.
+fn or_dash(v: &Option<impl std::fmt::Display>) -> String {
+    v.as_ref().map_or("-".into(), |v| v.to_string())
+}
+
+/// A whole or fractional number of seconds as written in the JSON.
+fn num(v: &Value) -> String {
+    v.to_string()
+}
+
 /// What `--human` prints for a successful command.
-fn human_text(verb: &str, d: &Value, paint: super::paint::Paint) -> String {
-    let task_line = |t: &Value| {
-        let status = s(&t["status"]);
+fn human_text(d: &Outcome, paint: super::paint::Paint) -> String {
+    let task_line = |t: &TaskLine| {
         format!(
             "{} [{}] group {}, model {}, thinking {}",
-            s(&t["task"]),
-            paint.status(&status, &status),
-            s(&t["group"]),
-            s(&t["model"]),
-            s(&t["thinking"])
+            t.task,
+            paint.status(&t.status, &t.status),
+            or_dash(&t.group),
+            or_dash(&t.model),
+            or_dash(&t.thinking)
         )
     };
-    match verb {
-        "next" => match d["type"].as_str() {
-            Some("task") => format!("Next task: {}", task_line(d)),
-            Some("stop") => format!(
-                "Stop {}: {}\nPass it with: taskhook cdd continue {}",
-                s(&d["stop"]),
-                s(&d["message"]),
-                quote(&s(&d["stop"]))
+    match d {
+        Outcome::Next(n) => match &n.body {
+            Next::Task(t) => format!("Next task: {}", task_line(t)),
+            Next::Stop { stop, message } => format!(
+                "Stop {stop}: {}\nPass it with: taskhook cdd continue {}",
+                or_dash(message),
+                quote(stop)
             ),
-            _ => "Nothing left: every task is finished.".into(),
+            Next::Done => "Nothing left: every task is finished.".into(),
         },
-        "start" | "done" | "fail" => {
-            let secs = d["elapsed_seconds"]
-                .as_i64()
+        Outcome::Start(m) => format!("{}: {} -> {}", m.body.task.task, m.body.from, m.body.to),
+        Outcome::Moved(m) => {
+            let m = &m.body;
+            let secs = m
+                .elapsed_seconds
                 .map(|x| format!(" ({x} s)"))
                 .unwrap_or_default();
-            format!(
-                "{}: {} -> {}{secs}",
-                s(&d["task"]),
-                s(&d["from"]),
-                s(&d["to"])
-            )
+            format!("{}: {} -> {}{secs}", m.task, m.from, m.to)
         }
-        "escalate" if d["to"] == "failed" => format!(
-            "{}: past escalation level 4; moved to failed/ ({})",
-            s(&d["task"]),
-            s(&d["reason"])
-        ),
-        "escalate" => format!(
-            "{}: escalated to level {} ({}/{}); back in pending/",
-            s(&d["task"]),
-            s(&d["level"]),
-            s(&d["to_model"]),
-            s(&d["to_thinking"])
-        ),
-        "continue" => format!(
+        Outcome::Escalated(e) => match &e.body {
+            Escalated::Failed(m) => format!(
+                "{}: past escalation level 4; moved to failed/ ({})",
+                m.task,
+                m.reason.clone().flatten().unwrap_or_else(|| "-".into())
+            ),
+            Escalated::Up {
+                task,
+                level,
+                to_model,
+                to_thinking,
+                ..
+            } => format!(
+                "{task}: escalated to level {level} ({to_model}/{to_thinking}); back in pending/"
+            ),
+        },
+        Outcome::Continue(c) => format!(
             "Stop {}: {}{}",
-            s(&d["stop"]),
-            if d["already_passed"] == true {
+            c.body.stop,
+            if c.body.already_passed == Some(true) {
                 "already passed"
             } else {
                 "passed"
             },
-            if d["halt_lifted"] == true {
+            if c.body.halt_lifted {
                 "; the orchestrator's halt is lifted"
             } else {
                 ""
             }
         ),
-        "init" => format!(
+        Outcome::Init(i) => format!(
             "Workspace {} ready; created: {}",
-            s(&d["tasks"]),
-            names(&d["created"])
+            i.tasks.display(),
+            names(&i.created)
         ),
-        "import" => format!(
+        Outcome::Import(i) => format!(
             "Imported: {}. Already imported: {}. Order: {} task(s), {} stop(s).",
-            names(&d["imported"]),
-            names(&d["already_imported"]),
-            s(&d["tasks"]),
-            s(&d["stops"])
+            names(&i.body.imported),
+            names(&i.body.already_imported),
+            i.body.tasks,
+            i.body.stops
         ),
-        "list" => {
-            let mut lines: Vec<String> = d["tasks"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(task_line)
-                .collect();
-            for st in d["stops"].as_array().into_iter().flatten() {
-                let status = s(&st["status"]);
+        Outcome::List(l) => {
+            let mut lines: Vec<String> = l.body.tasks.iter().map(task_line).collect();
+            for st in l.body.stops.iter().flatten() {
                 lines.push(format!(
                     "stop {} [{}] {}",
-                    s(&st["stop"]),
-                    paint.status(&status, &status),
-                    s(&st["message"])
+                    st.stop,
+                    paint.status(&st.status, &st.status),
+                    or_dash(&st.message)
                 ));
             }
             if lines.is_empty() {
@@ -277,33 +264,28 @@ fn human_text(verb: &str, d: &Value, paint: super::paint::Paint) -> String {
                 lines.join("\n")
             }
         }
-        _ => {
-            let counts: Vec<String> = d["counts"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
-            let e = &d["escalations"];
-            let levels: Vec<String> = e["by_level"]
-                .as_object()
-                .into_iter()
-                .flatten()
+        Outcome::Stats(st) => {
+            let d = &st.body;
+            let counts: Vec<String> = d.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let e = &d.escalations;
+            let levels: Vec<String> = e
+                .by_level
+                .iter()
                 .map(|(k, v)| format!("level {k}: {v}"))
                 .collect();
             format!(
                 "Tasks: {} ({})\nElapsed: {} s in all ({} s completed, {} s failed)\nEscalations: {} ({}; {} failed at the top)\nStops: passed {}; waiting {}; ahead {}",
-                s(&d["tasks"]),
+                d.tasks,
                 counts.join(", "),
-                s(&d["elapsed_seconds"]["total"]),
-                s(&d["elapsed_seconds"]["completed"]),
-                s(&d["elapsed_seconds"]["failed"]),
-                s(&e["total"]),
+                num(&d.elapsed_seconds.total),
+                num(&d.elapsed_seconds.completed),
+                num(&d.elapsed_seconds.failed),
+                e.total,
                 levels.join(", "),
-                s(&e["failed_at_max_level"]),
-                names(&d["stops"]["passed"]),
-                names(&d["stops"]["waiting"]),
-                names(&d["stops"]["ahead"])
+                e.failed_at_max_level,
+                names(&d.stops.passed),
+                names(&d.stops.waiting),
+                names(&d.stops.ahead)
             )
         }
     }

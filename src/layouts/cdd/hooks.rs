@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::error::{Code, Failure};
 use super::ops;
 use super::order::{self, taggable, Order};
+use super::outcome::Escalated;
 use super::repair::sync_halts;
 use super::summary::untaggable;
 use super::workspace::{Next, Status, Workspace, MAX_ORDER_BYTES};
@@ -462,8 +463,9 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
             match f {
                 Folder::Pending | Folder::InProgress => {
                     let d = ops::done(cx, &paths, unit)?;
-                    let secs = d["elapsed_seconds"]
-                        .as_i64()
+                    let secs = d
+                        .body
+                        .elapsed_seconds
                         .map(|s| format!(", {s} s"))
                         .unwrap_or_default();
                     tell(&mut step, &paths, format!("{unit} is done (moved to completed/{secs})."));
@@ -479,8 +481,8 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
         }
         (Input::Signal(SignalKind::Failed, reason), Status::In(Folder::Pending | Folder::InProgress)) => {
             let why = reason.unwrap_or("the subagent signalled FAILED");
-            let d = ops::escalate(cx, &paths, unit, why)?;
-            if d["to"] == "failed" {
+            match ops::escalate(cx, &paths, unit, why)?.body {
+            Escalated::Failed(_) => {
                 tell(
                     &mut step,
                     &paths,
@@ -488,17 +490,17 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
                 );
                 step.status = Some("failed".into());
                 after_finish(cx, &paths, &mut step)?;
-            } else {
-                let (m, t) = (d["to_model"].as_str().unwrap_or(""), d["to_thinking"].as_str().unwrap_or(""));
+            }
+            Escalated::Up { level, to_model: m, to_thinking: t, .. } => {
                 tell(
                     &mut step,
                     &paths,
                     format!(
-                        "{unit} failed ({why}); escalated to level {} and back in pending/. Relaunch it with model {m} and thinking level {t} (<task>{unit}</task>).",
-                        d["level"]
+                        "{unit} failed ({why}); escalated to level {level} and back in pending/. Relaunch it with model {m} and thinking level {t} (<task>{unit}</task>).",
                     ),
                 );
                 step.status = Some("pending".into());
+            }
             }
         }
         (Input::Signal(SignalKind::Blocked, reason), Status::In(f)) => tell(

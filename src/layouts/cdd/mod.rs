@@ -18,6 +18,7 @@ pub mod history;
 pub mod hooks;
 pub mod ops;
 pub mod order;
+pub mod outcome;
 pub mod repair;
 pub mod report;
 pub mod summary;

@@ -1,5 +1,6 @@
 //! What the seed's commands do to a workspace, shared by `taskhook cdd …` and the hooks. Each
-//! returns the `data` of its `{"success":true,"data":…}` reply, or a [`Failure`] with its code.
+//! returns the typed `data` of its `{"success":true,"data":…}` reply ([`super::outcome`]), or a
+//! [`Failure`] with its code.
 //!
 //! Every write happens under the workspace lock (`tasks/.taskhook.lock`) on a fresh read. A move
 //! is one rename, then one history line: a kill between the two leaves the file in its new
@@ -8,12 +9,11 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-
 use super::error::{CResult, Code, Failure};
 use super::history::{Line, StopState};
-use super::order::{next_rung, Order, Stop, Task, SCHEMA as ORDER_SCHEMA};
-use super::workspace::{not_initialized, read_order, task_json, Next, Status, Workspace};
+use super::order::{next_rung, Order, Stop, SCHEMA as ORDER_SCHEMA};
+use super::outcome::{self, Continued, Data, Escalated, Import, Init, Moved, Started, TaskLine};
+use super::workspace::{not_initialized, read_order, Next, Status, Workspace};
 use super::{hooks, Folder, Paths, FOLDERS};
 use crate::agents;
 use crate::context::Ctx;
@@ -47,11 +47,11 @@ pub fn locked<T>(cx: &Ctx, paths: &Paths, f: impl FnOnce() -> CResult<T>) -> CRe
 
 /// Runs a command's `f` on a fresh read of the workspace under its lock; its `data` gets the
 /// workspace's `warnings`.
-fn on_workspace(
+fn on_workspace<T>(
     cx: &Ctx,
     paths: &Paths,
-    f: impl FnOnce(&Workspace) -> CResult<Value>,
-) -> CResult<Value> {
+    f: impl FnOnce(&Workspace) -> CResult<T>,
+) -> CResult<Data<T>> {
     locked(cx, paths, || {
         let ws = Workspace::load(cx, paths)?;
         f(&ws).map(|data| ws.warned(data))
@@ -124,7 +124,7 @@ fn elapsed(cx: &Ctx, ws: &Workspace, name: &str) -> Option<i64> {
 }
 
 /// `init`: the four status folders, `tmp/` and an empty history; idempotent.
-pub fn init(cx: &Ctx, paths: &Paths) -> CResult<Value> {
+pub fn init(cx: &Ctx, paths: &Paths) -> CResult<Init> {
     let mut created = Vec::new();
     let mut dirs: Vec<PathBuf> = FOLDERS.iter().map(|f| paths.folder(*f)).collect();
     dirs.push(paths.tmp.clone());
@@ -141,14 +141,18 @@ pub fn init(cx: &Ctx, paths: &Paths) -> CResult<Value> {
         }
         Ok(())
     })?;
-    Ok(json!({"workspace": paths.ws, "tasks": paths.tasks, "created": created}))
+    Ok(Init {
+        workspace: paths.ws.clone(),
+        tasks: paths.tasks.clone(),
+        created,
+    })
 }
 
 /// `import [PATH]`: the order (PATH, a file or a folder holding order.json; else
 /// `tasks/order.json`) becomes `tasks/order.json`, merged with the one there (what is new is
 /// added; entries already there stay as they are); each task file not yet in a status folder
 /// moves from beside the order (or from `tasks/`) into `pending/`, with one `import` line.
-pub fn import(cx: &Ctx, paths: &Paths, source: Option<&Path>) -> CResult<Value> {
+pub fn import(cx: &Ctx, paths: &Paths, source: Option<&Path>) -> CResult<Data<Import>> {
     let src_file = match source {
         None => paths.order.clone(),
         Some(p) if cx.store.is_dir(p) => p.join("order.json"),
@@ -190,17 +194,16 @@ pub fn import(cx: &Ctx, paths: &Paths, source: Option<&Path>) -> CResult<Value> 
                 .with("to", "pending")
                 .append(cx, &paths.history)?;
         }
-        let imported: Vec<&String> = plan.moves.iter().map(|(n, _)| n).collect();
-        let data = json!({
-            "imported": imported,
-            "already_imported": plan.already,
-            "order": paths.order,
-            "tasks": plan.order.tasks().count(),
-            "stops": plan.order.stops().count(),
-        });
+        let data = Import {
+            imported: plan.moves.iter().map(|(n, _)| n.clone()).collect(),
+            already_imported: plan.already.clone(),
+            order: paths.order.clone(),
+            tasks: plan.order.tasks().count(),
+            stops: plan.order.stops().count(),
+        };
         Ok(match &plan.ws {
             Some(ws) => ws.warned(data),
-            None => data,
+            None => Data::plain(data),
         })
     })
 }
@@ -265,27 +268,22 @@ fn plan_import(
 
 /// `next`: the task in progress, else the first pending task or stop not passed, in order; a
 /// stop is logged `stop_reached` once.
-pub fn next(cx: &Ctx, paths: &Paths) -> CResult<Value> {
+pub fn next(cx: &Ctx, paths: &Paths) -> CResult<Data<outcome::Next>> {
     let ws = Workspace::load(cx, paths)?;
     let data = match ws.next()? {
-        Next::Task(t, f) => next_task_json(&t, f),
+        Next::Task(t, f) => outcome::Next::Task(TaskLine::of(&t, f.as_str())),
         Next::Stop(s, state) => {
             if state == StopState::NotReached {
                 reach_stop(cx, paths, &s)?;
             }
-            json!({"type": "stop", "stop": s.id, "message": s.message})
+            outcome::Next::Stop {
+                stop: s.id,
+                message: s.message,
+            }
         }
-        Next::Done => json!({"type": "done"}),
+        Next::Done => outcome::Next::Done,
     };
     Ok(ws.warned(data))
-}
-
-fn next_task_json(t: &Task, f: Folder) -> Value {
-    let mut v = task_json(t, f.as_str());
-    if let Some(m) = v.as_object_mut() {
-        m.shift_insert(0, "type".into(), json!("task"));
-    }
-    v
 }
 
 /// Logs `stop_reached` for `stop` unless it already has it (re-checked under the lock);
@@ -306,7 +304,7 @@ pub fn reach_stop(cx: &Ctx, paths: &Paths, stop: &Stop) -> CResult<bool> {
 
 /// `start NAME`: pending → in_progress. Refused while another task is in progress, or while a
 /// stop before it has not been passed.
-pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
+pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Data<Started>> {
     on_workspace(cx, paths, |ws| {
         movable(ws, name, "start", &[Folder::Pending])?;
         let t = ws.task(name)?.clone();
@@ -336,15 +334,16 @@ pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
         }
         let step = ("start", Folder::Pending, Folder::InProgress);
         move_task(cx, paths, name, step, |l| l)?;
-        let mut data = task_json(&t, "in_progress");
-        data["from"] = json!("pending");
-        data["to"] = json!("in_progress");
-        Ok(data)
+        Ok(Started {
+            task: TaskLine::of(&t, "in_progress"),
+            from: "pending".into(),
+            to: "in_progress".into(),
+        })
     })
 }
 
 /// `done NAME`: in_progress → completed, with `elapsed_seconds` since its last start.
-pub fn done(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
+pub fn done(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Data<Moved>> {
     on_workspace(cx, paths, |ws| {
         movable(ws, name, "done", &[Folder::InProgress])?;
         let secs = elapsed(cx, ws, name);
@@ -352,7 +351,14 @@ pub fn done(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Value> {
         move_task(cx, paths, name, step, |l| {
             l.with_opt("elapsed_seconds", secs)
         })?;
-        Ok(json!({"task": name, "from": "in_progress", "to": "completed", "elapsed_seconds": secs}))
+        Ok(Moved {
+            task: name.to_string(),
+            from: "in_progress".into(),
+            to: "completed".into(),
+            elapsed_seconds: secs,
+            reason: None,
+            level: None,
+        })
     })
 }
 
@@ -364,7 +370,7 @@ fn to_failed(
     name: &str,
     from: Folder,
     reason: Option<&str>,
-) -> CResult<Value> {
+) -> CResult<Moved> {
     let secs = (from == Folder::InProgress)
         .then(|| elapsed(cx, ws, name))
         .flatten();
@@ -372,13 +378,18 @@ fn to_failed(
         l.with_opt("elapsed_seconds", secs)
             .with_opt("reason", reason)
     })?;
-    Ok(
-        json!({"task": name, "from": from.as_str(), "to": "failed", "elapsed_seconds": secs, "reason": reason}),
-    )
+    Ok(Moved {
+        task: name.to_string(),
+        from: from.as_str().into(),
+        to: "failed".into(),
+        elapsed_seconds: secs,
+        reason: Some(reason.map(str::to_string)),
+        level: None,
+    })
 }
 
 /// `fail NAME [REASON]`: pending or in_progress → failed.
-pub fn fail(cx: &Ctx, paths: &Paths, name: &str, reason: Option<&str>) -> CResult<Value> {
+pub fn fail(cx: &Ctx, paths: &Paths, name: &str, reason: Option<&str>) -> CResult<Data<Moved>> {
     on_workspace(cx, paths, |ws| {
         let now = movable(ws, name, "fail", &[Folder::Pending, Folder::InProgress])?;
         to_failed(cx, paths, ws, name, now, reason)
@@ -387,7 +398,7 @@ pub fn fail(cx: &Ctx, paths: &Paths, name: &str, reason: Option<&str>) -> CResul
 
 /// `escalate NAME REASON`: one rung up the ladder from the task's model/thinking, written to
 /// order.json, the task back to pending/; past level 4, to failed/.
-pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Value> {
+pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Data<Escalated>> {
     on_workspace(cx, paths, |ws| {
         let now = movable(ws, name, "escalate", &[Folder::Pending, Folder::InProgress])?;
         let t = ws.task(name)?.clone();
@@ -399,8 +410,8 @@ pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Va
                 None => "max escalation level reached".to_string(),
             };
             let mut data = to_failed(cx, paths, ws, name, now, Some(&why))?;
-            data["level"] = Value::Null;
-            return Ok(data);
+            data.level = Some(None);
+            return Ok(Escalated::Failed(data));
         };
         if now == Folder::InProgress {
             cx.store.rename(
@@ -422,17 +433,28 @@ pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Va
             .with("to_thinking", thinking)
             .with_opt("reason", reason)
             .append(cx, &paths.history)?;
-        Ok(json!({
-            "task": name, "level": level, "from": now.as_str(), "to": "pending",
-            "from_model": t.model, "from_thinking": from_thinking,
-            "to_model": model, "to_thinking": thinking, "reason": reason,
-        }))
+        Ok(Escalated::Up {
+            task: name.to_string(),
+            level,
+            from: now.as_str().into(),
+            to: "pending".into(),
+            from_model: t.model.clone(),
+            from_thinking: from_thinking.to_string(),
+            to_model: model.to_string(),
+            to_thinking: thinking.to_string(),
+            reason: reason.map(str::to_string),
+        })
     })
 }
 
 /// `continue STOP_ID`: `stop_continue` logged (once); the stop is passed from then on. The
 /// main agent's halt at the stop (in `project`'s agents.json) is lifted.
-pub fn continue_stop(cx: &Ctx, paths: &Paths, project: &Path, id: &str) -> CResult<Value> {
+pub fn continue_stop(
+    cx: &Ctx,
+    paths: &Paths,
+    project: &Path,
+    id: &str,
+) -> CResult<Data<Continued>> {
     let key = hooks::halt_key(paths, id);
     let logged = on_workspace(cx, paths, |ws| {
         if ws.order()?.stop(id).is_none() {
@@ -442,28 +464,37 @@ pub fn continue_stop(cx: &Ctx, paths: &Paths, project: &Path, id: &str) -> CResu
             ));
         }
         if ws.history.stop_state(id) == StopState::Passed {
-            return Ok(json!({"already_passed": true}));
+            return Ok(true);
         }
         Line::new(cx, "stop_continue", id)
             .with("stop", id)
             .append(cx, &paths.history)?;
-        Ok(json!({"already_passed": false}))
+        Ok(false)
     });
     let lifted = match &logged {
         Ok(_) => agents::lift_halt(cx, project, &key)?,
         // A stop no longer in the order cannot be passed, but its halt must not stay.
         Err(f) if f.code == Code::NotFound => {
             if agents::lift_halt(cx, project, &key)? {
-                return Ok(json!({"stop": id, "passed": false, "halt_lifted": true}));
+                return Ok(Data::plain(Continued {
+                    stop: id.to_string(),
+                    passed: false,
+                    already_passed: None,
+                    halt_lifted: true,
+                }));
             }
             false
         }
         Err(_) => false,
     };
     let logged = logged?;
-    let mut data = json!({"stop": id, "passed": true, "already_passed": logged["already_passed"], "halt_lifted": lifted});
-    if let Some(w) = logged.get("warnings") {
-        data["warnings"] = w.clone();
-    }
-    Ok(data)
+    Ok(Data {
+        body: Continued {
+            stop: id.to_string(),
+            passed: true,
+            already_passed: Some(logged.body),
+            halt_lifted: lifted,
+        },
+        warnings: logged.warnings,
+    })
 }

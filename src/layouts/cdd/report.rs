@@ -7,7 +7,8 @@ use serde_json::{json, Map, Value};
 use super::error::{CResult, Code, Failure};
 use super::history::{bad_lines_warning, StopState};
 use super::order::{level_of, Item, LADDER};
-use super::workspace::{task_json, Status, Workspace};
+use super::outcome::{Data, Elapsed, Escalations, List, Stats, StopLine, Stops, TaskLine};
+use super::workspace::{Status, Workspace};
 use super::{Folder, Paths, FOLDERS};
 use crate::context::Ctx;
 
@@ -23,7 +24,7 @@ pub const STATUSES: [&str; 7] = [
 ];
 
 /// `list [STATUS]`: the order's tasks with their status, in order; without STATUS, the stops too.
-pub fn list(cx: &Ctx, paths: &Paths, status: Option<&str>) -> CResult<Value> {
+pub fn list(cx: &Ctx, paths: &Paths, status: Option<&str>) -> CResult<Data<List>> {
     if let Some(s) = status.filter(|s| !STATUSES.contains(s)) {
         return Err(Failure::new(
             Code::InvalidStatus,
@@ -32,25 +33,31 @@ pub fn list(cx: &Ctx, paths: &Paths, status: Option<&str>) -> CResult<Value> {
     }
     let ws = Workspace::load(cx, paths)?;
     let order = ws.order()?;
-    let tasks: Vec<Value> = order
+    let tasks: Vec<TaskLine> = order
         .tasks()
         .map(|t| (t, ws.status(&t.name)))
         .filter(|(_, st)| status.is_none_or(|s| st.name() == s))
-        .map(|(t, st)| task_json(t, st.name()))
+        .map(|(t, st)| TaskLine::of(t, st.name()))
         .collect();
-    let mut data = json!({"tasks": tasks, "count": tasks.len()});
-    if status.is_none() {
-        let stops: Vec<Value> = order
+    let stops = status.is_none().then(|| {
+        order
             .stops()
-            .map(|s| json!({"stop": s.id, "message": s.message, "status": ws.history.stop_state(&s.id).as_str()}))
-            .collect();
-        data["stops"] = json!(stops);
-    }
-    Ok(ws.warned(data))
+            .map(|s| StopLine {
+                stop: s.id.clone(),
+                message: s.message.clone(),
+                status: ws.history.stop_state(&s.id).as_str().to_string(),
+            })
+            .collect()
+    });
+    Ok(ws.warned(List {
+        count: tasks.len(),
+        tasks,
+        stops,
+    }))
 }
 
 /// `stats`: counts per status, elapsed totals, escalations per level, stops passed and waiting.
-pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Value> {
+pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Data<Box<Stats>>> {
     let ws = Workspace::load(cx, paths)?;
     let order = ws.order()?;
     let mut counts: Map<String, Value> = FOLDERS
@@ -117,33 +124,41 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Value> {
         };
         stops.entry(key).or_default().push(&s.id);
     }
-    let levels: Map<String, Value> = by_level
-        .iter()
-        .enumerate()
-        .map(|(i, n)| ((i + 1).to_string(), json!(n)))
-        .collect();
-    Ok(ws.warned(json!({
-        "tasks": order.tasks().count(),
-        "counts": counts,
-        "in_progress": ws.in_folder(Folder::InProgress).iter().map(|t| &t.name).collect::<Vec<_>>(),
-        "elapsed_seconds": {
-            "total": seconds(completed + failed),
-            "completed": seconds(completed),
-            "failed": seconds(failed),
-            "per_task": per_task.into_iter().map(|(k, v)| (k, seconds(v))).collect::<Map<String, Value>>(),
+    let mut stops_at = |k: &str| -> Vec<String> {
+        stops
+            .remove(k)
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    };
+    let stops = Stops {
+        total: order.stops().count(),
+        passed: stops_at("passed"),
+        waiting: stops_at("waiting"),
+        ahead: stops_at("ahead"),
+    };
+    Ok(ws.warned(Box::new(Stats {
+        tasks: order.tasks().count(),
+        counts,
+        in_progress: ws
+            .in_folder(Folder::InProgress)
+            .iter()
+            .map(|t| t.name.clone())
+            .collect(),
+        elapsed_seconds: Elapsed {
+            total: seconds(completed + failed),
+            completed: seconds(completed),
+            failed: seconds(failed),
+            per_task: per_task.into_iter().map(|(k, v)| (k, seconds(v))).collect(),
         },
-        "escalations": {
-            "total": escalations,
-            "by_level": levels,
-            "failed_at_max_level": maxed,
+        escalations: Escalations {
+            total: escalations,
+            by_level: (1..).zip(by_level).collect(),
+            failed_at_max_level: maxed,
         },
-        "stops": {
-            "total": order.stops().count(),
-            "passed": stops.remove("passed").unwrap_or_default(),
-            "waiting": stops.remove("waiting").unwrap_or_default(),
-            "ahead": stops.remove("ahead").unwrap_or_default(),
-        },
-        "problems": problems(&ws),
+        stops,
+        problems: problems(&ws),
     })))
 }
 

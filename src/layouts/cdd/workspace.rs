@@ -5,8 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use serde_json::Value;
-
 use super::error::{CResult, Code, Failure};
 use super::history::{self, History, StopState};
 use super::order::{Item, Order, Stop, Task};
@@ -140,14 +138,13 @@ impl Workspace {
 
     /// A command's `data` with `warnings` added when there is something to warn of (history
     /// lines no event can be read from).
-    pub fn warned(&self, mut data: Value) -> Value {
-        if let (Some(w), Some(m)) = (
-            history::bad_lines_warning(&self.history, &self.paths.tasks),
-            data.as_object_mut(),
-        ) {
-            m.insert("warnings".into(), Value::Array(vec![Value::String(w)]));
+    pub fn warned<T>(&self, body: T) -> super::outcome::Data<T> {
+        super::outcome::Data {
+            body,
+            warnings: history::bad_lines_warning(&self.history, &self.paths.tasks)
+                .into_iter()
+                .collect(),
         }
-        data
     }
 
     /// The order, which must exist.
@@ -252,17 +249,6 @@ impl Workspace {
             ),
         }
     }
-}
-
-/// A task as `next` and `list` show it.
-pub fn task_json(t: &Task, status: &str) -> Value {
-    serde_json::json!({
-        "task": t.name,
-        "group": t.group,
-        "model": t.model,
-        "thinking": t.thinking,
-        "status": status,
-    })
 }
 
 #[cfg(test)]

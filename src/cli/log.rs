@@ -4,11 +4,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::context::Ctx;
 use crate::display;
-use crate::engine::journal;
+use crate::engine::journal::{self, Entry};
 use crate::error::Result;
 
 use super::Io;
@@ -57,68 +55,59 @@ fn first_line(s: &str, max: usize) -> String {
 /// One journal entry as a person reads it. The journal is a file in the project, which a
 /// repository may have planted: every field is shown on one line, made safe
 /// ([`display::line`]).
-fn human(v: &Value, project: &Path) -> String {
-    let s = |k: &str| display::line(v.get(k).and_then(Value::as_str).unwrap_or("")).into_owned();
-    let mut event = s("event").to_string();
-    if !s("tool").is_empty() {
-        event = format!("{event}:{}", s("tool"));
+fn human(e: &Entry, project: &Path) -> String {
+    let s = |v: &Option<String>| display::line(v.as_deref().unwrap_or("")).into_owned();
+    let mut event = s(&e.event);
+    if !s(&e.tool).is_empty() {
+        event = format!("{event}:{}", s(&e.tool));
     }
-    let session: String = v
-        .get("session")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .chars()
-        .take(8)
-        .collect();
+    let session: String = e.session.as_deref().unwrap_or("").chars().take(8).collect();
     let session = display::line(&session);
-    let who = if s("agent_id").is_empty() {
+    let who = if s(&e.agent_id).is_empty() {
         String::new()
     } else {
-        format!(" (subagent {})", s("agent_id"))
+        format!(" (subagent {})", s(&e.agent_id))
     };
-    let changed: Vec<String> = v["changed"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(|p| {
-                    let shown = Path::new(p)
-                        .strip_prefix(project)
-                        .map(|r| r.display().to_string())
-                        .unwrap_or_else(|_| p.to_string());
-                    display::line(&shown).into_owned()
-                })
-                .collect()
+    let changed: Vec<String> = e
+        .changed
+        .iter()
+        .flatten()
+        .map(|p| {
+            let shown = Path::new(p)
+                .strip_prefix(project)
+                .map(|r| r.display().to_string())
+                .unwrap_or_else(|_| p.to_string());
+            display::line(&shown).into_owned()
         })
-        .unwrap_or_default();
-    let mut out = format!("{}  {event:<24} {session}{who}", s("at"));
+        .collect();
+    let mut out = format!("{}  {event:<24} {session}{who}", s(&e.at));
     if !changed.is_empty() {
         out.push_str(&format!("\n    changed: {}", changed.join(", ")));
     }
-    let reply = &v["reply"];
-    if reply["decision"] == "block" {
+    let said = e.said();
+    if said.decision.as_deref() == Some("block") {
         out.push_str(&format!(
             "\n    told the agent to go on: {}",
-            first_line(reply["reason"].as_str().unwrap_or(""), 100)
+            first_line(said.reason.as_deref().unwrap_or(""), 100)
         ));
     }
-    if reply["continue"] == false {
+    if said.go_on == Some(false) {
         out.push_str(&format!(
             "\n    halted the agent: {}",
-            first_line(reply["stopReason"].as_str().unwrap_or(""), 100)
+            first_line(said.stop_reason.as_deref().unwrap_or(""), 100)
         ));
     }
-    if let Some(c) = reply["hookSpecificOutput"]["additionalContext"].as_str() {
-        out.push_str(&format!("\n    told the model: {}", first_line(c, 100)));
+    if let Some(c) = said.specific.and_then(|h| h.additional_context) {
+        out.push_str(&format!("\n    told the model: {}", first_line(&c, 100)));
     }
-    if let Some(m) = reply["systemMessage"].as_str() {
+    if let Some(m) = &said.system_message {
         out.push_str(&format!("\n    told the user: {}", first_line(m, 100)));
     }
-    if !s("stderr").is_empty() {
+    if !s(&e.stderr).is_empty() {
         out.push_str(&format!(
             "\n    exit {}: {}",
-            v["exit"],
-            first_line(v.get("stderr").and_then(Value::as_str).unwrap_or(""), 100)
+            e.exit.map_or("null".to_string(), |x| x.to_string()),
+            first_line(e.stderr.as_deref().unwrap_or(""), 100)
         ));
     }
     out
@@ -127,13 +116,13 @@ fn human(v: &Value, project: &Path) -> String {
 pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     let project = cx.project(None);
     let current = journal::path(&project.root);
-    let wanted = |v: &Value| {
+    let wanted = |e: &Entry| {
         args.session
             .as_deref()
-            .is_none_or(|want| v["session"].as_str().is_some_and(|s| s.starts_with(want)))
+            .is_none_or(|want| e.session.as_deref().is_some_and(|s| s.starts_with(want)))
     };
     let print = |io: &mut Io<'_>, line: &str| -> Result<()> {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
+        let Ok(v) = serde_json::from_str::<Entry>(line) else {
             return Ok(());
         };
         if !wanted(&v) {

@@ -4,7 +4,10 @@
 
 use super::{Ws, SEED_ORDER};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cdd/transcript.txt");
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/cdd/transcript.txt"
+);
 
 #[test]
 fn every_commands_output_is_pinned_byte_for_byte() {

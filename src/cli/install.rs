@@ -160,23 +160,46 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
         notes: &notes,
     };
     if args.json {
-        let mut v = json!({
-            "path": t.path,
-            "scope": format!("{:?}", t.scope).to_lowercase(),
-            "changed": changed,
-            "dry_run": args.dry_run,
-            "backup": backup,
-            "formatting": if changed { json!(formatting) } else { Value::Null },
-            "changes": changes,
-            "notes": notes,
-            "settings": new,
-        });
-        if t.real != t.path {
-            v["written_to"] = json!(t.real);
+        /// `install --json`: what was (or would be) written and why.
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            path: &'a std::path::Path,
+            scope: String,
+            changed: bool,
+            dry_run: bool,
+            backup: &'a Option<std::path::PathBuf>,
+            formatting: Option<Formatting>,
+            changes: &'a [crate::install::Change],
+            notes: &'a [String],
+            settings: &'a Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            written_to: Option<&'a std::path::Path>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            gitignore: Option<Ignored<'a>>,
         }
-        if let Some(st) = &ignore {
-            v["gitignore"] = json!({"path": st.path, "missing": st.missing, "appended": appended});
+        #[derive(serde::Serialize)]
+        struct Ignored<'a> {
+            path: &'a std::path::Path,
+            missing: &'a [&'static str],
+            appended: bool,
         }
+        let v = Out {
+            path: &t.path,
+            scope: format!("{:?}", t.scope).to_lowercase(),
+            changed,
+            dry_run: args.dry_run,
+            backup: &backup,
+            formatting: changed.then_some(formatting),
+            changes: &changes,
+            notes: &notes,
+            settings: &new,
+            written_to: (t.real != t.path).then_some(t.real.as_path()),
+            gitignore: ignore.as_ref().map(|st| Ignored {
+                path: &st.path,
+                missing: &st.missing,
+                appended,
+            }),
+        };
         super::out_json(io, &v)?;
     } else {
         super::out(io, &report.text(Paint::of(io)))?;

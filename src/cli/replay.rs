@@ -63,8 +63,8 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                         "stdout": o.output.as_ref().map(|h| h.to_json()),
                         "changed": o.changed,
                     });
-                    if let Some(r) = &o.refusal {
-                        line["stderr"] = json!(r);
+                    if let (Some(r), Some(m)) = (&o.refusal, line.as_object_mut()) {
+                        m.insert("stderr".into(), json!(r));
                     }
                     line
                 }

@@ -3,8 +3,6 @@
 //! `--color` says (on a terminal, never with `NO_COLOR`). `--json` gives every list as an array of items
 //! `{id, title?, detail?, waits_for?}`. The same `Summary` feeds the SessionStart context.
 
-use serde_json::json;
-
 use crate::context::Ctx;
 use crate::display::line;
 use crate::engine;
@@ -116,10 +114,27 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
     // With team sync on: the changes this clone has not pushed yet.
     let pending = crate::sync::pending(cx, &project);
     if args.json {
-        let mut v = json!({"project_dir": project.root, "stores": stores});
-        if let Some((n, remote)) = &pending {
-            v["sync"] = json!({"remote": remote, "not_pushed": n});
+        /// `status --json`: the sync part only with team sync on.
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            project_dir: &'a std::path::Path,
+            stores: &'a [StoreStatus],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            sync: Option<Sync<'a>>,
         }
+        #[derive(serde::Serialize)]
+        struct Sync<'a> {
+            remote: &'a str,
+            not_pushed: usize,
+        }
+        let v = Out {
+            project_dir: &project.root,
+            stores: &stores,
+            sync: pending.as_ref().map(|(n, remote)| Sync {
+                remote,
+                not_pushed: *n,
+            }),
+        };
         super::out_json(io, &v)?;
         return Ok(0);
     }

@@ -7,6 +7,7 @@
 
 use std::io::Read;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::context::Ctx;
@@ -70,18 +71,33 @@ pub fn run(cx: &Ctx, _args: Args, io: &mut Io<'_>) -> Result<u8> {
             .read_to_end(&mut buf)
             .map_err(|e| Error::io("read", "stdin", e))?;
     }
-    let input: Value = if buf.iter().all(u8::is_ascii_whitespace) {
-        Value::Null
+    /// What Claude Code sends a status line: where the session works.
+    #[derive(Default, serde::Deserialize)]
+    #[serde(default)]
+    struct Input {
+        workspace: Workspace,
+        cwd: Option<String>,
+    }
+    #[derive(Default, serde::Deserialize)]
+    #[serde(default)]
+    struct Workspace {
+        project_dir: Option<String>,
+        current_dir: Option<String>,
+    }
+    // Any JSON is taken; one of another shape names no folder.
+    let input: Input = if buf.iter().all(u8::is_ascii_whitespace) {
+        Input::default()
     } else {
-        serde_json::from_slice(&buf)
-            .map_err(|e| Error::BadInput(format!("status-line input is not JSON: {e}")))?
+        let v: Value = serde_json::from_slice(&buf)
+            .map_err(|e| Error::BadInput(format!("status-line input is not JSON: {e}")))?;
+        Input::deserialize(&v).unwrap_or_default()
     };
     let dir = input
-        .pointer("/workspace/project_dir")
-        .or_else(|| input.pointer("/workspace/current_dir"))
-        .or_else(|| input.get("cwd"))
-        .and_then(Value::as_str);
-    let project = cx.project(dir);
+        .workspace
+        .project_dir
+        .or(input.workspace.current_dir)
+        .or(input.cwd);
+    let project = cx.project(dir.as_deref());
     let stores = engine::ops::status(cx, &project);
     if let Some(l) = line(&stores) {
         // One line, whatever the ids and titles hold.

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::list::{List, RootVal};
-use super::view::{stamp_kind, View};
+use super::model::{stamp_kind, View};
 
 /// Whether `raw` (one valid JSON value) is byte for byte what `serde_json::to_vec_pretty` writes
 /// for it when it sits at nesting `depth` of a pretty document (its closing bracket indented by

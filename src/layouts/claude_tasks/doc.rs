@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::list::List;
+use super::model::Status;
 use super::scope::Keys;
-use super::view::Status;
 use super::{FILE_NAME, NAME};
 use crate::context::Ctx;
 use crate::env::CLAUDE_CODE_TASK_LIST_ID;

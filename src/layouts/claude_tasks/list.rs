@@ -10,7 +10,7 @@
 //! but possibly valid JSON), the caller loads it as a JSON tree and uses [`List::from_value`].
 //!
 //! The pipeline over a list (recompute `blocked`, stamps, graph checks, what to validate) is
-//! in [`super::pipeline`].
+//! in [`super::lifecycle`].
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
@@ -23,8 +23,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::canon::is_canonical;
+use super::model::{stamp_kind, to_zulu, Status, View};
 use super::scope::Keys;
-use super::view::{stamp_kind, to_zulu, Status, View};
 
 /// What a task is compared with to decide whether it changed.
 #[derive(Debug, Clone)]

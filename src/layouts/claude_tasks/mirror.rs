@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::doc::*;
 use super::list::List;
+use super::model::{Status, View};
 use super::scope::{Keys, TodoScope};
-use super::view::{Status, View};
 use super::write::{update, Applied};
 use super::TODO_ID_PREFIX;
 use crate::context::Ctx;

@@ -17,53 +17,53 @@
 //!   Code already did, which it then says in `additionalContext`;
 //! - two sessions never overwrite each other's mirrored tasks ([`scope`]);
 //! - a corrupt or schema-invalid file is never overwritten: writes are refused with
-//!   [`Error::Corrupt`]; `taskhook recover` keeps every task that validates ([`recover`]);
+//!   [`Error::Corrupt`](crate::error::Error::Corrupt); `taskhook recover` keeps every task that validates ([`reconcile`]);
 //! - Claude Code's own `<N>.json` files are read, never written: when the mirror's status of
 //!   such a task moves away from Claude Code's, the main agent is told the `TaskUpdate` to make
 //!   ([`truth`]).
 //!
-//! The rooms: [`doc`] (where the list lives, reading it), [`view`], [`list`], [`canon`] and
-//! [`pipeline`] (the parsed list and what every change goes through), [`write`](mod@write) (the
-//! transaction, `tasks write|read`), [`complete`](mod@complete), [`mirror`], [`task_tools`] and [`scope`]
-//! (Claude Code's task tools; whose task is whose and how each session names it), [`work`]
-//! (the agent's verbs), [`truth`] (the `TaskUpdate` that keeps Claude Code's own list in step),
-//! [`summary`], [`recover`].
+//! The rooms (the same in every layout): [`model`] (one task, typed and borrowed, its
+//! `Status`), [`lifecycle`] (what every change goes through: dependency checks, `blocked`
+//! recomputed, stamps), [`hooks`] (the facts it takes and a unit's step: completions, the
+//! mirror's entry points), [`reconcile`] (SessionStart and `taskhook recover`), [`summary`],
+//! [`commands`] (`tasks write|read`), [`work`] (the agent's verbs). Its own: [`doc`] (where the
+//! list lives, reading it), [`list`] and [`canon`] (the list parsed once, written back byte for
+//! byte), [`write`](mod@write) (the one write transaction), [`mirror`], [`task_tools`] and
+//! [`scope`] (Claude Code's task tools; whose task is whose), [`truth`] (the `TaskUpdate` that
+//! keeps Claude Code's own list in step).
 
 pub mod canon;
-pub mod complete;
+pub mod commands;
 pub mod doc;
+pub mod hooks;
+pub mod lifecycle;
 pub mod list;
 pub mod mirror;
-pub mod pipeline;
-pub mod recover;
+pub mod model;
+pub mod reconcile;
 pub mod scope;
 pub mod summary;
 pub mod task_tools;
 pub mod truth;
-pub mod view;
 pub mod work;
 pub mod write;
 
 #[cfg(test)]
 mod tests;
 
-use std::path::Path;
-
 use crate::context::Ctx;
-use crate::error::{Error, Result};
-use crate::layouts::fact::{Fact, Start, TaskToolKind};
+use crate::error::Result;
+use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
-    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, TaskUpdate, Turn,
-    Unit, WorkUnit,
+    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
 use crate::project::Project;
-use crate::signals::SignalKind;
-use scope::Keys;
 
-pub use complete::{complete, Completed};
+pub use commands::{read_tasks, write_task, ReadParams, WriteParams};
 pub use doc::{list_id, store_for, tasks_path, with_list};
+pub use hooks::{complete, Completed};
 pub use mirror::{join_subject, todo_id};
-pub use write::{read_tasks, update, write_task, Applied, ReadParams, WriteParams};
+pub use write::{update, Applied};
 
 /// The layout's name, and its schema's.
 pub const NAME: &str = "claude-tasks";
@@ -83,111 +83,6 @@ pub struct ClaudeTasks;
 /// The registered instance.
 pub static LAYOUT: ClaudeTasks = ClaudeTasks;
 
-/// Whether `path` looks like a task list (`…/tasks/{list}/tasks.json`).
-fn is_list_path(path: &str) -> bool {
-    let p = Path::new(path);
-    p.file_name().is_some_and(|n| n == FILE_NAME)
-        && p.parent()
-            .and_then(Path::parent)
-            .and_then(Path::file_name)
-            .is_some_and(|n| n == "tasks")
-}
-
-/// Who names the tasks to complete: Claude Code's own numbers first (seed 002's
-/// `tasks_completed`), or the names taskhook showed the session (a signal, a verb).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Naming {
-    ClaudeCode,
-    Shown,
-}
-
-/// Completes `names` (seed 002's `tasks_completed`, a `_DONE` signal, `taskhook done`) and says
-/// so: the reply carries `tasks_to_update` (seed 002; Claude Code 2.1.330 ignores it); the user
-/// hears of unknown and refused ids (`systemMessage`); the main agent hears all of it, what
-/// became ready, and the `TaskUpdate` that makes Claude Code's own list agree
-/// ([`truth`]), at its next tool call (the `Agent` call's PostToolUse for a foreground
-/// subagent). Every task is named as the session knows it (`1`, never `1@defa37fe`).
-fn complete_and_tell(
-    cx: &Ctx,
-    store: &StoreRef,
-    names: &[String],
-    (naming, by_subagent, note): (Naming, bool, Option<&str>),
-) -> Result<(Reaction, Completed)> {
-    let keys = Keys::of(cx);
-    let resolve = |list: &list::List<'_>, name: &str| match naming {
-        Naming::ClaudeCode => keys.resolve(list, name),
-        Naming::Shown => keys.find_shown(list, name),
-    };
-    let done = complete(cx, store, names, resolve, note)?;
-    let mut r = Reaction::default();
-    if !done.found.is_empty() {
-        r.tasks_to_update = done
-            .found
-            .iter()
-            .map(|id| TaskUpdate {
-                task_id: id.clone(),
-                status: "completed".into(),
-            })
-            .collect();
-        let mut line = format!(
-            "taskhook: {}completed {} {} of list {}",
-            if by_subagent { "a subagent " } else { "" },
-            if done.found.len() == 1 {
-                "task"
-            } else {
-                "tasks"
-            },
-            done.labels.join(", "),
-            store.id
-        );
-        if !done.ready.is_empty() {
-            line.push_str(&format!("; now ready: {}", done.ready.join(", ")));
-        }
-        r.tell_main.push(format!("{line}."));
-        let (main, user) = truth::tell(cx, &done.kept, "completed");
-        r.tell_main.extend(main);
-        r.tell_user.extend(user);
-    }
-    if !done.unknown.is_empty() {
-        let (tasks, are, them) = match done.unknown.len() {
-            1 => ("a task", "is", "it"),
-            _ => ("tasks", "are", "them"),
-        };
-        let line = format!(
-            "taskhook: a subagent reported {tasks} as completed that {are} not in task list {}: \
-             {}; nothing was changed for {them}.",
-            store.id,
-            done.unknown.join(", ")
-        );
-        r.tell_user.push(line.clone());
-        r.tell_main.push(line);
-    }
-    for (task, waiting) in &done.refused {
-        let line = format!(
-            "taskhook: a subagent reported task {task} as completed, but its dependencies are \
-             not completed: {}; task list {} keeps it as it was (complete them first).",
-            waiting.join(", "),
-            store.id
-        );
-        r.tell_user.push(line.clone());
-        r.tell_main.push(line);
-    }
-    Ok((r, done))
-}
-
-/// A session whose task tool changed the mirror gets a liveness mark, which each of its hook
-/// events renews and its SessionEnd removes: how another session knows its tasks are still its
-/// work ([`scope::Owners`]). An event that changed nothing creates nothing.
-fn mark_live(cx: &Ctx, session: Option<&str>) -> Result<()> {
-    if !cx.store.has_changed() {
-        return Ok(());
-    }
-    match session.map(crate::claims::Owner::session) {
-        Some(Ok(owner)) => crate::claims::keep_alive(cx, &owner),
-        _ => Ok(()),
-    }
-}
-
 impl Layout for ClaudeTasks {
     fn name(&self) -> &'static str {
         NAME
@@ -197,7 +92,7 @@ impl Layout for ClaudeTasks {
         match fact {
             Fact::TaskTool(t) => task_tools::succeeded(t),
             Fact::TaskCompleted(_) | Fact::TasksCompleted(_) | Fact::SessionStart(_) => true,
-            Fact::Edit(path) => is_list_path(path),
+            Fact::Edit(path) => hooks::is_list_path(path),
             _ => false,
         }
     }
@@ -253,52 +148,13 @@ impl Layout for ClaudeTasks {
     }
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, _start: Option<Start>) -> Result<Reconciled> {
-        cx.store.clean_stale_temps_of(&tasks_path(store))?;
-        let summary = self.summarize(cx, store)?;
-        Ok(Reconciled {
-            tell_user: summary
-                .problems
-                .iter()
-                .filter(|p| p.contains("is corrupt"))
-                .map(|p| format!("taskhook: {p}"))
-                .collect(),
-            changes: Vec::new(),
-            summary: Some(summary),
-        })
+        reconcile::session_start(cx, store)
     }
 
     /// TodoWrite is always mirrored; the Task tools and TaskCompleted only while the task
     /// system is on (`CLAUDE_CODE_ENABLE_TASKS` not `false`).
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
-        match fact {
-            Fact::TaskTool(t) if t.kind == TaskToolKind::TodoWrite => {
-                let r = mirror::mirror_todos(cx, store, t)?;
-                mark_live(cx, t.session_id)?;
-                Ok(r)
-            }
-            Fact::TaskTool(_) | Fact::TaskCompleted(_) if !scope::tasks_enabled(cx) => {
-                Ok(Reaction::default())
-            }
-            Fact::TaskTool(t) => {
-                let r = task_tools::mirror(cx, store, t)?;
-                mark_live(cx, t.session_id)?;
-                Ok(r)
-            }
-            Fact::TaskCompleted(id) => mirror::task_completed(cx, store, id),
-            Fact::TasksCompleted(ids) => {
-                if ids.len() > write::MAX_DEPENDENCIES {
-                    return Err(Error::BadInput(format!(
-                        "tasks_completed names {} tasks; taskhook completes at most {} in one \
-                         event, so task list {} was left as it was",
-                        ids.len(),
-                        write::MAX_DEPENDENCIES,
-                        store.id
-                    )));
-                }
-                Ok(complete_and_tell(cx, store, ids, (Naming::ClaudeCode, true, None))?.0)
-            }
-            _ => Ok(Reaction::default()),
-        }
+        hooks::on_fact(cx, store, fact)
     }
 
     /// Every task is a unit; completed ones are inactive. A session's own Claude Code task
@@ -352,52 +208,12 @@ impl Layout for ClaudeTasks {
         input: Input<'_>,
         turn: &Turn<'_>,
     ) -> Result<Reaction> {
-        let (kind, reason) = match input {
-            Input::Signal(kind, reason) => (kind, reason),
-            Input::Launch => return work::launch(cx, store, unit),
-            Input::NoSignal => return Ok(Reaction::default()),
-        };
-        let by_subagent = turn.agent_id.is_some();
-        Ok(match kind {
-            SignalKind::Done => {
-                let (r, done) = complete_and_tell(
-                    cx,
-                    store,
-                    &[unit.to_string()],
-                    (Naming::Shown, by_subagent, reason),
-                )?;
-                let refused = done
-                    .refused
-                    .first()
-                    .map(|(t, waits)| format!("task {t} waits for {}", waits.join(", ")))
-                    .or_else(|| {
-                        done.unknown
-                            .first()
-                            .map(|u| format!("task list {} has no task {u}", store.id))
-                    });
-                Reaction {
-                    status: (!done.found.is_empty()).then(|| "completed".into()),
-                    ready: done.ready,
-                    refused,
-                    ..r
-                }
-            }
-            SignalKind::Failed => work::fail(cx, store, unit, reason, by_subagent)?,
-            SignalKind::Blocked => Reaction {
-                tell_main: vec![format!(
-                    "taskhook: a subagent reported task {unit} of list {} as BLOCKED{}; its \
-                     status is unchanged.",
-                    store.id,
-                    reason.map(|r| format!(": {r}")).unwrap_or_default()
-                )],
-                ..Default::default()
-            },
-        })
+        hooks::step(cx, store, unit, input, turn)
     }
 
     /// This layout keeps no checkpoints: recovery keeps every task of an unreadable list that
-    /// validates, and moves the original bytes aside ([`recover`]).
+    /// validates, and moves the original bytes aside ([`reconcile`]).
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
-        recover::recover(cx, store)
+        reconcile::recover(cx, store)
     }
 }

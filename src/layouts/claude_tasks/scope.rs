@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, Duration, Utc};
 
 use super::list::List;
-use super::view::View;
+use super::model::View;
 use crate::claims;
 use crate::context::Ctx;
 use crate::env::{

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::doc::{load_list, read_text, short};
 use super::list::List;
+use super::model::Status;
 use super::scope::{claude_number, Keys, Other, Owners, Whose};
-use super::view::Status;
 use super::NAME;
 use crate::context::Ctx;
 use crate::error::{Error, Result};

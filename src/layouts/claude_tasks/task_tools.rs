@@ -9,14 +9,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
+use super::commands::MAX_DEPENDENCIES;
 use super::doc::*;
+use super::lifecycle::{dep_path, reachable, reaching};
 use super::list::List;
 use super::mirror::{
     body_of, claude_own_dir, claude_own_task, early_starts, join_subject, mirror_reply,
 };
-use super::pipeline::{dep_path, reachable, reaching};
 use super::scope::Keys;
-use super::write::{update, MAX_DEPENDENCIES};
+use super::write::update;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::fact::{TaskTool, TaskToolKind};

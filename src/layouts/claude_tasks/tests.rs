@@ -9,12 +9,13 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
+use super::commands::{apply_write, WriteParams};
 use super::doc::new_task;
 use super::list::List;
 use super::mirror::{body_of, join_subject, todo_id};
+use super::model::View;
 use super::scope::Keys;
-use super::view::View;
-use super::write::{apply_write, plan, render, WriteParams};
+use super::write::{plan, render};
 use reference::reference_op;
 
 mod reference;

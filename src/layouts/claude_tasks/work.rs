@@ -14,7 +14,7 @@
 //! - **Transitions**, all through the list's one write path (lock, checks, atomic replace):
 //!   `claim` → `in_progress` with `assignee` set to the claimant; `release` → `pending`, the
 //!   assignee cleared; a failure → `pending` again with the reason kept in
-//!   `metadata.custom_fields.last_failure`. Completion is [`super::complete`](mod@super::complete)'s. Each says what
+//!   `metadata.custom_fields.last_failure`. Completion is [`super::hooks`](mod@super::hooks)'s. Each says what
 //!   Claude Code's own file needs to agree ([`super::truth`]).
 
 use std::collections::HashSet;
@@ -24,9 +24,9 @@ use serde_json::{json, Value};
 use super::doc::{custom_fields, label, tasks_path, unmet, with_list};
 use super::list::List;
 use super::mirror::{body_of, claude_own_dir_of, claude_own_task};
+use super::model::Status;
 use super::scope::{asking_session, claude_number, Other, Owners, Whose};
 use super::truth::{self, kept, Kept};
-use super::view::Status;
 use super::write::update;
 use crate::claims;
 use crate::context::Ctx;

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::list::{Base, List};
-use super::view::Status;
+use super::model::Status;
 use super::FORMAT_VERSION;
 use crate::error::{Error, Result};
 use crate::graph::{self, Node};

@@ -1,4 +1,5 @@
-//! `taskhook recover` for a task list that cannot be read (issue 14): keep every task that
+//! SessionStart's reconcile of a task list ([`session_start`]: its stale temp files, a corrupt
+//! list said) and `taskhook recover` for a list that cannot be read (issue 14): keep every task that
 //! validates, name the rest with the reason, keep the original bytes aside
 //! (`tasks.json.corrupt-<UTC>`), and write the kept tasks as the new list. `--dry-run` (a
 //! dry-run store) shows exactly the same lines and writes nothing.
@@ -16,7 +17,7 @@ use super::list::normalise;
 use super::{FORMAT_VERSION, NAME};
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::StoreRef;
+use crate::layouts::{Reconciled, StoreRef};
 use crate::store::{lock_path_for, schema};
 
 /// What salvage found in an unreadable list.
@@ -251,4 +252,21 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// SessionStart: taskhook's own stale temp files removed, the summary, a corrupt list said to
+/// the user.
+pub fn session_start(cx: &Ctx, store: &StoreRef) -> Result<Reconciled> {
+    cx.store.clean_stale_temps_of(&tasks_path(store))?;
+    let summary = super::summary::summarize(cx, store, &tasks_path(store))?;
+    Ok(Reconciled {
+        tell_user: summary
+            .problems
+            .iter()
+            .filter(|p| p.contains("is corrupt"))
+            .map(|p| format!("taskhook: {p}"))
+            .collect(),
+        changes: Vec::new(),
+        summary: Some(summary),
+    })
 }

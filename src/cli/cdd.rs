@@ -10,7 +10,7 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::cdd::error::{CResult, Code};
 use crate::layouts::cdd::outcome::{Escalated, Next, Outcome, TaskLine};
-use crate::layouts::cdd::{locate, ops, report, Paths};
+use crate::layouts::cdd::{commands, locate, report, Paths};
 use crate::shell::quote;
 
 use super::Io;
@@ -73,7 +73,7 @@ fn exec(cx: &Ctx, verb: &Verb) -> CResult<Outcome> {
     let project = cx.project(None);
     let paths: Paths = locate(cx, &project)?;
     Ok(match verb {
-        Verb::Init => Outcome::Init(ops::init(cx, &paths)?),
+        Verb::Init => Outcome::Init(commands::init(cx, &paths)?),
         Verb::Import { path } => {
             let source = path.as_ref().map(|p| cx.absolute(std::path::Path::new(p)));
             // A folder the person named on the command line is theirs to move files from.
@@ -85,19 +85,19 @@ fn exec(cx: &Ctx, verb: &Verb) -> CResult<Outcome> {
                 };
                 cx.store.trust(folder, true);
             }
-            Outcome::Import(ops::import(cx, &paths, source.as_deref())?)
+            Outcome::Import(commands::import(cx, &paths, source.as_deref())?)
         }
-        Verb::Next => Outcome::Next(ops::next(cx, &paths)?),
-        Verb::Start { name } => Outcome::Start(ops::start(cx, &paths, name)?),
-        Verb::Done { name } => Outcome::Moved(ops::done(cx, &paths, name)?),
+        Verb::Next => Outcome::Next(commands::next(cx, &paths)?),
+        Verb::Start { name } => Outcome::Start(commands::start(cx, &paths, name)?),
+        Verb::Done { name } => Outcome::Moved(commands::done(cx, &paths, name)?),
         Verb::Fail { name, reason } => {
-            Outcome::Moved(ops::fail(cx, &paths, name, reason.as_deref())?)
+            Outcome::Moved(commands::fail(cx, &paths, name, reason.as_deref())?)
         }
         Verb::Escalate { name, reason } => {
-            Outcome::Escalated(ops::escalate(cx, &paths, name, reason)?)
+            Outcome::Escalated(commands::escalate(cx, &paths, name, reason)?)
         }
         Verb::Continue { stop_id } => {
-            Outcome::Continue(ops::continue_stop(cx, &paths, &project.root, stop_id)?)
+            Outcome::Continue(commands::continue_stop(cx, &paths, &project.root, stop_id)?)
         }
         Verb::List { status } => Outcome::List(report::list(cx, &paths, status.as_deref())?),
         Verb::Stats => Outcome::Stats(report::stats(cx, &paths)?),

@@ -1,10 +1,5 @@
-//! The hooks of seed 004:
+//! The hooks of seed 004 beyond a unit's step ([`super::lifecycle`]: launches and signals):
 //!
-//! - a launch of a subagent bound to a task starts it when pending (refused while another
-//!   task runs, or while a stop before it has not been passed);
-//! - `<signal>NAME_DONE</signal>` runs `done`, `_FAILED: why` runs `escalate` (the main agent
-//!   is told the next model and thinking level); when the next entry is then a stop not passed,
-//!   the main agent is halted (`continue: false`) until a person runs `taskhook cdd continue`;
 //! - the main agent's Bash call whose `taskhook cdd next` (or the seed's `next.ts`) answered a
 //!   stop halts it the same way; one running the seed's `continue.ts` lifts the halt;
 //! - a subagent's Bash call that would move tasks is refused at PreToolUse: "only the
@@ -19,21 +14,16 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::error::{Code, Failure};
-use super::ops;
-use super::order::{self, taggable, Order};
-use super::outcome::Escalated;
-use super::repair::sync_halts;
-use super::summary::untaggable;
-use super::workspace::{Next, Status, Workspace, MAX_ORDER_BYTES};
-use super::{Folder, Paths};
+use super::model::{Next, Workspace, MAX_ORDER_BYTES};
+use super::order::{self, Order};
+use super::reconcile::sync_halts;
+use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::fact::Bash;
 use crate::layouts::unit::Halt;
-use crate::layouts::{Input, Layout, Reaction, StoreRef};
+use crate::layouts::{Layout, Reaction, StoreRef};
 use crate::shell::{self, base, quote, Unparsed};
-use crate::signals::SignalKind;
 use crate::store::{parse_json, schema};
 
 /// The seed's reason for refusing a subagent's task command.
@@ -378,170 +368,6 @@ pub fn on_edit(cx: &Ctx, store: &StoreRef, path: &str) -> Result<Reaction> {
         )],
         ..Default::default()
     })
-}
-
-fn tell(step: &mut Reaction, paths: &Paths, text: String) {
-    step.tell_main.push(format!("cdd {}: {text}", paths.id()));
-}
-
-/// After a task finished (done, or failed past the ladder): what comes next; at a stop not
-/// passed, `stop_reached` (once) and the halt.
-fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Reaction) -> Result<()> {
-    let ws = Workspace::load(cx, paths)?;
-    match ws.next() {
-        Ok(Next::Stop(s, _)) => {
-            ops::reach_stop(cx, paths, &s)?;
-            let h = halt(paths, &s);
-            tell(step, paths, h.message.clone());
-            step.halt = Some(h);
-        }
-        Ok(Next::Task(t, _)) if !taggable(&t.name) => tell(
-            step,
-            paths,
-            format!(
-                "next is {} ({}): {}.",
-                quote(&t.name),
-                t.describe(),
-                untaggable(&t.name)
-            ),
-        ),
-        Ok(Next::Task(t, _)) => tell(
-            step,
-            paths,
-            format!(
-                "next is {} ({}): launch a subagent whose prompt holds <task>{}</task>.",
-                t.name,
-                t.describe(),
-                t.name
-            ),
-        ),
-        Ok(Next::Done) => tell(step, paths, "every task is finished.".into()),
-        Err(f) => tell(step, paths, f.message),
-    }
-    Ok(())
-}
-
-/// One lifecycle step of task `unit`.
-pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Reaction> {
-    let paths = Paths::of_store(store);
-    let ws = Workspace::load(cx, &paths)?;
-    let status = ws.status(unit);
-    let mut step = Reaction::default();
-    match (input, &status) {
-        (Input::Launch, Status::In(Folder::Pending)) => match ops::start(cx, &paths, unit) {
-            Ok(_) => step.status = Some("in_progress".into()),
-            // Another launch got there first.
-            Err(f) if f.code == Code::WrongStatus => {}
-            Err(f)
-                if matches!(
-                    f.code,
-                    Code::TaskInProgress
-                        | Code::StopNotPassed
-                        | Code::NotImported
-                        | Code::Inconsistent
-                ) =>
-            {
-                step.refused = Some(refusal(&paths, unit, &f))
-            }
-            Err(f) => return Err(f.into()),
-        },
-        (Input::Launch, Status::In(_)) => {}
-        (Input::Launch, other) => step.refused = Some(refusal(&paths, unit, &ws.unusable(unit, other))),
-        (Input::Signal(SignalKind::Done, _), Status::In(f)) => {
-            if *f == Folder::Pending {
-                // The launch was not seen (taskhook installed mid-run, an unbound prompt).
-                if let Err(e) = ops::start(cx, &paths, unit) {
-                    step.refused = Some(format!("{unit} is in pending/ and cannot be started: {}", e.message));
-                    tell(
-                        &mut step,
-                        &paths,
-                        format!("{unit} signalled DONE but is in pending/ and cannot be started: {}; nothing changed.", e.message),
-                    );
-                    return Ok(step);
-                }
-            }
-            match f {
-                Folder::Pending | Folder::InProgress => {
-                    let d = ops::done(cx, &paths, unit)?;
-                    let secs = d
-                        .body
-                        .elapsed_seconds
-                        .map(|s| format!(", {s} s"))
-                        .unwrap_or_default();
-                    tell(&mut step, &paths, format!("{unit} is done (moved to completed/{secs})."));
-                    step.status = Some("completed".into());
-                    after_finish(cx, &paths, &mut step)?;
-                }
-                other => {
-                    let msg = format!("{unit} signalled DONE but is in {}/; nothing changed.", other.as_str());
-                    step.refused = Some(msg.clone());
-                    tell(&mut step, &paths, msg)
-                }
-            }
-        }
-        (Input::Signal(SignalKind::Failed, reason), Status::In(Folder::Pending | Folder::InProgress)) => {
-            let why = reason.unwrap_or("the subagent signalled FAILED");
-            match ops::escalate(cx, &paths, unit, why)?.body {
-            Escalated::Failed(_) => {
-                tell(
-                    &mut step,
-                    &paths,
-                    format!("{unit} failed ({why}) at the top of the escalation ladder: moved to failed/."),
-                );
-                step.status = Some("failed".into());
-                after_finish(cx, &paths, &mut step)?;
-            }
-            Escalated::Up { level, to_model: m, to_thinking: t, .. } => {
-                tell(
-                    &mut step,
-                    &paths,
-                    format!(
-                        "{unit} failed ({why}); escalated to level {level} and back in pending/. Relaunch it with model {m} and thinking level {t} (<task>{unit}</task>).",
-                    ),
-                );
-                step.status = Some("pending".into());
-            }
-            }
-        }
-        (Input::Signal(SignalKind::Blocked, reason), Status::In(f)) => tell(
-            &mut step,
-            &paths,
-            format!(
-                "{unit} reported BLOCKED ({}); it stays in {}/. Clear the blocker and relaunch it, or run `taskhook cdd escalate {} \"why\"` or `taskhook cdd fail {}`.",
-                reason.unwrap_or("no reason given"),
-                f.as_str(),
-                quote(unit),
-                quote(unit)
-            ),
-        ),
-        (Input::NoSignal, Status::In(Folder::InProgress)) => tell(
-            &mut step,
-            &paths,
-            format!(
-                "the subagent working on {unit} stopped without <signal>{unit}_DONE</signal> or <signal>{unit}_FAILED: why</signal>; {unit} stays in in_progress/. Check its work, then run `taskhook cdd done {}`, or relaunch it.",
-                quote(unit)
-            ),
-        ),
-        (Input::Signal(kind, _), other) => {
-            let msg = match other {
-                Status::In(f) => format!("{unit} signalled {} but is in {}/; nothing changed.", kind.word(), f.as_str()),
-                other => format!("{unit} signalled {}: {}", kind.word(), ws.unusable(unit, other).message),
-            };
-            step.refused = Some(msg.clone());
-            tell(&mut step, &paths, msg);
-        }
-        (Input::NoSignal, _) => {}
-    }
-    Ok(step)
-}
-
-fn refusal(paths: &Paths, unit: &str, f: &Failure) -> String {
-    format!(
-        "taskhook: cdd {}: not launching a subagent for {unit}: {} [{}]",
-        paths.id(),
-        f.message,
-        f.code.as_str()
-    )
 }
 
 #[cfg(test)]

@@ -5,25 +5,29 @@
 //! append-only audit log; a stop's status is its last `stop_*` event). `tmp/` is the seed's
 //! scratch folder; everything else in `$CDD_DIR` is ignored.
 //!
-//! Rooms: [`order`] (order.json, the escalation ladder), [`history`] (reading the log, writing
-//! lines in the seed's shape), [`workspace`] (one read of everything, each task's status,
-//! `next`), [`ops`] (the ten commands, each move one rename plus one history line under the
-//! workspace lock), [`report`] (`list`, `stats`), [`repair`] (SessionStart: folders checked
-//! against order.json and the history, repaired, halts kept in step with the stops),
-//! [`hooks`] (launches, signals, Bash calls of subagents and of the orchestrator),
-//! [`summary`] (`status` and the SessionStart context).
+//! The rooms (the same in every layout): [`model`] (the status folders, one read of the
+//! workspace, each task's status, `next`), [`lifecycle`] (a task's step: launches and signals
+//! through the commands' own moves), [`log`] (history.jsonl: reading it, writing lines in the
+//! seed's shape), [`hooks`] (Bash calls of subagents and of the orchestrator, edits of
+//! order.json), [`reconcile`] (SessionStart: folders checked against order.json and the
+//! history, repaired, halts kept in step with the stops; `recover`), [`summary`],
+//! [`commands`] (the moving commands, each move one rename plus one history line under the
+//! workspace lock) with [`report`] (`list`, `stats`) and [`outcome`] (what each answers,
+//! typed), [`work`] (the agent's verbs). Its own: [`order`] (order.json, the escalation
+//! ladder), [`error`] (the failure codes).
 
+pub mod commands;
 pub mod error;
-pub mod history;
 pub mod hooks;
-pub mod ops;
+pub mod lifecycle;
+pub mod log;
+pub mod model;
 pub mod order;
 pub mod outcome;
-pub mod repair;
+pub mod reconcile;
 pub mod report;
 pub mod summary;
 pub mod work;
-pub mod workspace;
 
 use std::path::{Path, PathBuf};
 
@@ -38,42 +42,11 @@ use crate::project::Project;
 use crate::store::{check_id, folder_lock_path, sanitize_id, unsafe_id};
 
 use error::{CResult, Code, Failure};
-use workspace::{Status, Workspace};
+pub use model::{Folder, FOLDERS};
+use model::{Status, Workspace};
 
 /// The layout's name.
 pub const NAME: &str = "cdd";
-
-/// A status folder of `tasks/`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Folder {
-    Pending,
-    InProgress,
-    Completed,
-    Failed,
-}
-
-/// The four status folders, in lifecycle order.
-pub const FOLDERS: [Folder; 4] = [
-    Folder::Pending,
-    Folder::InProgress,
-    Folder::Completed,
-    Folder::Failed,
-];
-
-impl Folder {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Folder::Pending => "pending",
-            Folder::InProgress => "in_progress",
-            Folder::Completed => "completed",
-            Folder::Failed => "failed",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Folder> {
-        FOLDERS.into_iter().find(|f| f.as_str() == s)
-    }
-}
 
 /// Names the workspace uses itself, in `tasks/` or beside it: no task may take one (compared
 /// without case, as macOS and Windows do).
@@ -268,7 +241,7 @@ impl Layout for Cdd {
             },
             StateFile {
                 path: p.history,
-                schema: history::SCHEMA,
+                schema: log::SCHEMA,
                 json_lines: true,
             },
         ])
@@ -283,7 +256,7 @@ impl Layout for Cdd {
     }
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Reconciled> {
-        repair::reconcile(cx, store, &store.project, start)
+        reconcile::reconcile(cx, store, &store.project, start)
     }
 
     fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
@@ -327,13 +300,13 @@ impl Layout for Cdd {
         _turn: &Turn<'_>,
     ) -> Result<Reaction> {
         // Signals apply whoever sends them (CONTRACT §4), and nothing here asks for another pass.
-        hooks::step(cx, store, unit, input)
+        lifecycle::step(cx, store, unit, input)
     }
 
     fn log_error(&self, cx: &Ctx, store: &StoreRef, message: &str) -> Result<()> {
         let paths = Paths::of_store(store);
-        ops::locked(cx, &paths, || {
-            history::Line::event(cx, "error")
+        commands::locked(cx, &paths, || {
+            log::Line::event(cx, "error")
                 .with("message", message)
                 .append(cx, &paths.history)
         })
@@ -341,7 +314,7 @@ impl Layout for Cdd {
     }
 
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
-        repair::recover(cx, store)
+        reconcile::recover(cx, store)
     }
 
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::error::{CResult, Code, Failure};
-use super::history::{bad_lines_warning, StopState};
+use super::log::{bad_lines_warning, StopState};
+use super::model::{Status, Workspace};
 use super::order::{level_of, Item, LADDER};
 use super::outcome::{Data, Elapsed, Escalations, List, Stats, StopLine, Stops, TaskLine};
-use super::workspace::{Status, Workspace};
 use super::{Folder, Paths, FOLDERS};
 use crate::context::Ctx;
 

@@ -2,10 +2,10 @@
 //! task in progress, the pending tasks up to the next stop, the stop waiting for a person with
 //! the command that passes it, failed tasks, problems, and one line saying what comes next.
 
-use super::history::StopState;
+use super::log::StopState;
+use super::model::{Next, Status, Workspace};
 use super::order::{taggable, Item as Entry, Task};
 use super::report::problems;
-use super::workspace::{Next, Status, Workspace};
 use super::{Folder, NAME};
 use crate::layouts::{Item, Summary};
 use crate::shell::quote;

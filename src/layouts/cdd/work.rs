@@ -5,10 +5,10 @@
 //! person and holds back what follows it. A release moves `in_progress/` → `pending/` with a
 //! `release` history line (the seed's shape, a new action).
 
-use super::history::{Line, StopState};
-use super::ops;
+use super::commands;
+use super::log::{Line, StopState};
+use super::model::{Next, Status, Workspace};
 use super::order::Item;
-use super::workspace::{Next, Status, Workspace};
 use super::{Folder, Paths};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -166,7 +166,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
 /// escalated or failed.
 pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let paths = Paths::of_store(store);
-    let moved = ops::locked(cx, &paths, || {
+    let moved = commands::locked(cx, &paths, || {
         let ws = Workspace::load(cx, &paths)?;
         if ws.status(unit) != Status::In(Folder::InProgress) {
             return Ok(Err(format!(
@@ -196,7 +196,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
 /// A line about a task's claim in `history.jsonl`: a `claim` action with the text as `note`.
 pub fn note(cx: &Ctx, store: &StoreRef, unit: &str, text: &str) -> Result<()> {
     let paths = Paths::of_store(store);
-    ops::locked(cx, &paths, || {
+    commands::locked(cx, &paths, || {
         Line::new(cx, "claim", unit)
             .with("note", text)
             .append(cx, &paths.history)

@@ -1,16 +1,48 @@
-//! One read of a workspace: `order.json`, `history.jsonl` and the four status folders, and what
-//! follows from them: each task's status (the folder holding its file), each stop's (its last
+//! The model of a workspace: the status folders ([`Folder`], the seed's statuses) and one read
+//! of `order.json`, `history.jsonl` and the four folders, and what follows from them: each task's status (the folder holding its file), each stop's (its last
 //! `stop_*` event), and what `next` answers.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use super::error::{CResult, Code, Failure};
-use super::history::{self, History, StopState};
+use super::log::{self, History, StopState};
 use super::order::{Item, Order, Stop, Task};
-use super::{check_task_name, Folder, Paths, FOLDERS};
+use super::{check_task_name, Paths};
 use crate::context::Ctx;
 use crate::store::{parse_json, parsed};
+
+/// A status folder of `tasks/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Folder {
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+}
+
+/// The four status folders, in lifecycle order.
+pub const FOLDERS: [Folder; 4] = [
+    Folder::Pending,
+    Folder::InProgress,
+    Folder::Completed,
+    Folder::Failed,
+];
+
+impl Folder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Folder::Pending => "pending",
+            Folder::InProgress => "in_progress",
+            Folder::Completed => "completed",
+            Folder::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Folder> {
+        FOLDERS.into_iter().find(|f| f.as_str() == s)
+    }
+}
 
 /// Where a task's file is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +143,7 @@ impl Workspace {
             return Err(not_initialized(paths));
         }
         let order = read_shared_order(cx, &paths.order)?;
-        let history = history::read(cx, &paths.history)?;
+        let history = log::read(cx, &paths.history)?;
         let mut files: BTreeMap<String, Vec<Folder>> = BTreeMap::new();
         for f in FOLDERS {
             for e in cx.store.list_dir(&paths.folder(f))? {
@@ -141,7 +173,7 @@ impl Workspace {
     pub fn warned<T>(&self, body: T) -> super::outcome::Data<T> {
         super::outcome::Data {
             body,
-            warnings: history::bad_lines_warning(&self.history, &self.paths.tasks)
+            warnings: log::bad_lines_warning(&self.history, &self.paths.tasks)
                 .into_iter()
                 .collect(),
         }
@@ -253,7 +285,7 @@ impl Workspace {
 
 #[cfg(test)]
 mod tests {
-    use super::super::history::tests::{reference, some_line, NAMES};
+    use super::super::log::tests::{reference, some_line, NAMES};
     use super::*;
     use proptest::prelude::*;
 

@@ -21,10 +21,10 @@
 //! The halts follow the stops: a halt at a stop that has been passed (say, by the seed's own
 //! `continue.ts`) is lifted; a stop reached and not passed keeps the orchestrator halted.
 
-use super::history::{self, Line, StopState};
 use super::hooks::{halt, halt_key};
-use super::workspace::{read_order, Next, Workspace};
-use super::{ops, summary, Folder, Paths};
+use super::log::{self, Line, StopState};
+use super::model::{read_order, Next, Workspace};
+use super::{commands, summary, Folder, Paths};
 use crate::agents;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -269,14 +269,14 @@ pub fn reconcile(
 pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
     let paths = Paths::of_store(store);
     let would = cx.store.is_dry_run();
-    let said = ops::locked(cx, &paths, || {
+    let said = commands::locked(cx, &paths, || {
         let bytes = cx
             .store
-            .read_capped(&paths.history, history::MAX_BYTES)?
+            .read_capped(&paths.history, log::MAX_BYTES)?
             .unwrap_or_default();
         let (mut keep, mut aside, mut which, mut kept) = (Vec::new(), Vec::new(), Vec::new(), 0);
-        for (i, line) in history::lines(&bytes).enumerate() {
-            let to = match history::read_line(line) {
+        for (i, line) in log::lines(&bytes).enumerate() {
+            let to = match log::read_line(line) {
                 Err(bad) => {
                     which.push(format!("{}: {}", i + 1, bad.as_str()));
                     &mut aside

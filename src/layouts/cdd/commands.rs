@@ -4,16 +4,16 @@
 //!
 //! Every write happens under the workspace lock (`tasks/.taskhook.lock`) on a fresh read. A move
 //! is one rename, then one history line: a kill between the two leaves the file in its new
-//! folder without its line, which the next SessionStart records ([`super::repair`]).
+//! folder without its line, which the next SessionStart records ([`super::reconcile`]).
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::error::{CResult, Code, Failure};
-use super::history::{Line, StopState};
+use super::log::{Line, StopState};
+use super::model::{not_initialized, read_order, Next, Status, Workspace};
 use super::order::{next_rung, Order, Stop, SCHEMA as ORDER_SCHEMA};
 use super::outcome::{self, Continued, Data, Escalated, Import, Init, Moved, Started, TaskLine};
-use super::workspace::{not_initialized, read_order, Next, Status, Workspace};
 use super::{hooks, Folder, Paths, FOLDERS};
 use crate::agents;
 use crate::context::Ctx;

@@ -201,7 +201,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             for s in &stores {
                 let l = state::load(cx, s, false)?;
                 let ready = units::ready_units(&l.state, &l.plan);
-                all.push(json!({"slug": s.id, "path": s.root, "state": l.state, "ready": ready, "notes": l.notes}));
+                all.push(json!({"slug": s.id, "path": s.root, "state": l.to_json(), "ready": ready, "notes": l.notes}));
                 if json {
                     continue;
                 }
@@ -211,27 +211,26 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     &format!(
                         "{}  phase {}  {}",
                         paint.bold(&s.id),
-                        l.state["phase"].as_str().unwrap_or("?"),
+                        l.state.phase.as_str(),
                         paint.dim(&s.root.display().to_string())
                     ),
                 )?;
-                if let Some(all) = l.state[units::units_key(&l.state)].as_object() {
-                    for (id, u) in all {
-                        let reason = u["reason"]
-                            .as_str()
-                            .map(|r| format!("  ({r})"))
-                            .unwrap_or_default();
-                        let status = u["status"].as_str().unwrap_or("?");
-                        super::out(
-                            io,
-                            &format!(
-                                "  {id:<8} {} iterations {}/{}{reason}",
-                                paint.status(status, &format!("{status:<12}")),
-                                u["iterations_used"].as_u64().unwrap_or(0),
-                                u["max_iterations"].as_u64().unwrap_or(0),
-                            ),
-                        )?;
-                    }
+                for (id, u) in l.state.units().iter() {
+                    let reason = u
+                        .reason
+                        .as_ref()
+                        .map(|r| format!("  ({r})"))
+                        .unwrap_or_default();
+                    let status = u.status.as_str();
+                    super::out(
+                        io,
+                        &format!(
+                            "  {id:<8} {} iterations {}/{}{reason}",
+                            paint.status(status, &format!("{status:<12}")),
+                            u.iterations_used.unwrap_or(0),
+                            u.max_iterations.unwrap_or(0),
+                        ),
+                    )?;
                 }
                 if !ready.is_empty() {
                     super::out(io, &format!("  ready: {}", units::name_some(&ready)))?;
@@ -263,7 +262,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     &json!({"unit": unit, "state": unit_state, "instruction": step.instruction, "messages": step.tell_main}),
                 )?;
             } else {
-                let status = unit_state["status"].as_str().unwrap_or("?");
+                let status = unit_state.status.as_str();
                 super::out(
                     io,
                     &format!("{unit}: {}", Paint::of(io).status(status, status)),

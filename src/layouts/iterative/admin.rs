@@ -6,10 +6,9 @@
 //! `set` note to progress.md (so a replay of the log gives the same state), and brings
 //! dependency blocks and the current pointer up to date.
 
-use serde_json::{json, Map, Value};
-
 use super::commands::{check_budget, store_ref};
 use super::lifecycle::{Counters, DEFAULT_MAX_ITERATIONS};
+use super::model::{Reason, Stage, Status, Unit};
 use super::state::{self, is_knowledge, load, Slug};
 use super::units::*;
 use super::{templates, Paths};
@@ -23,7 +22,7 @@ use crate::store::{check_id, check_unit_id, folder_lock_path};
 /// What a command did: the unit after it, and one line for the person.
 #[derive(Debug, Clone)]
 pub struct Done {
-    pub unit: Value,
+    pub unit: Unit,
     pub message: String,
 }
 
@@ -37,7 +36,7 @@ fn person<F>(
     change: F,
 ) -> Result<Done>
 where
-    F: FnOnce(&mut Slug, &mut Counters, &mut Map<String, Value>) -> Result<String>,
+    F: FnOnce(&mut Slug, &mut Counters, &mut Unit) -> Result<String>,
 {
     let store = store_ref(cx, project, slug)?;
     in_store(cx, &store, unit, why, change)
@@ -52,30 +51,27 @@ pub(crate) fn in_store<F>(
     change: F,
 ) -> Result<Done>
 where
-    F: FnOnce(&mut Slug, &mut Counters, &mut Map<String, Value>) -> Result<String>,
+    F: FnOnce(&mut Slug, &mut Counters, &mut Unit) -> Result<String>,
 {
     check_id("unit id", unit)?;
     let slug = store.id.as_str();
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, store, true)?;
-        let key = units_key(&l.state);
-        let Some(obj) = l.state[key].get(unit).and_then(Value::as_object).cloned() else {
+        let Some(mut u) = l.state.unit(unit).cloned() else {
             return Err(Error::NotFound(format!("{slug} has no unit {unit:?}")));
         };
-        let mut c = counters_of(&Value::Object(obj.clone()), l.plan.max_of(unit));
-        let mut m = obj;
-        let message = change(&mut l, &mut c, &mut m)?;
-        write_counters(&mut m, &c);
-        crate::layouts::json::ensure_object(&mut l.state[key])
-            .insert(unit.into(), Value::Object(m));
+        let mut c = counters_of(&u, l.plan.max_of(unit));
+        let message = change(&mut l, &mut c, &mut u)?;
+        write_counters(&mut u, &c);
+        l.state.units_mut().insert(unit.into(), u);
         l.sets
             .push((unit.to_string(), counters_json(&c), why.to_string()));
         advance(&mut l.state, &l.plan);
-        l.state["updated"] = json!(cx.store.clock().stamp());
+        l.state.updated = Some(cx.store.clock().stamp());
         l.dirty = true;
         state::save(cx, store, &mut l)?;
         Ok(Done {
-            unit: l.state[key][unit].clone(),
+            unit: l.state.unit(unit).cloned().unwrap_or_default(),
             message,
         })
     })
@@ -84,18 +80,14 @@ where
 /// `reset`: the unit starts over (pending, counters at zero, budget kept).
 pub fn reset(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done> {
     let why = "reset by a person (taskhook iterative reset)";
-    person(cx, project, slug, unit, why, |_, c, m| {
+    person(cx, project, slug, unit, why, |_, c, u| {
         let was = format!("{} after {} iteration(s)", c.status, c.iterations_used);
         *c = Counters::pending(c.max_iterations);
-        for k in [
-            "started_at",
-            "completed_at",
-            "verification_passed",
-            "last_signal",
-        ] {
-            m.remove(k);
-        }
-        m.insert("failed_confirmations".into(), json!(0));
+        u.started_at = None;
+        u.completed_at = None;
+        u.verification_passed = None;
+        u.last_signal = None;
+        u.failed_confirmations = Some(0);
         Ok(format!(
             "{unit}: reset (was {was}); it starts over with max_iterations {}.",
             c.max_iterations
@@ -108,11 +100,7 @@ pub fn reset(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done
 pub fn unblock(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done> {
     let why = "unblocked by a person (taskhook iterative unblock)";
     person(cx, project, slug, unit, why, |l, c, _| {
-        if c.status != "blocked"
-            || c.reason
-                .as_deref()
-                .is_some_and(|r| r.starts_with(WAITING_PREFIX))
-        {
+        if c.status != Status::Blocked || matches!(c.reason, Some(Reason::Waiting(_))) {
             let waits = unfinished_deps(&l.state, &l.plan, unit);
             return Err(Error::Rule(if waits.is_empty() {
                 format!("{unit} is {}, not blocked: nothing to unblock", c.status)
@@ -123,13 +111,12 @@ pub fn unblock(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Do
                 )
             }));
         }
-        let was = c.reason.clone().unwrap_or_default();
+        let was = c.reason.take().map(String::from).unwrap_or_default();
         c.status = if c.iterations_used == 0 {
-            "pending"
+            Status::Pending
         } else {
-            "in_progress"
-        }
-        .into();
+            Status::InProgress
+        };
         c.reason = None;
         c.failed_confirmations = 0;
         let mut msg = format!("{unit}: unblocked (was: {was}); it is {} again.", c.status);
@@ -149,7 +136,7 @@ pub fn set_max(cx: &Ctx, project: &Project, slug: &str, unit: &str, max: u64) ->
     let why = format!("max_iterations {max} by a person (taskhook iterative set-max)");
     person(cx, project, slug, unit, &why, |_, c, _| {
         let old = c.max_iterations;
-        if c.status == "timeout" {
+        if c.status == Status::Timeout {
             if max <= c.iterations_used {
                 return Err(Error::Rule(format!(
                     "{unit} timed out after {} iterations: a max_iterations of {max} gives none back; use at least {}",
@@ -158,7 +145,7 @@ pub fn set_max(cx: &Ctx, project: &Project, slug: &str, unit: &str, max: u64) ->
                 )));
             }
             c.max_iterations = max;
-            c.status = "in_progress".into();
+            c.status = Status::InProgress;
             c.reason = None;
             return Ok(format!(
                 "{unit}: max_iterations {old} → {max}; it was timed out and is in progress again ({} iteration(s) left).",
@@ -167,7 +154,7 @@ pub fn set_max(cx: &Ctx, project: &Project, slug: &str, unit: &str, max: u64) ->
         }
         c.max_iterations = max;
         let mut msg = format!("{unit}: max_iterations {old} → {max}.");
-        if max <= c.iterations_used && c.status != "done" {
+        if max <= c.iterations_used && c.status != Status::Done {
             msg.push_str(&format!(
                 " It has used {} already: its next work pass times out.",
                 c.iterations_used
@@ -201,21 +188,16 @@ pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done>
     let why = "added by a person (taskhook iterative add)";
     let done = cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, &store, true)?;
-        let key = units_key(&l.state);
-        if l.state[key].get(u.id.as_str()).is_some() {
+        if l.state.units().contains(&u.id) {
             return Err(Error::Rule(format!("{slug} already has a unit {}", u.id)));
         }
-        if let Some(d) = u
-            .depends
-            .iter()
-            .find(|d| l.state[key].get(d.as_str()).is_none())
-        {
+        if let Some(d) = u.depends.iter().find(|d| !l.state.units().contains(d)) {
             return Err(Error::Rule(format!(
                 "{} cannot depend on {d}: {slug} has no unit {d}",
                 u.id
             )));
         }
-        let mut ids = unit_ids(&l.state);
+        let mut ids: Vec<String> = l.state.units().ids().cloned().collect();
         ids.push(u.id.clone());
         let deps: Vec<Vec<String>> = ids
             .iter()
@@ -253,26 +235,23 @@ pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done>
             .replace(plan_path, templates::insert_unit(&text, &block).as_bytes())?;
         l.plan = state::read_plan(cx, &p)?;
         let c = Counters::pending(max);
-        let mut m = Map::new();
-        write_counters(&mut m, &c);
-        crate::layouts::json::ensure_object(&mut l.state[key])
-            .insert(u.id.clone(), Value::Object(m));
+        l.state.units_mut().insert(u.id.clone(), unit_with(&c));
         l.sets
             .push((u.id.clone(), counters_json(&c), why.to_string()));
-        if l.state["phase"] == "plan" || l.state["phase"] == "discover" {
-            l.state["phase"] = json!("execute");
+        if matches!(l.state.phase, Stage::Plan | Stage::Discover) {
+            l.state.phase = Stage::Execute;
         }
         advance(&mut l.state, &l.plan);
-        l.state["updated"] = json!(cx.store.clock().stamp());
+        l.state.updated = Some(cx.store.clock().stamp());
         l.dirty = true;
         state::save(cx, &store, &mut l)?;
-        let unit = l.state[key][u.id.as_str()].clone();
+        let unit = l.state.unit(&u.id).cloned().unwrap_or_default();
         let file = if knowledge { "plan.md" } else { "tasks.md" };
         let mut message = format!(
             "Added {} to {slug} (state.json and {file}), max_iterations {max}",
             u.id
         );
-        match unit["reason"].as_str() {
+        match &unit.reason {
             Some(r) => message.push_str(&format!("; blocked: {r}.")),
             None => message.push('.'),
         }

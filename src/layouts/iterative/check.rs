@@ -17,11 +17,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{json, Value};
-
 use super::git;
 use super::lifecycle::{step, Counters, Effect, Input};
 use super::log::{parse_records, Entry, Record};
+use super::model::{Reason, State, Status, Unit};
 use super::state::{mark_done, Slug};
 use super::units::*;
 use crate::layouts::StoreRef;
@@ -70,7 +69,7 @@ pub(crate) fn replay<'a>(records: impl IntoIterator<Item = &'a Record>, max: u64
     for r in records {
         match r {
             Record::Entry(e) => {
-                if h.c.status == "pending" && h.started_at.is_none() {
+                if h.c.status == Status::Pending && h.started_at.is_none() {
                     h.started_at = Some(e.timestamp.clone());
                 }
                 if step_entry(&mut h.c, e) == Effect::Completed {
@@ -80,14 +79,14 @@ pub(crate) fn replay<'a>(records: impl IntoIterator<Item = &'a Record>, max: u64
                     .blockers
                     .as_deref()
                     .is_some_and(|b| !b.is_empty() && !b.eq_ignore_ascii_case("none"))
-                    || h.c.status == "blocked";
+                    || h.c.status == Status::Blocked;
                 h.commits
                     .extend(e.commits().into_iter().map(str::to_string));
             }
             Record::Note(n) => {
-                if let Some(set) = &n.counters {
-                    h.c = counters_of(set, Some(h.c.max_iterations));
-                    if h.c.status == "done" && h.completed_at.is_none() {
+                if let Some(set) = n.counters.as_ref().and_then(set_unit) {
+                    h.c = counters_of(&set, Some(h.c.max_iterations));
+                    if h.c.status == Status::Done && h.completed_at.is_none() {
                         h.completed_at = Some(n.timestamp.clone());
                     }
                 }
@@ -118,11 +117,8 @@ pub(crate) fn by_unit(records: &[Record]) -> (Vec<&str>, HashMap<&str, Vec<&Reco
 /// A unit not started: pending, launched without a stop yet, or waiting on dependencies.
 fn fresh(c: &Counters) -> bool {
     c.iterations_used == 0
-        && (matches!(c.status.as_str(), "pending" | "in_progress")
-            || (c.status == "blocked"
-                && c.reason
-                    .as_deref()
-                    .is_some_and(|r| r.starts_with(WAITING_PREFIX))))
+        && (matches!(c.status, Status::Pending | Status::InProgress)
+            || (c.status == Status::Blocked && matches!(c.reason, Some(Reason::Waiting(_)))))
 }
 
 fn agrees(s: &Counters, l: &Counters) -> bool {
@@ -134,69 +130,63 @@ fn agrees(s: &Counters, l: &Counters) -> bool {
 
 /// Whether state.json's unit, ahead of the log, is something the log supports.
 fn supported(s: &Counters, h: &History) -> bool {
-    let rank = |st: &str| match st {
-        "confirming" => 1,
-        "verifying" => 2,
-        "done" => 3,
+    let rank = |st: Status| match st {
+        Status::Confirming => 1,
+        Status::Verifying => 2,
+        Status::Done => 3,
         _ => 0,
     };
-    match s.status.as_str() {
-        "confirming" | "verifying" | "done" => {
-            rank(&h.c.status) >= 1 && rank(&s.status) >= rank(&h.c.status)
+    match s.status {
+        Status::Confirming | Status::Verifying | Status::Done => {
+            rank(h.c.status) >= 1 && rank(s.status) >= rank(h.c.status)
         }
-        "pending" | "in_progress" => matches!(h.c.status.as_str(), "pending" | "in_progress"),
-        "blocked" => h.documented_block,
-        "timeout" => h.c.status == "timeout" || s.iterations_used >= s.max_iterations,
-        _ => false,
+        Status::Pending | Status::InProgress => {
+            matches!(h.c.status, Status::Pending | Status::InProgress)
+        }
+        Status::Blocked => h.documented_block,
+        Status::Timeout => h.c.status == Status::Timeout || s.iterations_used >= s.max_iterations,
     }
 }
 
 /// Writes the log's version of a unit into state.json (unknown fields kept).
-pub(crate) fn adopt(state: &mut Value, id: &str, h: &History) {
-    let key = units_key(state);
-    let units = crate::layouts::json::ensure_object(&mut state[key]);
-    let unit = units.entry(id.to_string()).or_insert_with(|| json!({}));
-    if !unit.is_object() {
-        *unit = json!({});
-    }
-    let Some(m) = unit.as_object_mut() else {
-        return;
-    };
-    write_counters(m, &h.c);
+pub(crate) fn adopt(state: &mut State, id: &str, h: &History) {
+    adopt_unit(state.units_mut().entry(id), h);
+}
+
+/// Writes the log's version into a unit.
+fn adopt_unit(u: &mut Unit, h: &History) {
+    write_counters(u, &h.c);
     if let Some(at) = &h.started_at {
-        m.entry("started_at").or_insert(json!(at));
+        u.start_at(at);
     }
-    if h.c.status == "done" {
+    if h.c.status == Status::Done {
         if let Some(at) = &h.completed_at {
-            mark_done(m, at);
+            mark_done(u, at);
         }
-        m.insert("verification_passed".into(), json!(true));
+        u.verification_passed = Some(true);
     } else {
-        m.remove("completed_at");
-        m.remove("verification_passed");
+        u.completed_at = None;
+        u.verification_passed = None;
     }
 }
 
 /// The unit as a fresh state.json holds it, from its history.
-pub(crate) fn unit_json(h: &History) -> Value {
-    let mut state = json!({"mode": "development", "tasks": {}});
-    adopt(&mut state, "u", h);
-    state["tasks"]["u"].take()
+pub(crate) fn unit_from(h: &History) -> Unit {
+    let mut u = Unit::default();
+    adopt_unit(&mut u, h);
+    u
 }
 
 /// How many of state.json's `commits` progress.md names, counting from the start, up to the
 /// last one it names (entries name the commits recorded since the previous entry).
-pub(crate) fn commits_named(state: &Value, text: &str) -> usize {
+pub(crate) fn commits_named(state: &State, text: &str) -> usize {
     let records = parse_records(text);
     let named = named_hashes(&records);
-    state["commits"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .rposition(|c| c.as_str().is_some_and(|c| named.contains(hash_of(c))))
-                .map_or(0, |i| i + 1)
-        })
-        .unwrap_or(0)
+    state
+        .commits()
+        .iter()
+        .rposition(|c| named.contains(hash_of(c)))
+        .map_or(0, |i| i + 1)
 }
 
 fn named_hashes(records: &[Record]) -> HashSet<&str> {
@@ -225,22 +215,19 @@ fn same_commit(a: &str, b: &str) -> bool {
 pub(crate) fn check(store: &StoreRef, l: &mut Slug, text: &str) {
     let records = parse_records(text);
     let (log_order, groups) = by_unit(&records);
-    let key = units_key(&l.state);
-    let mut ids = unit_ids(&l.state);
-    let known: HashSet<String> = ids.iter().cloned().collect();
+    let mut ids: Vec<String> = l.state.units().ids().cloned().collect();
     ids.extend(
         log_order
             .iter()
-            .filter(|u| !known.contains(**u))
+            .filter(|u| !l.state.units().contains(u))
             .map(|u| u.to_string()),
     );
     let mut conflicts: Vec<(String, Counters, History)> = Vec::new();
     for id in &ids {
-        let unit = l.state[key]
-            .get(id.as_str())
-            .cloned()
-            .unwrap_or(Value::Null);
-        let s = counters_of(&unit, l.plan.max_of(id));
+        let s = match l.state.unit(id) {
+            Some(u) => counters_of(u, l.plan.max_of(id)),
+            None => counters_of(&Unit::default(), l.plan.max_of(id)),
+        };
         let h = replay(
             groups.get(id.as_str()).into_iter().flatten().copied(),
             s.max_iterations,
@@ -266,11 +253,10 @@ pub(crate) fn check(store: &StoreRef, l: &mut Slug, text: &str) {
     // Ask git once: the commits state.json records that the log does not name, and those the
     // conflicting units' entries name.
     let named = named_hashes(&records);
-    let recorded: Vec<String> = l.state["commits"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
+    let recorded: Vec<String> = l
+        .state
+        .commits()
+        .iter()
         .map(|c| hash_of(c).to_string())
         .collect();
     let unnamed: Vec<&str> = recorded
@@ -343,7 +329,7 @@ fn git_words(has: Option<&HashMap<String, String>>, named: &[String]) -> String 
 
 /// Commits the log names that git has and state.json's `commits` lacks are added.
 fn add_commits_git_has(l: &mut Slug, records: &[Record], has: Option<&HashMap<String, String>>) {
-    let (Some(has), Some(list)) = (has, l.state["commits"].as_array()) else {
+    let (Some(has), Some(list)) = (has, l.state.commits.as_ref()) else {
         return;
     };
     let mut list = list.clone();
@@ -359,13 +345,10 @@ fn add_commits_git_has(l: &mut Slug, records: &[Record], has: Option<&HashMap<St
         let Some(subject) = has.get(hash) else {
             continue;
         };
-        if list
-            .iter()
-            .any(|c| c.as_str().is_some_and(|c| same_commit(hash_of(c), hash)))
-        {
+        if list.iter().any(|c| same_commit(hash_of(c), hash)) {
             continue;
         }
-        list.push(json!(format!("{hash}: {subject}")));
+        list.push(format!("{hash}: {subject}"));
         added.push(hash.to_string());
     }
     if !added.is_empty() {
@@ -373,7 +356,7 @@ fn add_commits_git_has(l: &mut Slug, records: &[Record], has: Option<&HashMap<St
             "git has commit(s) {} that progress.md names and state.json's commits lacked: added",
             added.join(", ")
         ));
-        l.state["commits"] = Value::Array(list);
+        l.state.commits = Some(list);
         l.dirty = true;
     }
 }

@@ -5,11 +5,12 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::log::render_note;
+use super::model::{Mode, Stage, State, Status, Unit, Units};
 use super::state::{self, load, Slug};
-use super::units::{current_key, name_some, status_of, unit_ids, units_key};
+use super::units::name_some;
 use super::{base, markdown, stop, templates, Paths, NAME};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -123,34 +124,36 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
     };
     let now = cx.store.clock().stamp();
     let name = n.name.clone().unwrap_or_else(|| n.slug.clone());
-    let mut units = Map::new();
-    for t in &n.units {
-        units.insert(
-            t.clone(),
-            json!({"status": "pending", "max_iterations": n.max_iterations}),
-        );
-    }
-    let (ukey, ckey, mode) = if n.knowledge {
-        ("phases", "current_phase", "knowledge")
+    let units: Units = n
+        .units
+        .iter()
+        .map(|t| {
+            let u = Unit {
+                max_iterations: Some(n.max_iterations),
+                ..Default::default()
+            };
+            (t.clone(), u)
+        })
+        .collect();
+    let mode = if n.knowledge {
+        Mode::Knowledge
     } else {
-        ("tasks", "current_task", "development")
+        Mode::Development
     };
-    let mut state = json!({
-        "task": name,
-        "slug": n.slug,
-        "mode": mode,
-        "created": now,
-        "updated": now,
-        "phase": if n.units.is_empty() { "plan" } else { "execute" },
-        ckey: n.units.first(),
-        "current_iteration": 0,
-        ukey: Value::Object(units),
-    });
-    if let Some(d) = &domain {
-        state["domain"] = json!(d);
-    }
+    let mut state = State::new(&n.slug, mode, units);
+    state.task = Some(name.clone());
+    state.created = Some(now.clone());
+    state.updated = Some(now.clone());
+    state.phase = if n.units.is_empty() {
+        Stage::Plan
+    } else {
+        Stage::Execute
+    };
+    state.set_current(n.units.first().cloned());
+    state.current_iteration = Some(0);
+    state.domain = domain.clone();
     if !n.knowledge {
-        state["commits"] = json!([]);
+        state.commits = Some(Vec::new());
     }
     let filled = NewSlug {
         domain: domain.clone(),
@@ -167,7 +170,7 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
     }
     cx.store.create_dir_all(&root)?;
     let written = cx.store.with_lock(&folder_lock_path(&root), || {
-        let mut l = Slug::new(state, Default::default(), 0, true);
+        let mut l = Slug::new(Value::Null, state, Default::default(), 0, true);
         state::append_progress(cx, &p, &mut l, "")?;
         state::write_state(cx, &p, &mut l)?;
         cx.store.append(&p.guardrails, guardrails.as_bytes())?;
@@ -185,7 +188,7 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
             cx.store.create_dir_all(&root.join("sources"))?;
             cx.store.create_dir_all(&root.join("outputs"))?;
         }
-        Ok(l.state)
+        Ok(l.doc)
     })?;
     Ok((root, written, count))
 }
@@ -268,11 +271,11 @@ pub fn signal(
     unit: &str,
     kind: SignalKind,
     reason: Option<String>,
-) -> Result<(Value, Reaction)> {
+) -> Result<(Unit, Reaction)> {
     let store = store_ref(cx, project, slug)?;
     check_id("unit id", unit)?;
     let l = load(cx, &store, false)?;
-    if l.state[units_key(&l.state)].get(unit).is_none() {
+    if l.state.unit(unit).is_none() {
         return Err(Error::NotFound(format!("{slug} has no unit {unit:?}")));
     }
     let signal = Signal {
@@ -293,7 +296,7 @@ pub fn signal(
     };
     let step = stop::stop(cx, &store, unit, Some(&signal), &turn)?;
     let after = load(cx, &store, false)?;
-    Ok((after.state[units_key(&after.state)][unit].clone(), step))
+    Ok((after.state.unit(unit).cloned().unwrap_or_default(), step))
 }
 
 /// A lesson for guardrails.md.
@@ -322,11 +325,8 @@ pub fn add_guardrail(
         Some(l) => l,
         None => {
             let l = load(cx, &store, false)?;
-            match l.state[current_key(&l.state)].as_str() {
-                Some(cur) => format!(
-                    "{cur} iteration {}",
-                    l.state["current_iteration"].as_u64().unwrap_or(0)
-                ),
+            match l.state.current() {
+                Some(cur) => format!("{cur} iteration {}", l.state.current_iteration.unwrap_or(0)),
                 None => "by hand".to_string(),
             }
         }
@@ -364,10 +364,12 @@ pub fn archive(cx: &Ctx, project: &Project, slug: &str, force: bool) -> Result<P
     }
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, &store, true)?;
-        let open: Vec<String> = unit_ids(&l.state)
-            .into_iter()
-            .filter(|u| status_of(&l.state, u) != "done")
-            .map(|u| format!("{u} ({})", status_of(&l.state, &u)))
+        let open: Vec<String> = l
+            .state
+            .units()
+            .iter()
+            .filter(|(_, u)| u.status != Status::Done)
+            .map(|(id, u)| format!("{id} ({})", u.status))
             .collect();
         if !open.is_empty() && !force {
             return Err(Error::Rule(format!(
@@ -386,8 +388,8 @@ pub fn archive(cx: &Ctx, project: &Project, slug: &str, force: bool) -> Result<P
         }
         let note = render_note(&cx.store.clock().stamp(), "archived", None, &why);
         state::append_progress(cx, &p, &mut l, &note)?;
-        l.state["phase"] = json!("complete");
-        l.state["updated"] = json!(cx.store.clock().stamp());
+        l.state.phase = Stage::Complete;
+        l.state.updated = Some(cx.store.clock().stamp());
         state::write_state(cx, &p, &mut l)?;
         cx.store.rename(&store.root, &target)
     })?;

@@ -21,6 +21,7 @@ pub mod git;
 pub mod lifecycle;
 pub mod log;
 pub mod markdown;
+pub mod model;
 pub mod rebuild;
 pub mod recover;
 pub mod state;
@@ -32,8 +33,6 @@ pub mod work;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::fact::{Commit, Fact, Start};
@@ -44,8 +43,8 @@ use crate::project::Project;
 use crate::signals::{Signal, SignalKind};
 use crate::store::{check_id, folder_lock_path};
 
+use model::{Mode, Stage, Status};
 use state::{load, save, Slug};
-use units::{current_key, status_of, unit_ids};
 
 /// The schema of state.json.
 pub const SCHEMA: &str = "iterative-state";
@@ -104,17 +103,12 @@ fn is_state_path(path: &str) -> bool {
 /// unlocked read first; only a commit to record takes the lock (re-checked under it).
 fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
     let wants = |l: &Slug| {
-        let Some(cur) = l.state[current_key(&l.state)].as_str() else {
+        let Some(cur) = l.state.current() else {
             return false;
         };
-        let in_work = matches!(
-            status_of(&l.state, cur),
-            "pending" | "in_progress" | "confirming" | "verifying"
-        );
-        let known = l.state["commits"].as_array().is_some_and(|a| {
-            a.iter()
-                .any(|x| x.as_str().is_some_and(|x| x.starts_with(&c.hash)))
-        });
+        let status = l.state.status_of(cur);
+        let in_work = status == Status::Pending || status.in_work();
+        let known = l.state.commits().iter().any(|x| x.starts_with(&c.hash));
         in_work && !known
     };
     cx.store
@@ -127,10 +121,9 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction>
             let record = wants(&l);
             if pass.writes() {
                 if record {
-                    let mut commits = l.state["commits"].as_array().cloned().unwrap_or_default();
-                    commits.push(json!(format!("{}: {}", c.hash, c.message)));
-                    l.state["commits"] = Value::Array(commits);
-                    l.state["updated"] = json!(cx.store.clock().stamp());
+                    let commits = l.state.commits.get_or_insert_with(Vec::new);
+                    commits.push(format!("{}: {}", c.hash, c.message));
+                    l.state.updated = Some(cx.store.clock().stamp());
                     l.dirty = true;
                 }
                 save(cx, store, &mut l)?;
@@ -143,8 +136,8 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction>
 /// What [`units_cheaply`] reads of state.json: no more than names need.
 #[derive(serde::Deserialize)]
 struct Lite {
-    mode: Option<String>,
-    phase: Option<String>,
+    mode: Option<Mode>,
+    phase: Option<Stage>,
     tasks: Option<std::collections::HashMap<String, LiteUnit>>,
     phases: Option<std::collections::HashMap<String, LiteUnit>>,
     taskhook: Option<LiteCursor>,
@@ -152,7 +145,7 @@ struct Lite {
 
 #[derive(serde::Deserialize)]
 struct LiteUnit {
-    status: Option<String>,
+    status: Option<Status>,
 }
 
 #[derive(serde::Deserialize)]
@@ -176,7 +169,7 @@ pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Uni
     if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
         return Ok(None);
     }
-    let units = if lite.mode.as_deref() == Some("knowledge") {
+    let units = if lite.mode == Some(Mode::Knowledge) {
         lite.phases
     } else {
         lite.tasks
@@ -184,13 +177,13 @@ pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Uni
     let Some(units) = units else {
         return Ok(None);
     };
-    let archived = lite.phase.as_deref() == Some("complete");
+    let archived = lite.phase == Some(Stage::Complete);
     let plan = state::read_plan(cx, &p)?;
     let mut out: Vec<Unit> = units
         .iter()
         .map(|(id, u)| Unit {
             id: id.clone(),
-            active: !archived && u.status.as_deref() != Some("done"),
+            active: !archived && u.status != Some(Status::Done),
         })
         .collect();
     out.extend(
@@ -326,12 +319,13 @@ impl Layout for Iterative {
             Err(Error::NotFound(_)) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let archived = l.state["phase"] == "complete";
-        Ok(unit_ids(&l.state)
-            .into_iter()
-            .map(|id| Unit {
-                active: !archived && status_of(&l.state, &id) != "done",
-                id,
+        let archived = l.state.phase == Stage::Complete;
+        Ok(l.state
+            .units()
+            .iter()
+            .map(|(id, u)| Unit {
+                active: !archived && u.status != Status::Done,
+                id: id.clone(),
             })
             .collect())
     }

@@ -6,10 +6,11 @@
 
 use serde_json::{json, Map, Value};
 
-use super::check::{by_unit, hash_of, replay, unit_json};
+use super::check::{by_unit, hash_of, replay, unit_from};
 use super::git;
 use super::lifecycle::DEFAULT_MAX_ITERATIONS;
 use super::log::{is_hash, Record};
+use super::model::{Mode, State, Units};
 use super::state::is_knowledge;
 use super::units::{advance, Plan};
 use super::Paths;
@@ -139,7 +140,7 @@ pub(crate) fn rebuild(
     plan: &Plan,
     records: &[Record],
     old: Option<&[u8]>,
-) -> Value {
+) -> State {
     let p = Paths::of(&store.root);
     let salvage = Salvage::scan(old);
     let knowledge = match salvage.text("mode") {
@@ -156,13 +157,15 @@ pub(crate) fn rebuild(
         .map(|u| u.to_string())
         .collect();
     ids.extend(extra);
-    let mut units = Map::new();
+    let units: Units = ids
+        .iter()
+        .map(|id| {
+            let max = plan.max_of(id).unwrap_or(DEFAULT_MAX_ITERATIONS).max(1);
+            let h = replay(groups.get(id.as_str()).into_iter().flatten().copied(), max);
+            (id.clone(), unit_from(&h))
+        })
+        .collect();
     let mut named: Vec<&str> = Vec::new();
-    for id in &ids {
-        let max = plan.max_of(id).unwrap_or(DEFAULT_MAX_ITERATIONS).max(1);
-        let h = replay(groups.get(id.as_str()).into_iter().flatten().copied(), max);
-        units.insert(id.clone(), unit_json(&h));
-    }
     for r in records {
         if let Record::Entry(e) = r {
             for h in e.commits() {
@@ -190,27 +193,19 @@ pub(crate) fn rebuild(
         .map(str::to_string)
         .or(brief.name)
         .unwrap_or_else(|| store.id.clone());
-    let (ukey, ckey) = if knowledge {
-        ("phases", "current_phase")
+    let mode = if knowledge {
+        Mode::Knowledge
     } else {
-        ("tasks", "current_task")
+        Mode::Development
     };
-    let mut state = json!({
-        "task": task,
-        "slug": store.id,
-        "mode": if knowledge { "knowledge" } else { "development" },
-        "created": created,
-        "updated": now,
-        "phase": "execute",
-        ckey: null,
-        "current_iteration": 0,
-        ukey: Value::Object(units),
-    });
-    if let Some(d) = salvage.text("domain").map(str::to_string).or(brief.domain) {
-        state["domain"] = json!(d);
-    }
+    let mut state = State::new(&store.id, mode, units);
+    state.task = Some(task);
+    state.created = Some(created);
+    state.updated = Some(now);
+    state.current_iteration = Some(0);
+    state.domain = salvage.text("domain").map(str::to_string).or(brief.domain);
     if !knowledge || !salvage.commits.is_empty() || !named.is_empty() {
-        state["commits"] = Value::Array(commits(&store.root, &salvage.commits, &named));
+        state.commits = Some(commits(&store.root, &salvage.commits, &named));
     }
     advance(&mut state, plan);
     state
@@ -218,8 +213,8 @@ pub(crate) fn rebuild(
 
 /// The salvaged commit lines, then each commit the log names that they lack, with its subject
 /// when git has it.
-fn commits(dir: &std::path::Path, salvaged: &[String], named: &[&str]) -> Vec<Value> {
-    let mut out: Vec<Value> = salvaged.iter().map(|c| json!(c)).collect();
+fn commits(dir: &std::path::Path, salvaged: &[String], named: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = salvaged.to_vec();
     let missing: Vec<&str> = named
         .iter()
         .copied()
@@ -235,10 +230,10 @@ fn commits(dir: &std::path::Path, salvaged: &[String], named: &[&str]) -> Vec<Va
     }
     let subjects = git::commits(dir, &missing).unwrap_or_default();
     for h in missing {
-        out.push(json!(match subjects.get(h) {
+        out.push(match subjects.get(h) {
             Some(s) => format!("{h}: {s}"),
             None => format!("{h}: (subject unknown: named in progress.md)"),
-        }));
+        });
     }
     out
 }

@@ -15,20 +15,24 @@ use serde_json::{json, Value};
 
 use super::check;
 use super::log::{parse_records, render_note, Record};
+use super::model::{Mode, State, Unit};
 use super::rebuild::{rebuild, Salvage};
 use super::state::{self, read_log, read_plan, Slug};
 use super::units::*;
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::layouts::json::typed;
 use crate::layouts::StoreRef;
 use crate::store::{folder_lock_path, parse_json, schema};
 
-/// The schema problems of `value`, in one line; `None` when it validates.
-fn problems(value: &Value) -> Result<Option<String>> {
+/// The schema problems of `value`, in one line, or why the model cannot hold it; `None` when
+/// it validates.
+fn problems<T: serde::de::DeserializeOwned>(value: &Value) -> Result<Option<String>> {
     Ok(schema::check(SCHEMA, value)?
         .err()
-        .map(|issues| schema::summarize(&issues)))
+        .map(|issues| schema::summarize(&issues))
+        .or_else(|| typed::<T>(value).err()))
 }
 
 /// What recovery kept and dropped, for the message.
@@ -39,21 +43,22 @@ struct Outcome {
     dropped: Vec<String>,
 }
 
-/// Salvages a parsed but invalid state.json into `state` (rebuilt from the plan and the log).
-fn salvage_parsed(state: &mut Value, old: &Value, out: &mut Outcome) -> Result<()> {
+/// Salvages a parsed but invalid state.json into `state` (rebuilt from the plan and the log,
+/// in `mode`, as JSON).
+fn salvage_parsed(state: &mut Value, mode: Mode, old: &Value, out: &mut Outcome) -> Result<()> {
     let Some(old_map) = old.as_object() else {
         out.dropped
             .push("everything (state.json is not a JSON object)".into());
         return Ok(());
     };
-    let ukey = units_key(state);
+    let ukey = mode.units_key();
     for (k, v) in old_map {
         if k == "tasks" || k == "phases" || k == "taskhook" {
             continue;
         }
         let mut trial = state.clone();
         trial[k.as_str()] = v.clone();
-        match problems(&trial)? {
+        match problems::<State>(&trial)? {
             None => {
                 *state = trial;
                 out.kept.push(k.clone());
@@ -65,8 +70,8 @@ fn salvage_parsed(state: &mut Value, old: &Value, out: &mut Outcome) -> Result<(
         return Ok(());
     };
     for (id, unit) in units {
-        let alone = json!({"slug": "x", "mode": state["mode"], "phase": "execute", ukey: {id.as_str(): unit}});
-        match problems(&alone)? {
+        let alone = json!({"slug": "x", "mode": mode.as_str(), "phase": "execute", ukey: {id.as_str(): unit}});
+        match problems::<State>(&alone)?.or_else(|| typed::<Unit>(unit).err()) {
             None => {
                 state[ukey][id.as_str()] = unit.clone();
                 out.kept_units.push(id.clone());
@@ -87,7 +92,7 @@ pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
         let bytes = cx.store.read(&p.state)?;
         let parsed = bytes.as_deref().map(parse_json);
         if let Some(Ok(v)) = &parsed {
-            if problems(v)?.is_none() {
+            if problems::<State>(v)?.is_none() {
                 let mut l = state::load_with(cx, store, true, true)?;
                 state::save(cx, store, &mut l)?;
                 let found = if l.notes.is_empty() {
@@ -108,10 +113,12 @@ pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
             .iter()
             .filter(|r| matches!(r, Record::Entry(_)))
             .count();
-        let mut state = rebuild(cx, store, &plan, &records, bytes.as_deref());
+        let rebuilt = rebuild(cx, store, &plan, &records, bytes.as_deref());
+        let mode = rebuilt.mode;
+        let mut doc = serde_json::to_value(&rebuilt).map_err(|e| Error::BadInput(e.to_string()))?;
         let mut out = Outcome::default();
         match &parsed {
-            Some(Ok(old)) => salvage_parsed(&mut state, old, &mut out)?,
+            Some(Ok(old)) => salvage_parsed(&mut doc, mode, old, &mut out)?,
             Some(Err(_)) => {
                 let s = Salvage::scan(bytes.as_deref());
                 out.kept.extend(s.fields.keys().cloned());
@@ -122,20 +129,21 @@ pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
             }
             None => {}
         }
-        let no_units = unit_ids(&state).is_empty();
+        let state: State = typed(&doc).map_err(Error::BadInput)?;
+        let no_units = state.units().is_empty();
         if no_units && entries == 0 && out.kept.is_empty() {
             return Err(Error::NotFound(format!(
                 "nothing to recover {} from: progress.md has no entries, {} lists no units, and nothing of state.json survives",
                 p.state.display(),
-                if state["mode"] == "knowledge" { "plan.md" } else { "tasks.md" }
+                state.mode.plan_file()
             )));
         }
         let log_len = cx.store.len(&p.progress).unwrap_or(0);
-        let mut l = Slug::new(state, plan, log_len, !dry);
+        let mut l = Slug::new(doc, state, plan, log_len, !dry);
         l.commits_logged = check::commits_named(&l.state, &text);
         check::check(store, &mut l, &text);
         advance(&mut l.state, &l.plan);
-        l.state["updated"] = json!(cx.store.clock().stamp());
+        l.state.updated = Some(cx.store.clock().stamp());
         let aside = match &bytes {
             Some(_) => Some(cx.store.quarantine(&p.state)?),
             None => None,

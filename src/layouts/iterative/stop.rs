@@ -7,11 +7,10 @@
 //! signal for it is not applied but logged as an `ignored` note and reported to the main agent
 //! and the user. Stops without a signal count nothing.
 
-use serde_json::json;
-
 use super::lifecycle::{step, Counters, Effect};
 use super::log::{render_entry, render_note, Entry};
 use super::markdown::{self, PlanUnit};
+use super::model::{Hold, Stage};
 use super::state::*;
 use super::units::*;
 use super::Paths;
@@ -25,7 +24,7 @@ use crate::store::folder_lock_path;
 /// What a person can do about a held unit.
 fn person_hint(store: &StoreRef, unit: &str, c: &Counters) -> String {
     let s = &store.id;
-    if c.status == "timeout" {
+    if c.hold() == Some(Hold::TimedOut) {
         format!(
             "A person decides: `taskhook iterative set-max {s} {unit} N` gives it more iterations, `taskhook iterative reset {s} {unit}` starts it over."
         )
@@ -48,14 +47,12 @@ pub fn stop(
     let p = Paths::of(&store.root);
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, store, true)?;
-        let key = units_key(&l.state);
-        if l.state[key].get(unit).is_none() {
+        let Some(u) = l.state.unit(unit) else {
             save(cx, store, &mut l)?;
             return Ok(Reaction::default());
-        }
+        };
         let plan_unit = l.plan.get(unit).cloned();
-        let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
-        let prev = c.clone();
+        let mut c = counters_of(u, l.plan.max_of(unit));
         let waiting = if not_started(&l.state, unit) {
             unfinished_deps(&l.state, &l.plan, unit)
         } else {
@@ -80,45 +77,36 @@ pub fn stop(
         }
         let now = cx.store.clock().stamp();
         {
-            let m = crate::layouts::json::ensure_object(&mut l.state[key][unit]);
-            write_counters(m, &c);
-            if prev.status == "pending" || !m.contains_key("started_at") {
-                m.entry("started_at").or_insert(json!(now));
-            }
+            let u = l.state.units_mut().entry(unit);
+            write_counters(u, &c);
+            u.start_at(&now);
             if let Some(s) = signal {
-                m.insert("last_signal".into(), json!(s.text()));
+                u.last_signal = Some(s.text());
             }
             if effect == Effect::Completed {
-                mark_done(m, &now);
+                mark_done(u, &now);
             }
         }
-        if matches!(
-            c.status.as_str(),
-            "in_progress" | "confirming" | "verifying"
-        ) {
-            let ck = current_key(&l.state);
-            l.state[ck] = json!(unit);
+        if c.status.in_work() {
+            l.state.set_current(Some(unit.to_string()));
         }
-        l.state["updated"] = json!(now);
-        if l.state["phase"] == "plan" || l.state["phase"] == "discover" {
-            l.state["phase"] = json!("execute");
+        l.state.updated = Some(now.clone());
+        if matches!(l.state.phase, Stage::Plan | Stage::Discover) {
+            l.state.phase = Stage::Execute;
         }
         let ready = advance(&mut l.state, &l.plan);
         // progress.md's last entry of the unit is read only when the entry needs it.
         let last_remaining = || Ok(last_entry(cx, &p, unit)?.and_then(|e| e.remaining));
         let (remaining, blockers) = entry_fields(&effect, &c, signal, turn, last_remaining)?;
-        let commits: Vec<String> = l.state["commits"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .skip(l.commits_logged)
-                    .filter_map(|v| v.as_str())
-                    .map(|c| super::check::hash_of(c).to_string())
-                    .filter(|h| !h.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
-        l.commits_logged = l.state["commits"].as_array().map_or(0, Vec::len);
+        let commits: Vec<String> = l
+            .state
+            .commits()
+            .iter()
+            .skip(l.commits_logged)
+            .map(|c| super::check::hash_of(c).to_string())
+            .filter(|h| !h.is_empty())
+            .collect();
+        l.commits_logged = l.state.commits().len();
         let entry = Entry {
             unit: unit.to_string(),
             iteration: c.iterations_used,
@@ -241,7 +229,7 @@ fn ignored(
         s.text()
     );
     Ok(Reaction {
-        status: Some(c.status.clone()),
+        status: Some(c.status.to_string()),
         tell_user: vec![format!("taskhook: {msg}")],
         tell_main: vec![format!("{msg} {hint}")],
         refused: Some(format!("{unit} is unchanged because {why}. {hint}")),
@@ -255,8 +243,7 @@ fn ignored(
 pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     cx.store.transact(&folder_lock_path(&store.root), |pass| {
         let mut l = load(cx, store, pass.writes())?;
-        let key = units_key(&l.state);
-        if l.state[key].get(unit).is_none() {
+        if l.state.unit(unit).is_none() {
             return finish(cx, store, &mut l, pass.writes(), Reaction::default());
         }
         let waiting = if not_started(&l.state, unit) {
@@ -282,7 +269,10 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                 },
             );
         }
-        let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
+        let mut c = counters_of(
+            l.state.unit(unit).unwrap_or(&Default::default()),
+            l.plan.max_of(unit),
+        );
         let prev = c.clone();
         let step = match step(&mut c, Input::Launch) {
             Effect::Held(why) => Reaction {
@@ -295,9 +285,9 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
             },
             Effect::Started => {
                 let now = cx.store.clock().stamp();
-                let m = crate::layouts::json::ensure_object(&mut l.state[key][unit]);
-                write_counters(m, &c);
-                m.entry("started_at").or_insert(json!(now));
+                let u = l.state.units_mut().entry(unit);
+                write_counters(u, &c);
+                u.start_at(&now);
                 if prev.iterations_used > 0 {
                     // The log ends on the BLOCKED: say that a launch resumed it.
                     l.sets.push((
@@ -305,15 +295,15 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                         counters_json(&c),
                         format!(
                             "relaunched after {}",
-                            prev.reason.as_deref().unwrap_or("a block")
+                            prev.reason.as_ref().map_or("a block", |r| r.text())
                         ),
                     ));
                 }
                 advance(&mut l.state, &l.plan);
-                l.state["updated"] = json!(now);
+                l.state.updated = Some(now);
                 l.dirty = true;
                 Reaction {
-                    status: Some(c.status.clone()),
+                    status: Some(c.status.to_string()),
                     ..Default::default()
                 }
             }
@@ -349,7 +339,7 @@ pub(crate) fn reply(
     plan_file: &str,
 ) -> Reaction {
     let mut r = Reaction {
-        status: Some(c.status.clone()),
+        status: Some(c.status.to_string()),
         budget: Some(Budget {
             used: c.iterations_used,
             max: c.max_iterations,

@@ -1,35 +1,19 @@
-//! The units of one slug as state.json holds them: keys by mode, counters, dependencies
-//! (tasks.md `Depends:`, plan.md chains, a blocked unit's `Waiting on T3`), readiness, and the
-//! current pointer. Every pass here is linear in the number of units.
+//! The units of one slug as state.json holds them: counters, dependencies (tasks.md
+//! `Depends:`, plan.md chains, a blocked unit's `Waiting on T3`), readiness, and the current
+//! pointer. Every pass here is linear in the number of units.
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::lifecycle::{Counters, DEFAULT_MAX_ITERATIONS};
 use super::markdown::PlanUnit;
+use super::model::{Reason, Stage, State, Status, Unit};
 use crate::graph::{self, Node};
 
-/// The prefix of a blocked unit's reason when it waits on its dependencies (seed 003's T5).
-pub const WAITING_PREFIX: &str = "Waiting on ";
+pub use super::model::WAITING_PREFIX;
 /// Most units named in one message; the rest are counted.
 const NAMED_CAP: usize = 10;
-
-pub(crate) fn units_key(state: &Value) -> &'static str {
-    if state["mode"] == "knowledge" {
-        "phases"
-    } else {
-        "tasks"
-    }
-}
-
-pub(crate) fn current_key(state: &Value) -> &'static str {
-    if state["mode"] == "knowledge" {
-        "current_phase"
-    } else {
-        "current_task"
-    }
-}
 
 /// tasks.md / plan.md, indexed by unit id.
 #[derive(Debug, Clone, Default)]
@@ -57,97 +41,62 @@ impl Plan {
     }
 }
 
-pub(crate) fn counters_of(unit: &Value, plan_max: Option<u64>) -> Counters {
-    let n = |k: &str| unit.get(k).and_then(Value::as_u64).unwrap_or(0);
+/// A unit's counters for the lifecycle (the plan's `Max iterations:` when state.json has none).
+pub(crate) fn counters_of(unit: &Unit, plan_max: Option<u64>) -> Counters {
     Counters {
-        status: unit["status"].as_str().unwrap_or("pending").to_string(),
-        iterations_used: n("iterations_used"),
-        confirmations_used: n("confirmations_used"),
-        failed_confirmations: n("failed_confirmations"),
+        status: unit.status,
+        iterations_used: unit.iterations_used.unwrap_or(0),
+        confirmations_used: unit.confirmations_used.unwrap_or(0),
+        failed_confirmations: unit.failed_confirmations.unwrap_or(0),
         max_iterations: unit
-            .get("max_iterations")
-            .and_then(Value::as_u64)
+            .max_iterations
             .or(plan_max)
             .unwrap_or(DEFAULT_MAX_ITERATIONS)
             .max(1),
-        reason: unit
-            .get("reason")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        reason: unit.reason.clone(),
     }
 }
 
-pub(crate) fn write_counters(unit: &mut Map<String, Value>, c: &Counters) {
-    unit.insert("status".into(), json!(c.status));
-    unit.insert("iterations_used".into(), json!(c.iterations_used));
-    unit.insert("confirmations_used".into(), json!(c.confirmations_used));
-    if c.failed_confirmations > 0 || unit.contains_key("failed_confirmations") {
-        unit.insert("failed_confirmations".into(), json!(c.failed_confirmations));
+/// Writes the lifecycle's counters into a unit (`failed_confirmations` only when it counts or
+/// the unit had the field).
+pub(crate) fn write_counters(unit: &mut Unit, c: &Counters) {
+    unit.status = c.status;
+    unit.iterations_used = Some(c.iterations_used);
+    unit.confirmations_used = Some(c.confirmations_used);
+    if c.failed_confirmations > 0 || unit.failed_confirmations.is_some() {
+        unit.failed_confirmations = Some(c.failed_confirmations);
     }
-    unit.insert("max_iterations".into(), json!(c.max_iterations));
-    match &c.reason {
-        Some(r) => unit.insert("reason".into(), json!(r)),
-        None => unit.remove("reason"),
-    };
+    unit.max_iterations = Some(c.max_iterations);
+    unit.reason = c.reason.clone();
 }
 
-/// The counters as a `set` note carries them.
+/// A fresh unit holding the counters.
+pub(crate) fn unit_with(c: &Counters) -> Unit {
+    let mut u = Unit::default();
+    write_counters(&mut u, c);
+    u
+}
+
+/// The counters as a `set` note carries them (`failed_confirmations` always).
 pub(crate) fn counters_json(c: &Counters) -> Value {
-    let mut m = Map::new();
-    write_counters(&mut m, c);
-    m.insert("failed_confirmations".into(), json!(c.failed_confirmations));
-    Value::Object(m)
+    let mut v = serde_json::to_value(unit_with(c)).unwrap_or_default();
+    if let Value::Object(m) = &mut v {
+        m.entry("failed_confirmations")
+            .or_insert(Value::from(c.failed_confirmations));
+    }
+    v
 }
 
-pub(crate) fn unit_ids(state: &Value) -> Vec<String> {
-    state[units_key(state)]
-        .as_object()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default()
-}
-
-pub(crate) fn status_of<'a>(state: &'a Value, unit: &str) -> &'a str {
-    unit_status(&state[units_key(state)][unit])
-}
-
-/// The units of a state, in order (empty when there are none).
-pub(crate) fn units_of(state: &Value) -> impl Iterator<Item = (&String, &Value)> {
-    state[units_key(state)].as_object().into_iter().flatten()
-}
-
-pub(crate) fn unit_status(unit: &Value) -> &str {
-    unit["status"].as_str().unwrap_or("pending")
-}
-
-fn unit_reason(unit: &Value) -> Option<&str> {
-    unit["reason"].as_str()
-}
-
-/// Whether a unit is blocked only because it waits on its dependencies.
-pub(crate) fn unit_waiting(unit: &Value) -> bool {
-    unit_status(unit) == "blocked"
-        && unit_reason(unit).is_some_and(|r| r.starts_with(WAITING_PREFIX))
-}
-
-/// Whether a unit has not started: pending, or blocked only on its dependencies.
-pub(crate) fn unit_not_started(unit: &Value) -> bool {
-    unit_status(unit) == "pending" || unit_waiting(unit)
-}
-
-/// Whether a unit of `state` has not started.
-pub(crate) fn not_started(state: &Value, unit: &str) -> bool {
-    unit_not_started(&state[units_key(state)][unit])
+/// A `set` note's counters as a unit (`None` when they are not one).
+pub(crate) fn set_unit(counters: &Value) -> Option<Unit> {
+    crate::layouts::json::typed(counters).ok()
 }
 
 /// The dependencies of a unit: the plan's, plus `Waiting on X, Y` in a blocked unit's reason.
-fn unit_deps(plan: &Plan, id: &str, unit: &Value) -> Vec<String> {
+fn unit_deps(plan: &Plan, id: &str, unit: Option<&Unit>) -> Vec<String> {
     let mut deps: Vec<String> = plan.get(id).map(|p| p.depends.clone()).unwrap_or_default();
-    if let Some(list) = unit_reason(unit).and_then(|r| r.strip_prefix(WAITING_PREFIX)) {
-        for d in list
-            .split([',', ' '])
-            .map(str::trim)
-            .filter(|d| !d.is_empty() && *d != "and")
-        {
+    if let Some(r) = unit.and_then(|u| u.reason.as_ref()) {
+        for d in r.waits_on() {
             if !deps.iter().any(|x| x == d) {
                 deps.push(d.to_string());
             }
@@ -157,29 +106,36 @@ fn unit_deps(plan: &Plan, id: &str, unit: &Value) -> Vec<String> {
 }
 
 /// The dependencies of a unit of `state`.
-pub(crate) fn deps_of(state: &Value, plan: &Plan, unit: &str) -> Vec<String> {
-    unit_deps(plan, unit, &state[units_key(state)][unit])
+pub(crate) fn deps_of(state: &State, plan: &Plan, unit: &str) -> Vec<String> {
+    unit_deps(plan, unit, state.unit(unit))
+}
+
+/// Whether a unit of `state` has not started (a unit state.json lacks has not).
+pub(crate) fn not_started(state: &State, unit: &str) -> bool {
+    state.unit(unit).is_none_or(Unit::not_started)
 }
 
 /// The units that are done.
-fn done_set(state: &Value) -> HashSet<&str> {
-    units_of(state)
-        .filter(|(_, u)| unit_status(u) == "done")
+fn done_set(state: &State) -> HashSet<&str> {
+    state
+        .units()
+        .iter()
+        .filter(|(_, u)| u.status == Status::Done)
         .map(|(id, _)| id.as_str())
         .collect()
 }
 
 /// The dependencies of `unit` that are not done yet, in order.
-pub(crate) fn unfinished_deps(state: &Value, plan: &Plan, unit: &str) -> Vec<String> {
+pub(crate) fn unfinished_deps(state: &State, plan: &Plan, unit: &str) -> Vec<String> {
     deps_of(state, plan, unit)
         .into_iter()
-        .filter(|d| status_of(state, d) != "done")
+        .filter(|d| state.status_of(d) != Status::Done)
         .collect()
 }
 
 /// `Waiting on T3` / `Waiting on T3, T4`.
 pub(crate) fn waiting_reason(deps: &[String]) -> String {
-    format!("{WAITING_PREFIX}{}", deps.join(", "))
+    Reason::waiting(deps).text().to_string()
 }
 
 /// Names at most ten units: `T1, T2, and 3 more`.
@@ -193,12 +149,14 @@ pub(crate) fn name_some(ids: &[String]) -> String {
 
 /// Units not started whose dependencies are not all done, each with those dependencies, in
 /// state order.
-pub(crate) fn waiting_units(state: &Value, plan: &Plan) -> Vec<(String, Vec<String>)> {
+pub(crate) fn waiting_units(state: &State, plan: &Plan) -> Vec<(String, Vec<String>)> {
     let done = done_set(state);
-    units_of(state)
-        .filter(|(_, u)| unit_not_started(u))
+    state
+        .units()
+        .iter()
+        .filter(|(_, u)| u.not_started())
         .filter_map(|(id, u)| {
-            let open: Vec<String> = unit_deps(plan, id, u)
+            let open: Vec<String> = unit_deps(plan, id, Some(u))
                 .into_iter()
                 .filter(|d| !done.contains(d.as_str()))
                 .collect();
@@ -209,23 +167,18 @@ pub(crate) fn waiting_units(state: &Value, plan: &Plan) -> Vec<(String, Vec<Stri
 
 /// Units that can start now: not started, with every dependency done, in state order (the
 /// shared graph rule, [`crate::graph::deps_done`]).
-pub fn ready_units(state: &Value, plan: &Plan) -> Vec<String> {
+pub fn ready_units(state: &State, plan: &Plan) -> Vec<String> {
     let done = done_set(state);
-    units_of(state)
-        .filter(|(_, u)| unit_not_started(u))
+    state
+        .units()
+        .iter()
+        .filter(|(_, u)| u.not_started())
         .filter(|(id, u)| {
-            let deps = unit_deps(plan, id, u);
+            let deps = unit_deps(plan, id, Some(u));
             graph::deps_done(&Node::new(id, deps.iter().map(String::as_str)), &done)
         })
         .map(|(id, _)| id.clone())
         .collect()
-}
-
-fn working(unit: &Value) -> bool {
-    matches!(
-        unit_status(unit),
-        "in_progress" | "confirming" | "verifying"
-    )
 }
 
 /// Brings the units' dependency blocks, the current pointer, `current_iteration` and the phase
@@ -233,67 +186,51 @@ fn working(unit: &Value) -> bool {
 /// `blocked` with `Waiting on …`; a waiting unit whose dependencies are done becomes `pending`;
 /// the current pointer stays on a unit in work, else moves to the first ready unit; the phase
 /// becomes `verify` when every unit is done. Returns the ready units.
-pub(crate) fn advance(state: &mut Value, plan: &Plan) -> Vec<String> {
-    let key = units_key(state);
+pub(crate) fn advance(state: &mut State, plan: &Plan) -> Vec<String> {
     let waits: HashMap<String, Vec<String>> = waiting_units(state, plan).into_iter().collect();
-    let lifted: Vec<String> = units_of(state)
-        .filter(|(id, u)| unit_waiting(u) && !waits.contains_key(id.as_str()))
-        .map(|(id, _)| id.clone())
-        .collect();
-    if let Some(units) = state[key].as_object_mut() {
-        for id in lifted {
-            if let Some(u) = units.get_mut(&id).and_then(Value::as_object_mut) {
-                u.insert("status".into(), json!("pending"));
-                u.remove("reason");
+    for (id, u) in state.units_mut().iter_mut() {
+        if let Some(open) = waits.get(id.as_str()) {
+            let reason = Reason::waiting(open);
+            if u.status != Status::Blocked || u.reason.as_ref() != Some(&reason) {
+                u.status = Status::Blocked;
+                u.reason = Some(reason);
             }
-        }
-        for (id, open) in &waits {
-            if let Some(u) = units.get_mut(id).and_then(Value::as_object_mut) {
-                let reason = waiting_reason(open);
-                if u.get("status") != Some(&json!("blocked"))
-                    || u.get("reason").and_then(Value::as_str) != Some(reason.as_str())
-                {
-                    u.insert("status".into(), json!("blocked"));
-                    u.insert("reason".into(), json!(reason));
-                }
-            }
+        } else if u.waiting() {
+            u.status = Status::Pending;
+            u.reason = None;
         }
     }
     let ready = ready_units(state, plan);
-    let ck = current_key(state);
-    let cur = state[ck]
-        .as_str()
-        .filter(|c| working(&state[key][*c]))
+    let units = state.units();
+    let cur = state
+        .current()
+        .filter(|c| units.get(c).is_some_and(|u| u.status.in_work()))
         .map(str::to_string);
     let next = cur
         .or_else(|| {
-            units_of(state)
-                .find(|(_, u)| working(u))
+            units
+                .iter()
+                .find(|(_, u)| u.status.in_work())
                 .map(|(id, _)| id.clone())
         })
         .or_else(|| ready.first().cloned());
-    state[ck] = next.map_or(Value::Null, Value::String);
-    let mut all_done = true;
-    let mut any = false;
-    for (_, u) in units_of(state) {
-        any = true;
-        all_done &= unit_status(u) == "done";
-    }
-    if any && all_done {
-        state["phase"] = json!("verify");
-    } else if state["phase"] == "verify" {
-        state["phase"] = json!("execute");
+    let all_done = !units.is_empty() && units.iter().all(|(_, u)| u.status == Status::Done);
+    state.set_current(next);
+    if all_done {
+        state.phase = Stage::Verify;
+    } else if state.phase == Stage::Verify {
+        state.phase = Stage::Execute;
     }
     set_current_iteration(state);
     ready
 }
 
 /// `current_iteration`: the current unit's `iterations_used` (0 without a current unit).
-pub(crate) fn set_current_iteration(state: &mut Value) {
-    let key = units_key(state);
-    let n = state[current_key(state)]
-        .as_str()
-        .and_then(|c| state[key][c]["iterations_used"].as_u64())
+pub(crate) fn set_current_iteration(state: &mut State) {
+    let n = state
+        .current()
+        .and_then(|c| state.unit(c))
+        .and_then(|u| u.iterations_used)
         .unwrap_or(0);
-    state["current_iteration"] = json!(n);
+    state.current_iteration = Some(n);
 }

@@ -7,7 +7,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::iterative::admin::{self, NewUnit};
 use crate::layouts::iterative::commands::{self, Guardrail, NewSlug};
-use crate::layouts::iterative::{kind_from_str, state, units, LAYOUT};
+use crate::layouts::iterative::{kind_from_str, plan, state, LAYOUT};
 use crate::layouts::Layout;
 
 use super::paint::Paint;
@@ -200,7 +200,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             let mut all = Vec::new();
             for s in &stores {
                 let l = state::load(cx, s, false)?;
-                let ready = units::ready_units(&l.state, &l.plan);
+                let ready = plan::ready_units(&l.state, &l.plan);
                 all.push(json!({"slug": s.id, "path": s.root, "state": l.to_json(), "ready": ready, "notes": l.notes}));
                 if json {
                     continue;
@@ -233,7 +233,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     )?;
                 }
                 if !ready.is_empty() {
-                    super::out(io, &format!("  ready: {}", units::name_some(&ready)))?;
+                    super::out(io, &format!("  ready: {}", plan::name_some(&ready)))?;
                 }
             }
             if json {

@@ -9,8 +9,8 @@
 use super::commands::{check_budget, store_ref};
 use super::lifecycle::{Counters, DEFAULT_MAX_ITERATIONS};
 use super::model::{Reason, Stage, Status, Unit};
+use super::plan::*;
 use super::state::{self, is_knowledge, load, Slug};
-use super::units::*;
 use super::{templates, Paths};
 use crate::context::Ctx;
 use crate::error::{Error, Result};

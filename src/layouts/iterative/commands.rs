@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::log::render_note;
 use super::model::{Mode, Stage, State, Status, Unit, Units};
+use super::plan::name_some;
 use super::state::{self, load, Slug};
-use super::units::name_some;
-use super::{base, markdown, stop, templates, Paths, NAME};
+use super::{base, hooks, markdown, templates, Paths, NAME};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::{Reaction, StoreRef, Turn};
@@ -294,7 +294,7 @@ pub fn signal(
         message: &FinalMessage::parse(&text),
         by_hand: true,
     };
-    let step = stop::stop(cx, &store, unit, Some(&signal), &turn)?;
+    let step = hooks::stop(cx, &store, unit, Some(&signal), &turn)?;
     let after = load(cx, &store, false)?;
     Ok((after.state.unit(unit).cloned().unwrap_or_default(), step))
 }

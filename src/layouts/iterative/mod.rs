@@ -4,31 +4,31 @@
 //! is skipped.
 //!
 //! SubagentStop drives each unit through work → confirm → verify → done ([`lifecycle`]), one
-//! progress entry per stop ([`stop`]), with another pass asked for (confirmation,
+//! progress entry per stop ([`hooks`]), with another pass asked for (confirmation,
 //! verification, a bound unit that stopped without a signal), always bounded by
 //! `max_iterations` and a cap on failed confirmations; a bound launch starts a unit, and units
 //! held for a person or waiting on dependencies are not moved by subagents. Loads read only the
 //! log's tail past state.json's cursor ([`state`]); SessionStart checks state.json against the
-//! log in both directions, with git as evidence ([`check`]), rebuilds a missing or corrupt one
+//! log in both directions, with git as evidence ([`reconcile`]), rebuilds a missing or corrupt one
 //! ([`rebuild`]), and tells the model the context, the guardrails, the current unit and what
 //! remains ([`summary`]). [`commands`] and [`admin`] hold what `taskhook iterative …` does;
 //! [`recover`] salvages a damaged state.json.
 
 pub mod admin;
-pub mod check;
 pub mod commands;
 pub mod git;
+pub mod hooks;
 pub mod lifecycle;
 pub mod log;
 pub mod markdown;
 pub mod model;
+pub mod plan;
 pub mod rebuild;
+pub mod reconcile;
 pub mod recover;
 pub mod state;
-pub mod stop;
 pub mod summary;
 mod templates;
-pub mod units;
 pub mod work;
 
 use std::path::{Path, PathBuf};
@@ -345,10 +345,10 @@ impl Layout for Iterative {
                     kind,
                     reason: reason.map(str::to_string),
                 };
-                stop::stop(cx, store, unit, Some(&signal), turn)
+                hooks::stop(cx, store, unit, Some(&signal), turn)
             }
-            Input::NoSignal => stop::stop(cx, store, unit, None, turn),
-            Input::Launch => stop::launch(cx, store, unit),
+            Input::NoSignal => hooks::stop(cx, store, unit, None, turn),
+            Input::Launch => hooks::launch(cx, store, unit),
         }
     }
 

@@ -6,13 +6,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::check::{by_unit, hash_of, replay, unit_from};
 use super::git;
 use super::lifecycle::DEFAULT_MAX_ITERATIONS;
 use super::log::{is_hash, Record};
 use super::model::{Mode, State, Units};
+use super::plan::{advance, Plan};
+use super::reconcile::{by_unit, hash_of, replay, unit_from};
 use super::state::is_knowledge;
-use super::units::{advance, Plan};
 use super::Paths;
 use crate::context::Ctx;
 use crate::layouts::StoreRef;

@@ -13,12 +13,12 @@
 
 use serde_json::{json, Value};
 
-use super::check;
 use super::log::{parse_records, render_note, Record};
 use super::model::{Mode, State, Unit};
+use super::plan::*;
 use super::rebuild::{rebuild, Salvage};
+use super::reconcile;
 use super::state::{self, read_log, read_plan, Slug};
-use super::units::*;
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -140,8 +140,8 @@ pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
         }
         let log_len = cx.store.len(&p.progress).unwrap_or(0);
         let mut l = Slug::new(doc, state, plan, log_len, !dry);
-        l.commits_logged = check::commits_named(&l.state, &text);
-        check::check(store, &mut l, &text);
+        l.commits_logged = reconcile::commits_named(&l.state, &text);
+        reconcile::check(store, &mut l, &text);
         advance(&mut l.state, &l.plan);
         l.state.updated = Some(cx.store.clock().stamp());
         let aside = match &bytes {

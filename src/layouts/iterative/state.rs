@@ -8,7 +8,7 @@
 //! (normally there is none), so an event costs the size of state.json, not of the log. Without
 //! a cursor (a store the seed's own skill wrote), with a checksum that no longer matches (a
 //! hand edit), or with a log shorter than the cursor, the whole log is checked
-//! ([`super::check`]).
+//! ([`super::reconcile`]).
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -19,8 +19,8 @@ use super::lifecycle::Effect;
 use super::log::{self, parse_records, render_note, Record};
 use super::markdown::parse_plan;
 use super::model::{Cursor, State, Status, Unit};
-use super::units::*;
-use super::{check, rebuild};
+use super::plan::*;
+use super::{rebuild, reconcile};
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -212,8 +212,8 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
                             l.dirty = true;
                         }
                     }
-                    l.commits_logged = check::commits_named(&l.state, &text);
-                    check::check(store, &mut l, &text);
+                    l.commits_logged = reconcile::commits_named(&l.state, &text);
+                    reconcile::check(store, &mut l, &text);
                 }
             }
             l
@@ -252,7 +252,7 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
             let mut l = Slug::new(Value::Null, state, plan, log_len, writes);
             l.notes.push(note);
             l.dirty = true;
-            l.commits_logged = check::commits_named(&l.state, &text);
+            l.commits_logged = reconcile::commits_named(&l.state, &text);
             l
         }
     };
@@ -286,7 +286,7 @@ fn catch_up(l: &mut Slug, records: &[Record]) {
         match (r, set) {
             (Record::Entry(e), _) => {
                 let was_pending = c.status == Status::Pending;
-                let effect = check::step_entry(&mut c, e);
+                let effect = reconcile::step_entry(&mut c, e);
                 if was_pending {
                     unit.start_at(&e.timestamp);
                 }

@@ -5,8 +5,8 @@
 
 use super::lifecycle::Counters;
 use super::model::{Stage, Status};
+use super::plan::*;
 use super::state::*;
-use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;

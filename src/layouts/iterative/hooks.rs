@@ -11,8 +11,8 @@ use super::lifecycle::{step, Counters, Effect};
 use super::log::{render_entry, render_note, Entry};
 use super::markdown::{self, PlanUnit};
 use super::model::{Hold, Stage};
+use super::plan::*;
 use super::state::*;
-use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;
@@ -103,7 +103,7 @@ pub fn stop(
             .commits()
             .iter()
             .skip(l.commits_logged)
-            .map(|c| super::check::hash_of(c).to_string())
+            .map(|c| super::reconcile::hash_of(c).to_string())
             .filter(|h| !h.is_empty())
             .collect();
         l.commits_logged = l.state.commits().len();

@@ -21,8 +21,8 @@ use super::git;
 use super::lifecycle::{step, Counters, Effect, Input};
 use super::log::{parse_records, Entry, Record};
 use super::model::{Reason, State, Status, Unit};
+use super::plan::*;
 use super::state::{mark_done, Slug};
-use super::units::*;
 use crate::layouts::StoreRef;
 use crate::signals::{parse_signals, Signal};
 

@@ -5,8 +5,8 @@ use serde_json::json;
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::iterative::admin::{self, NewUnit};
 use crate::layouts::iterative::commands::{self, Guardrail, NewSlug};
+use crate::layouts::iterative::commands::{self as admin, NewUnit};
 use crate::layouts::iterative::{kind_from_str, plan, state, LAYOUT};
 use crate::layouts::Layout;
 

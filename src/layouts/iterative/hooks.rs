@@ -1,6 +1,7 @@
-//! One stop or launch of a unit's subagent: the lifecycle stepped ([`super::lifecycle`]), the
-//! progress entry logged (first: it is the authority on recovery), state.json written, and the
-//! [`Reaction`] that says what the subagent and the main agent hear.
+//! Facts → [`Reaction`]: one stop or launch of a unit's subagent (the lifecycle stepped
+//! ([`super::lifecycle`]), the progress entry logged (first: it is the authority on recovery),
+//! state.json written, and what the subagent and the main agent hear), a commit recorded in the
+//! slug whose unit is in work, and a `<task>` or `<signal>` name resolved without a full load.
 //!
 //! A unit that is held (timed out, or blocked by the failed-confirmation cap) or that waits on
 //! unfinished dependencies is not moved by subagents: a launch naming it is refused, and a
@@ -10,14 +11,15 @@
 use super::lifecycle::{step, Counters, Effect};
 use super::log::{render_entry, render_note, Entry};
 use super::markdown::{self, PlanUnit};
-use super::model::{Hold, Stage};
+use super::model::{Hold, Mode, Stage, Status};
 use super::plan::*;
 use super::state::*;
 use super::Paths;
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::layouts::fact::Commit;
 use crate::layouts::unit::{Budget, Input, Reaction, Turn};
-use crate::layouts::StoreRef;
+use crate::layouts::{StoreRef, Unit};
 use crate::signals::Signal;
 use crate::store::folder_lock_path;
 
@@ -418,4 +420,104 @@ pub(crate) fn did_text(did: &str) -> String {
     } else {
         out
     }
+}
+
+/// Records a commit (`hash: message`) in a slug whose current unit is not done yet (a subagent
+/// commits during its first iteration, while the unit is still `pending`). Decided on an
+/// unlocked read first; only a commit to record takes the lock (re-checked under it).
+pub(crate) fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
+    let wants = |l: &Slug| {
+        let Some(cur) = l.state.current() else {
+            return false;
+        };
+        let status = l.state.status_of(cur);
+        let in_work = status == Status::Pending || status.in_work();
+        let known = l.state.commits().iter().any(|x| x.starts_with(&c.hash));
+        in_work && !known
+    };
+    cx.store
+        .transact(&folder_lock_path(&store.root), |pass| {
+            let mut l = match load(cx, store, pass.writes()) {
+                Ok(l) => l,
+                Err(Error::NotFound(_)) => return Ok(((), false)),
+                Err(e) => return Err(e),
+            };
+            let record = wants(&l);
+            if pass.writes() {
+                if record {
+                    let commits = l.state.commits.get_or_insert_with(Vec::new);
+                    commits.push(format!("{}: {}", c.hash, c.message));
+                    l.state.updated = Some(cx.store.clock().stamp());
+                    l.dirty = true;
+                }
+                save(cx, store, &mut l)?;
+            }
+            Ok(((), record))
+        })
+        .map(|()| Reaction::default())
+}
+
+/// What [`units_cheaply`] reads of state.json: no more than names need.
+#[derive(serde::Deserialize)]
+struct Lite {
+    mode: Option<Mode>,
+    phase: Option<Stage>,
+    tasks: Option<std::collections::HashMap<String, LiteUnit>>,
+    phases: Option<std::collections::HashMap<String, LiteUnit>>,
+    taskhook: Option<LiteCursor>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteUnit {
+    status: Option<Status>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteCursor {
+    progress_bytes: u64,
+}
+
+/// The units a `<task>` or `<signal>` name can resolve to, read without a full load: when
+/// state.json has a cursor and progress.md holds nothing past it, its units (and the plan's)
+/// are all there are. `None` when a full load must decide (no cursor, a tail to apply, a file
+/// that does not parse).
+pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Unit>>> {
+    let p = Paths::of(&store.root);
+    let Some(bytes) = cx.store.read(&p.state)? else {
+        return Ok(None);
+    };
+    let Ok(lite) = serde_json::from_slice::<Lite>(&bytes) else {
+        return Ok(None);
+    };
+    let log_len = cx.store.len(&p.progress).unwrap_or(0);
+    if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
+        return Ok(None);
+    }
+    let units = if lite.mode == Some(Mode::Knowledge) {
+        lite.phases
+    } else {
+        lite.tasks
+    };
+    let Some(units) = units else {
+        return Ok(None);
+    };
+    let archived = lite.phase == Some(Stage::Complete);
+    let plan = read_plan(cx, &p)?;
+    let mut out: Vec<Unit> = units
+        .iter()
+        .map(|(id, u)| Unit {
+            id: id.clone(),
+            active: !archived && u.status != Some(Status::Done),
+        })
+        .collect();
+    out.extend(
+        plan.units
+            .iter()
+            .filter(|u| !units.contains_key(&u.id))
+            .map(|u| Unit {
+                id: u.id.clone(),
+                active: !archived,
+            }),
+    );
+    Ok(Some(out))
 }

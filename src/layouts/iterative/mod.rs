@@ -3,18 +3,19 @@
 //! `brief.md`, `tasks.md` (development) or `plan.md` (knowledge). `archive/` beside the slugs
 //! is skipped.
 //!
-//! SubagentStop drives each unit through work → confirm → verify → done ([`lifecycle`]), one
-//! progress entry per stop ([`hooks`]), with another pass asked for (confirmation,
-//! verification, a bound unit that stopped without a signal), always bounded by
-//! `max_iterations` and a cap on failed confirmations; a bound launch starts a unit, and units
-//! held for a person or waiting on dependencies are not moved by subagents. Loads read only the
-//! log's tail past state.json's cursor ([`state`]); SessionStart checks state.json against the
-//! log in both directions, with git as evidence ([`reconcile`]), rebuilds a missing or corrupt one
-//! ([`rebuild`]), and tells the model the context, the guardrails, the current unit and what
-//! remains ([`summary`]). [`commands`] and [`admin`] hold what `taskhook iterative …` does;
-//! [`recover`] salvages a damaged state.json.
+//! state.json is read into a typed model ([`model`]) and written back over the file, so its
+//! key order and unknown fields survive. SubagentStop drives each unit through work → confirm
+//! → verify → done ([`lifecycle`]), one progress entry per stop ([`hooks`]), with another pass
+//! asked for (confirmation, verification, a bound unit that stopped without a signal), always
+//! bounded by `max_iterations` and a cap on failed confirmations; a bound launch starts a unit,
+//! and units held for a person or waiting on dependencies ([`plan`]) are not moved by
+//! subagents. Loads read only the log's tail past state.json's cursor ([`state`]); SessionStart
+//! checks state.json against the log in both directions, with git as evidence, rebuilds a
+//! missing or corrupt one, and `taskhook recover` salvages a damaged one ([`reconcile`],
+//! through [`replay`]); the model is told the context, the guardrails, the current unit and
+//! what remains ([`summary`]). [`commands`] holds what `taskhook iterative …` does, [`work`]
+//! the agent's units.
 
-pub mod admin;
 pub mod commands;
 pub mod git;
 pub mod hooks;
@@ -23,9 +24,8 @@ pub mod log;
 pub mod markdown;
 pub mod model;
 pub mod plan;
-pub mod rebuild;
 pub mod reconcile;
-pub mod recover;
+pub mod replay;
 pub mod state;
 pub mod summary;
 mod templates;
@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::fact::{Commit, Fact, Start};
+use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
     Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
@@ -43,8 +43,8 @@ use crate::project::Project;
 use crate::signals::{Signal, SignalKind};
 use crate::store::{check_id, folder_lock_path};
 
-use model::{Mode, Stage, Status};
-use state::{load, save, Slug};
+use model::{Stage, Status};
+use state::load;
 
 /// The schema of state.json.
 pub const SCHEMA: &str = "iterative-state";
@@ -98,133 +98,6 @@ fn is_state_path(path: &str) -> bool {
         && up(3).is_some_and(|n| n == ".claude")
 }
 
-/// Records a commit (`hash: message`) in a slug whose current unit is not done yet (a subagent
-/// commits during its first iteration, while the unit is still `pending`). Decided on an
-/// unlocked read first; only a commit to record takes the lock (re-checked under it).
-fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
-    let wants = |l: &Slug| {
-        let Some(cur) = l.state.current() else {
-            return false;
-        };
-        let status = l.state.status_of(cur);
-        let in_work = status == Status::Pending || status.in_work();
-        let known = l.state.commits().iter().any(|x| x.starts_with(&c.hash));
-        in_work && !known
-    };
-    cx.store
-        .transact(&folder_lock_path(&store.root), |pass| {
-            let mut l = match load(cx, store, pass.writes()) {
-                Ok(l) => l,
-                Err(Error::NotFound(_)) => return Ok(((), false)),
-                Err(e) => return Err(e),
-            };
-            let record = wants(&l);
-            if pass.writes() {
-                if record {
-                    let commits = l.state.commits.get_or_insert_with(Vec::new);
-                    commits.push(format!("{}: {}", c.hash, c.message));
-                    l.state.updated = Some(cx.store.clock().stamp());
-                    l.dirty = true;
-                }
-                save(cx, store, &mut l)?;
-            }
-            Ok(((), record))
-        })
-        .map(|()| Reaction::default())
-}
-
-/// What [`units_cheaply`] reads of state.json: no more than names need.
-#[derive(serde::Deserialize)]
-struct Lite {
-    mode: Option<Mode>,
-    phase: Option<Stage>,
-    tasks: Option<std::collections::HashMap<String, LiteUnit>>,
-    phases: Option<std::collections::HashMap<String, LiteUnit>>,
-    taskhook: Option<LiteCursor>,
-}
-
-#[derive(serde::Deserialize)]
-struct LiteUnit {
-    status: Option<Status>,
-}
-
-#[derive(serde::Deserialize)]
-struct LiteCursor {
-    progress_bytes: u64,
-}
-
-/// The units a `<task>` or `<signal>` name can resolve to, read without a full load: when
-/// state.json has a cursor and progress.md holds nothing past it, its units (and the plan's)
-/// are all there are. `None` when a full load must decide (no cursor, a tail to apply, a file
-/// that does not parse).
-pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Unit>>> {
-    let p = Paths::of(&store.root);
-    let Some(bytes) = cx.store.read(&p.state)? else {
-        return Ok(None);
-    };
-    let Ok(lite) = serde_json::from_slice::<Lite>(&bytes) else {
-        return Ok(None);
-    };
-    let log_len = cx.store.len(&p.progress).unwrap_or(0);
-    if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
-        return Ok(None);
-    }
-    let units = if lite.mode == Some(Mode::Knowledge) {
-        lite.phases
-    } else {
-        lite.tasks
-    };
-    let Some(units) = units else {
-        return Ok(None);
-    };
-    let archived = lite.phase == Some(Stage::Complete);
-    let plan = state::read_plan(cx, &p)?;
-    let mut out: Vec<Unit> = units
-        .iter()
-        .map(|(id, u)| Unit {
-            id: id.clone(),
-            active: !archived && u.status != Some(Status::Done),
-        })
-        .collect();
-    out.extend(
-        plan.units
-            .iter()
-            .filter(|u| !units.contains_key(&u.id))
-            .map(|u| Unit {
-                id: u.id.clone(),
-                active: !archived,
-            }),
-    );
-    Ok(Some(out))
-}
-
-/// SessionStart's work for one slug: decided on an unlocked read; only a slug with something to
-/// fix (state.json to rebuild or catch up, stale temp files) is locked and written.
-fn reconcile_slug(cx: &Ctx, store: &StoreRef) -> Result<Option<Slug>> {
-    let state_file = Paths::of(&store.root).state;
-    cx.store.transact(&folder_lock_path(&store.root), |pass| {
-        let removed = if pass.writes() {
-            cx.store.clean_stale_temps_of(&state_file)?
-        } else {
-            cx.store.stale_temps_of(&state_file)?
-        };
-        let mut l = match load(cx, store, pass.writes()) {
-            Ok(l) => l,
-            Err(Error::NotFound(_)) => return Ok((None, false)),
-            Err(e) => return Err(e),
-        };
-        let dirty = l.dirty || !removed.is_empty();
-        if pass.writes() {
-            if !removed.is_empty() {
-                l.notes
-                    .push(format!("removed {} abandoned temp file(s)", removed.len()));
-            }
-            save(cx, store, &mut l)?;
-        }
-        Ok((Some(l), dirty))
-    })
-}
-
 impl Layout for Iterative {
     fn name(&self) -> &'static str {
         NAME
@@ -270,7 +143,7 @@ impl Layout for Iterative {
     }
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, _start: Option<Start>) -> Result<Reconciled> {
-        let Some(l) = reconcile_slug(cx, store)? else {
+        let Some(l) = reconcile::reconcile_slug(cx, store)? else {
             return Ok(Reconciled::default());
         };
         Ok(Reconciled {
@@ -282,7 +155,7 @@ impl Layout for Iterative {
 
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         match fact {
-            Fact::Commit(c) => record_commit(cx, store, c),
+            Fact::Commit(c) => hooks::record_commit(cx, store, c),
             _ => Ok(Reaction::default()),
         }
     }
@@ -311,7 +184,7 @@ impl Layout for Iterative {
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        if let Some(units) = units_cheaply(cx, store)? {
+        if let Some(units) = hooks::units_cheaply(cx, store)? {
             return Ok(units);
         }
         let l = match load(cx, store, false) {
@@ -353,7 +226,7 @@ impl Layout for Iterative {
     }
 
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
-        recover::recover(cx, store)
+        reconcile::recover(cx, store)
     }
 }
 

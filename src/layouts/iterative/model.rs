@@ -348,10 +348,6 @@ impl Units {
         self.index.get(id).map(|&i| &self.list[i].1)
     }
 
-    pub fn get_mut(&mut self, id: &str) -> Option<&mut Unit> {
-        self.index.get(id).map(|&i| &mut self.list[i].1)
-    }
-
     pub fn contains(&self, id: &str) -> bool {
         self.index.contains_key(id)
     }
@@ -386,10 +382,6 @@ impl Units {
 
     pub fn ids(&self) -> impl Iterator<Item = &String> {
         self.list.iter().map(|(id, _)| id)
-    }
-
-    pub fn len(&self) -> usize {
-        self.list.len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -1,6 +1,7 @@
-//! The units of one slug as state.json holds them: counters, dependencies (tasks.md
-//! `Depends:`, plan.md chains, a blocked unit's `Waiting on T3`), readiness, and the current
-//! pointer. Every pass here is linear in the number of units.
+//! The plan of one slug: tasks.md / plan.md indexed by unit id, and the order of work over the
+//! model's units: counters for the lifecycle, dependencies (tasks.md `Depends:`, plan.md
+//! chains, a blocked unit's `Waiting on T3`), readiness, and the current pointer. Every pass
+//! here is linear in the number of units.
 
 use std::collections::{HashMap, HashSet};
 

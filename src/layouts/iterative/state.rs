@@ -20,7 +20,7 @@ use super::log::{self, parse_records, render_note, Record};
 use super::markdown::parse_plan;
 use super::model::{Cursor, State, Status, Unit};
 use super::plan::*;
-use super::{rebuild, reconcile};
+use super::{reconcile, replay};
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -43,7 +43,7 @@ pub(crate) fn is_knowledge(cx: &Ctx, store: &StoreRef) -> bool {
 
 /// Everything loaded for one operation on a slug.
 pub struct Slug {
-    /// state.json as read (or `null` for one built here): what [`write_state`] writes the
+    /// state.json as read (or `null` for one built here): what `write_state` writes the
     /// model back over, so its key order and unknown fields survive.
     pub doc: Value,
     pub state: State,
@@ -232,7 +232,7 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
                 _ => "it is missing".to_string(),
             };
             let old = cx.store.read(&p.state).ok().flatten();
-            let state = rebuild::rebuild(cx, store, &plan, &records, old.as_deref());
+            let state = reconcile::rebuild(cx, store, &plan, &records, old.as_deref());
             let mut note = format!("state.json was unusable ({why}); ");
             if write && cx.store.exists(&p.state) {
                 let aside = cx.store.quarantine(&p.state)?;
@@ -286,7 +286,7 @@ fn catch_up(l: &mut Slug, records: &[Record]) {
         match (r, set) {
             (Record::Entry(e), _) => {
                 let was_pending = c.status == Status::Pending;
-                let effect = reconcile::step_entry(&mut c, e);
+                let effect = replay::step_entry(&mut c, e);
                 if was_pending {
                     unit.start_at(&e.timestamp);
                 }

@@ -5,7 +5,6 @@
 //! entries); and a release (back to `pending`, counters kept, a `set` note in progress.md so a
 //! rebuild from the log agrees).
 
-use super::admin;
 use super::lifecycle::Counters;
 use super::log;
 use super::model::{Stage, Status};
@@ -175,7 +174,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
 /// Gives a unit back: `pending` again with its counters kept (nothing charged), logged as a
 /// `set` note so a rebuild from progress.md gives the same state.
 pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
-    let done = admin::in_store(
+    let done = super::commands::in_store(
         cx,
         store,
         unit,

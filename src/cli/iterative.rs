@@ -5,9 +5,9 @@ use serde_json::json;
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::iterative::admin::{self, NewUnit};
 use crate::layouts::iterative::commands::{self, Guardrail, NewSlug};
-use crate::layouts::iterative::{kind_from_str, state, units, LAYOUT};
+use crate::layouts::iterative::commands::{self as admin, NewUnit};
+use crate::layouts::iterative::{kind_from_str, plan, state, LAYOUT};
 use crate::layouts::Layout;
 
 use super::paint::Paint;
@@ -200,8 +200,8 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             let mut all = Vec::new();
             for s in &stores {
                 let l = state::load(cx, s, false)?;
-                let ready = units::ready_units(&l.state, &l.plan);
-                all.push(json!({"slug": s.id, "path": s.root, "state": l.state, "ready": ready, "notes": l.notes}));
+                let ready = plan::ready_units(&l.state, &l.plan);
+                all.push(json!({"slug": s.id, "path": s.root, "state": l.to_json(), "ready": ready, "notes": l.notes}));
                 if json {
                     continue;
                 }
@@ -211,30 +211,29 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     &format!(
                         "{}  phase {}  {}",
                         paint.bold(&s.id),
-                        l.state["phase"].as_str().unwrap_or("?"),
+                        l.state.phase.as_str(),
                         paint.dim(&s.root.display().to_string())
                     ),
                 )?;
-                if let Some(all) = l.state[units::units_key(&l.state)].as_object() {
-                    for (id, u) in all {
-                        let reason = u["reason"]
-                            .as_str()
-                            .map(|r| format!("  ({r})"))
-                            .unwrap_or_default();
-                        let status = u["status"].as_str().unwrap_or("?");
-                        super::out(
-                            io,
-                            &format!(
-                                "  {id:<8} {} iterations {}/{}{reason}",
-                                paint.status(status, &format!("{status:<12}")),
-                                u["iterations_used"].as_u64().unwrap_or(0),
-                                u["max_iterations"].as_u64().unwrap_or(0),
-                            ),
-                        )?;
-                    }
+                for (id, u) in l.state.units().iter() {
+                    let reason = u
+                        .reason
+                        .as_ref()
+                        .map(|r| format!("  ({r})"))
+                        .unwrap_or_default();
+                    let status = u.status.as_str();
+                    super::out(
+                        io,
+                        &format!(
+                            "  {id:<8} {} iterations {}/{}{reason}",
+                            paint.status(status, &format!("{status:<12}")),
+                            u.iterations_used.unwrap_or(0),
+                            u.max_iterations.unwrap_or(0),
+                        ),
+                    )?;
                 }
                 if !ready.is_empty() {
-                    super::out(io, &format!("  ready: {}", units::name_some(&ready)))?;
+                    super::out(io, &format!("  ready: {}", plan::name_some(&ready)))?;
                 }
             }
             if json {
@@ -263,7 +262,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                     &json!({"unit": unit, "state": unit_state, "instruction": step.instruction, "messages": step.tell_main}),
                 )?;
             } else {
-                let status = unit_state["status"].as_str().unwrap_or("?");
+                let status = unit_state.status.as_str();
                 super::out(
                     io,
                     &format!("{unit}: {}", Paint::of(io).status(status, status)),

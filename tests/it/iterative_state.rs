@@ -336,3 +336,86 @@ fn status_is_read_only_and_reconcile_reports_each_problem_once() {
     assert!(run.stdout.starts_with("problem: "), "{run:?}");
     assert!(!run.stdout.contains("Nothing to reconcile."), "{run:?}");
 }
+
+#[test]
+fn a_transition_keeps_key_order_unknown_fields_and_nulls() {
+    // Issue 21: state.json is read into a typed model and written back over the document, so
+    // a hook transition keeps the file's key order (not the seed's), fields taskhook does not
+    // know (top level, a unit, a nested object), `null`s, and numbers as written.
+    let p = Project::new();
+    let text = r#"{
+  "phase": "execute",
+  "x_owner": {"name": "ana", "weights": [1, 2.5]},
+  "tasks": {
+    "T2": {"max_iterations": 4, "x_note": "later", "status": "pending", "started_at": null},
+    "T1": {"x_points": 3, "status": "pending", "max_iterations": 5, "x_ratio": 0.5}
+  },
+  "mode": "development",
+  "slug": "s",
+  "current_task": null,
+  "commits": []
+}"#;
+    p.write(".claude/iterative/s/state.json", text);
+    let run = p.hook(&p.subagent_stop(
+        "a1",
+        "Work on <task>T1</task>.",
+        "Model added.\n<signal>T1_DONE</signal>",
+    ));
+    assert!(reason(&run).contains("confirmation pass"), "{run:?}");
+    let after = std::fs::read_to_string(p.root.join(".claude/iterative/s/state.json")).unwrap();
+    let v: Value = serde_json::from_str(&after).unwrap();
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    // The file's keys in its order, then what the transition added.
+    assert_eq!(
+        keys(&v),
+        [
+            "phase",
+            "x_owner",
+            "tasks",
+            "mode",
+            "slug",
+            "current_task",
+            "commits",
+            "updated",
+            "current_iteration",
+            "taskhook"
+        ],
+        "{after}"
+    );
+    assert_eq!(v["x_owner"], json!({"name": "ana", "weights": [1, 2.5]}));
+    assert!(
+        after.contains("\"weights\": [\n      1,\n      2.5\n    ]"),
+        "{after}"
+    );
+    assert_eq!(keys(&v["tasks"]), ["T2", "T1"]);
+    let t1 = &v["tasks"]["T1"];
+    assert_eq!(
+        keys(t1),
+        [
+            "x_points",
+            "status",
+            "max_iterations",
+            "x_ratio",
+            "iterations_used",
+            "confirmations_used",
+            "started_at",
+            "last_signal"
+        ],
+        "{after}"
+    );
+    assert_eq!(
+        (t1["x_points"].as_u64(), t1["x_ratio"].as_f64()),
+        (Some(3), Some(0.5))
+    );
+    assert_eq!(t1["status"], "confirming");
+    assert_eq!(v["current_task"], "T1");
+    let t2 = &v["tasks"]["T2"];
+    assert_eq!(
+        t2,
+        &json!({"max_iterations": 4, "x_note": "later", "status": "pending", "started_at": null})
+    );
+    assert_eq!(
+        keys(t2),
+        ["max_iterations", "x_note", "status", "started_at"]
+    );
+}

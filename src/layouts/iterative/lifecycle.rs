@@ -18,33 +18,33 @@
 //! review"), changes only by a person's command (`taskhook iterative set-max`, `reset`,
 //! `unblock`): later stops, signals and launches change nothing ([`Effect::Held`]).
 
+use super::model::{hold, Hold, Reason, Status};
 use crate::signals::SignalKind;
 
+pub use super::model::CONFIRMATION_CAP_REASON;
 pub use crate::layouts::unit::Input;
 
 /// The cap on confirmation/verification rounds that send a unit back to work.
 pub const MAX_FAILED_CONFIRMATIONS: u64 = 3;
 /// `max_iterations` when neither state.json nor the plan gives one.
 pub const DEFAULT_MAX_ITERATIONS: u64 = 5;
-/// Reason set when the confirmation cap is hit.
-pub const CONFIRMATION_CAP_REASON: &str = "failed confirmation 3 times: needs review";
 
 /// The counters of one unit that the lifecycle reads and writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counters {
-    pub status: String,
+    pub status: Status,
     pub iterations_used: u64,
     pub confirmations_used: u64,
     pub failed_confirmations: u64,
     pub max_iterations: u64,
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
 }
 
 impl Counters {
     /// A fresh pending unit.
     pub fn pending(max_iterations: u64) -> Self {
         Counters {
-            status: "pending".into(),
+            status: Status::Pending,
             iterations_used: 0,
             confirmations_used: 0,
             failed_confirmations: 0,
@@ -56,16 +56,18 @@ impl Counters {
     /// Why the unit is held until a person's command, if it is: timed out, or blocked by the
     /// failed-confirmation cap.
     pub fn held(&self) -> Option<String> {
-        match self.status.as_str() {
-            "timeout" => Some(format!(
+        Some(match self.hold()? {
+            Hold::TimedOut => format!(
                 "it timed out after {} iterations (max_iterations {})",
                 self.iterations_used, self.max_iterations
-            )),
-            "blocked" if self.reason.as_deref() == Some(CONFIRMATION_CAP_REASON) => {
-                Some(format!("it is blocked: {CONFIRMATION_CAP_REASON}"))
-            }
-            _ => None,
-        }
+            ),
+            Hold::NeedsReview => format!("it is blocked: {CONFIRMATION_CAP_REASON}"),
+        })
+    }
+
+    /// Whether the unit is held ([`super::model::hold`]).
+    pub fn hold(&self) -> Option<Hold> {
+        hold(self.status, self.reason.as_ref())
     }
 
     /// The budget as the instructions say it: `iteration 2 of 5`, or past the budget (a check
@@ -127,40 +129,40 @@ impl Effect {
 
 /// Applies one stop or launch to a unit.
 pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
-    if c.status == "done" {
+    if c.status == Status::Done {
         return Effect::Unchanged;
     }
     if let Some(why) = c.held() {
         return Effect::Held(why);
     }
     if input == Input::Launch {
-        return match c.status.as_str() {
-            "pending" | "blocked" => {
-                c.status = "in_progress".into();
+        return match c.status {
+            Status::Pending | Status::Blocked => {
+                c.status = Status::InProgress;
                 c.reason = None;
                 Effect::Started
             }
             _ => Effect::Unchanged,
         };
     }
-    let checking = matches!(c.status.as_str(), "confirming" | "verifying");
+    let checking = c.status.checking();
     // Work on a unit whose budget is already used up (a unit relaunched after a BLOCKED at its
     // last iteration, or whose budget a person lowered) times it out, whatever the stop says.
     let spent = !checking && c.iterations_used >= c.max_iterations;
     c.iterations_used = c.iterations_used.saturating_add(1);
     let effect = match input {
-        Input::Signal(SignalKind::Done, _) => match c.status.as_str() {
-            "confirming" => {
-                c.status = "verifying".into();
+        Input::Signal(SignalKind::Done, _) => match c.status {
+            Status::Confirming => {
+                c.status = Status::Verifying;
                 Effect::Verify
             }
-            "verifying" => {
-                c.status = "done".into();
+            Status::Verifying => {
+                c.status = Status::Done;
                 c.reason = None;
                 Effect::Completed
             }
             _ => {
-                c.status = "confirming".into();
+                c.status = Status::Confirming;
                 c.confirmations_used = c.confirmations_used.saturating_add(1);
                 c.reason = None;
                 Effect::Confirm
@@ -168,8 +170,8 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
         },
         Input::Signal(SignalKind::Blocked, reason) => {
             let r = reason.unwrap_or("blocked by the subagent").to_string();
-            c.status = "blocked".into();
-            c.reason = Some(r.clone());
+            c.status = Status::Blocked;
+            c.reason = Some(Reason::from(r.as_str()));
             Effect::Blocked(r)
         }
         Input::Signal(SignalKind::Failed, _) | Input::NoSignal if checking => {
@@ -179,30 +181,33 @@ pub fn step(c: &mut Counters, input: Input<'_>) -> Effect {
             };
             c.failed_confirmations = c.failed_confirmations.saturating_add(1);
             if c.failed_confirmations >= MAX_FAILED_CONFIRMATIONS {
-                c.status = "blocked".into();
-                c.reason = Some(CONFIRMATION_CAP_REASON.into());
+                c.status = Status::Blocked;
+                c.reason = Some(Reason::NeedsReview);
                 Effect::Blocked(CONFIRMATION_CAP_REASON.into())
             } else {
-                c.status = "in_progress".into();
+                c.status = Status::InProgress;
                 c.reason = None;
                 Effect::Returned(reason)
             }
         }
         Input::Signal(SignalKind::Failed, reason) => {
-            c.status = "in_progress".into();
+            c.status = Status::InProgress;
             c.reason = None;
             Effect::KeepGoing(reason.map(str::to_string))
         }
         Input::NoSignal | Input::Launch => {
-            c.status = "in_progress".into();
+            c.status = Status::InProgress;
             c.reason = None;
             Effect::KeepGoing(None)
         }
     };
     // A work pass asked for once the budget is used up times the unit out.
     if spent || (effect.is_work_pass() && c.iterations_used >= c.max_iterations) {
-        c.status = "timeout".into();
-        c.reason = Some(format!("hit max iterations ({})", c.max_iterations));
+        c.status = Status::Timeout;
+        c.reason = Some(Reason::Said(format!(
+            "hit max iterations ({})",
+            c.max_iterations
+        )));
         return Effect::Timeout;
     }
     effect
@@ -222,8 +227,8 @@ mod tests {
         assert_eq!(step(&mut c, DONE), Effect::Verify);
         assert_eq!(step(&mut c, DONE), Effect::Completed);
         assert_eq!(
-            (c.status.as_str(), c.iterations_used, c.confirmations_used),
-            ("done", 3, 1)
+            (c.status, c.iterations_used, c.confirmations_used),
+            (Status::Done, 3, 1)
         );
         assert_eq!(step(&mut c, DONE), Effect::Unchanged);
         assert_eq!(c.iterations_used, 3);
@@ -237,7 +242,7 @@ mod tests {
             step(&mut c, Input::Signal(SignalKind::Failed, Some("tests red"))),
             Effect::Returned(Some("tests red".into()))
         );
-        assert_eq!(c.status, "in_progress");
+        assert_eq!(c.status, Status::InProgress);
         step(&mut c, DONE);
         step(&mut c, DONE);
         assert_eq!(step(&mut c, DONE), Effect::Completed);
@@ -256,7 +261,7 @@ mod tests {
             step(&mut c, Input::Signal(SignalKind::Failed, None)),
             Effect::Blocked(CONFIRMATION_CAP_REASON.into())
         );
-        assert_eq!(c.reason.as_deref(), Some(CONFIRMATION_CAP_REASON));
+        assert_eq!(c.reason, Some(Reason::NeedsReview));
     }
 
     #[test]
@@ -264,10 +269,10 @@ mod tests {
         let mut c = Counters::pending(2);
         assert_eq!(step(&mut c, Input::NoSignal), Effect::KeepGoing(None));
         assert_eq!(step(&mut c, Input::NoSignal), Effect::Timeout);
-        assert_eq!(c.status, "timeout");
+        assert_eq!(c.status, Status::Timeout);
         // Done on the last allowed iteration is still done.
         let mut c = Counters {
-            status: "verifying".into(),
+            status: Status::Verifying,
             iterations_used: 4,
             ..Counters::pending(5)
         };
@@ -284,7 +289,7 @@ mod tests {
             ),
             Effect::Blocked("needs API key".into())
         );
-        assert_eq!(c.status, "blocked");
+        assert_eq!(c.status, Status::Blocked);
     }
 
     #[test]
@@ -315,19 +320,19 @@ mod tests {
             assert_eq!(c, before);
         }
         let mut c = Counters {
-            status: "blocked".into(),
-            reason: Some(CONFIRMATION_CAP_REASON.into()),
+            status: Status::Blocked,
+            reason: Some(Reason::from(CONFIRMATION_CAP_REASON)),
             ..Counters::pending(9)
         };
         assert!(matches!(step(&mut c, DONE), Effect::Held(_)));
-        assert_eq!(c.status, "blocked");
+        assert_eq!(c.status, Status::Blocked);
     }
 
     #[test]
     fn a_launch_starts_pending_and_subagent_blocked_units() {
         let mut c = Counters::pending(5);
         assert_eq!(step(&mut c, Input::Launch), Effect::Started);
-        assert_eq!((c.status.as_str(), c.iterations_used), ("in_progress", 0));
+        assert_eq!((c.status, c.iterations_used), (Status::InProgress, 0));
         assert_eq!(step(&mut c, Input::Launch), Effect::Unchanged);
         step(&mut c, Input::Signal(SignalKind::Blocked, Some("key")));
         assert_eq!(step(&mut c, Input::Launch), Effect::Started);
@@ -363,7 +368,7 @@ mod tests {
                 }
                 prop_assert!(c.iterations_used <= max + 3, "{:?}", c);
                 if c.iterations_used >= max + 3 {
-                    prop_assert!(matches!(c.status.as_str(), "done" | "blocked" | "timeout"), "{:?}", c);
+                    prop_assert!(matches!(c.status, Status::Done | Status::Blocked | Status::Timeout), "{:?}", c);
                 }
             }
             prop_assert!(passes_asked < max + 2);

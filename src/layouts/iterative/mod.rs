@@ -3,40 +3,39 @@
 //! `brief.md`, `tasks.md` (development) or `plan.md` (knowledge). `archive/` beside the slugs
 //! is skipped.
 //!
-//! SubagentStop drives each unit through work → confirm → verify → done ([`lifecycle`]), one
-//! progress entry per stop ([`stop`]), with another pass asked for (confirmation,
-//! verification, a bound unit that stopped without a signal), always bounded by
-//! `max_iterations` and a cap on failed confirmations; a bound launch starts a unit, and units
-//! held for a person or waiting on dependencies are not moved by subagents. Loads read only the
-//! log's tail past state.json's cursor ([`state`]); SessionStart checks state.json against the
-//! log in both directions, with git as evidence ([`check`]), rebuilds a missing or corrupt one
-//! ([`rebuild`]), and tells the model the context, the guardrails, the current unit and what
-//! remains ([`summary`]). [`commands`] and [`admin`] hold what `taskhook iterative …` does;
-//! [`recover`] salvages a damaged state.json.
+//! state.json is read into a typed model ([`model`]) and written back over the file, so its
+//! key order and unknown fields survive. SubagentStop drives each unit through work → confirm
+//! → verify → done ([`lifecycle`]), one progress entry per stop ([`hooks`]), with another pass
+//! asked for (confirmation, verification, a bound unit that stopped without a signal), always
+//! bounded by `max_iterations` and a cap on failed confirmations; a bound launch starts a unit,
+//! and units held for a person or waiting on dependencies ([`plan`]) are not moved by
+//! subagents. Loads read only the log's tail past state.json's cursor ([`state`]); SessionStart
+//! checks state.json against the log in both directions, with git as evidence, rebuilds a
+//! missing or corrupt one, and `taskhook recover` salvages a damaged one ([`reconcile`],
+//! through [`replay`]); the model is told the context, the guardrails, the current unit and
+//! what remains ([`summary`]). [`commands`] holds what `taskhook iterative …` does, [`work`]
+//! the agent's units.
 
-pub mod admin;
-pub mod check;
 pub mod commands;
 pub mod git;
+pub mod hooks;
 pub mod lifecycle;
 pub mod log;
 pub mod markdown;
-pub mod rebuild;
-pub mod recover;
+pub mod model;
+pub mod plan;
+pub mod reconcile;
+pub mod replay;
 pub mod state;
-pub mod stop;
 pub mod summary;
 mod templates;
-pub mod units;
 pub mod work;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::fact::{Commit, Fact, Start};
+use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
     Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
 };
@@ -44,8 +43,8 @@ use crate::project::Project;
 use crate::signals::{Signal, SignalKind};
 use crate::store::{check_id, folder_lock_path};
 
-use state::{load, save, Slug};
-use units::{current_key, status_of, unit_ids};
+use model::{Stage, Status};
+use state::load;
 
 /// The schema of state.json.
 pub const SCHEMA: &str = "iterative-state";
@@ -99,139 +98,6 @@ fn is_state_path(path: &str) -> bool {
         && up(3).is_some_and(|n| n == ".claude")
 }
 
-/// Records a commit (`hash: message`) in a slug whose current unit is not done yet (a subagent
-/// commits during its first iteration, while the unit is still `pending`). Decided on an
-/// unlocked read first; only a commit to record takes the lock (re-checked under it).
-fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
-    let wants = |l: &Slug| {
-        let Some(cur) = l.state[current_key(&l.state)].as_str() else {
-            return false;
-        };
-        let in_work = matches!(
-            status_of(&l.state, cur),
-            "pending" | "in_progress" | "confirming" | "verifying"
-        );
-        let known = l.state["commits"].as_array().is_some_and(|a| {
-            a.iter()
-                .any(|x| x.as_str().is_some_and(|x| x.starts_with(&c.hash)))
-        });
-        in_work && !known
-    };
-    cx.store
-        .transact(&folder_lock_path(&store.root), |pass| {
-            let mut l = match load(cx, store, pass.writes()) {
-                Ok(l) => l,
-                Err(Error::NotFound(_)) => return Ok(((), false)),
-                Err(e) => return Err(e),
-            };
-            let record = wants(&l);
-            if pass.writes() {
-                if record {
-                    let mut commits = l.state["commits"].as_array().cloned().unwrap_or_default();
-                    commits.push(json!(format!("{}: {}", c.hash, c.message)));
-                    l.state["commits"] = Value::Array(commits);
-                    l.state["updated"] = json!(cx.store.clock().stamp());
-                    l.dirty = true;
-                }
-                save(cx, store, &mut l)?;
-            }
-            Ok(((), record))
-        })
-        .map(|()| Reaction::default())
-}
-
-/// What [`units_cheaply`] reads of state.json: no more than names need.
-#[derive(serde::Deserialize)]
-struct Lite {
-    mode: Option<String>,
-    phase: Option<String>,
-    tasks: Option<std::collections::HashMap<String, LiteUnit>>,
-    phases: Option<std::collections::HashMap<String, LiteUnit>>,
-    taskhook: Option<LiteCursor>,
-}
-
-#[derive(serde::Deserialize)]
-struct LiteUnit {
-    status: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-struct LiteCursor {
-    progress_bytes: u64,
-}
-
-/// The units a `<task>` or `<signal>` name can resolve to, read without a full load: when
-/// state.json has a cursor and progress.md holds nothing past it, its units (and the plan's)
-/// are all there are. `None` when a full load must decide (no cursor, a tail to apply, a file
-/// that does not parse).
-pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Unit>>> {
-    let p = Paths::of(&store.root);
-    let Some(bytes) = cx.store.read(&p.state)? else {
-        return Ok(None);
-    };
-    let Ok(lite) = serde_json::from_slice::<Lite>(&bytes) else {
-        return Ok(None);
-    };
-    let log_len = cx.store.len(&p.progress).unwrap_or(0);
-    if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
-        return Ok(None);
-    }
-    let units = if lite.mode.as_deref() == Some("knowledge") {
-        lite.phases
-    } else {
-        lite.tasks
-    };
-    let Some(units) = units else {
-        return Ok(None);
-    };
-    let archived = lite.phase.as_deref() == Some("complete");
-    let plan = state::read_plan(cx, &p)?;
-    let mut out: Vec<Unit> = units
-        .iter()
-        .map(|(id, u)| Unit {
-            id: id.clone(),
-            active: !archived && u.status.as_deref() != Some("done"),
-        })
-        .collect();
-    out.extend(
-        plan.units
-            .iter()
-            .filter(|u| !units.contains_key(&u.id))
-            .map(|u| Unit {
-                id: u.id.clone(),
-                active: !archived,
-            }),
-    );
-    Ok(Some(out))
-}
-
-/// SessionStart's work for one slug: decided on an unlocked read; only a slug with something to
-/// fix (state.json to rebuild or catch up, stale temp files) is locked and written.
-fn reconcile_slug(cx: &Ctx, store: &StoreRef) -> Result<Option<Slug>> {
-    let state_file = Paths::of(&store.root).state;
-    cx.store.transact(&folder_lock_path(&store.root), |pass| {
-        let removed = if pass.writes() {
-            cx.store.clean_stale_temps_of(&state_file)?
-        } else {
-            cx.store.stale_temps_of(&state_file)?
-        };
-        let mut l = match load(cx, store, pass.writes()) {
-            Ok(l) => l,
-            Err(Error::NotFound(_)) => return Ok((None, false)),
-            Err(e) => return Err(e),
-        };
-        let dirty = l.dirty || !removed.is_empty();
-        if pass.writes() {
-            if !removed.is_empty() {
-                l.notes
-                    .push(format!("removed {} abandoned temp file(s)", removed.len()));
-            }
-            save(cx, store, &mut l)?;
-        }
-        Ok((Some(l), dirty))
-    })
-}
-
 impl Layout for Iterative {
     fn name(&self) -> &'static str {
         NAME
@@ -277,7 +143,7 @@ impl Layout for Iterative {
     }
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, _start: Option<Start>) -> Result<Reconciled> {
-        let Some(l) = reconcile_slug(cx, store)? else {
+        let Some(l) = reconcile::reconcile_slug(cx, store)? else {
             return Ok(Reconciled::default());
         };
         Ok(Reconciled {
@@ -289,7 +155,7 @@ impl Layout for Iterative {
 
     fn on_fact(&self, cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
         match fact {
-            Fact::Commit(c) => record_commit(cx, store, c),
+            Fact::Commit(c) => hooks::record_commit(cx, store, c),
             _ => Ok(Reaction::default()),
         }
     }
@@ -318,7 +184,7 @@ impl Layout for Iterative {
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        if let Some(units) = units_cheaply(cx, store)? {
+        if let Some(units) = hooks::units_cheaply(cx, store)? {
             return Ok(units);
         }
         let l = match load(cx, store, false) {
@@ -326,12 +192,13 @@ impl Layout for Iterative {
             Err(Error::NotFound(_)) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let archived = l.state["phase"] == "complete";
-        Ok(unit_ids(&l.state)
-            .into_iter()
-            .map(|id| Unit {
-                active: !archived && status_of(&l.state, &id) != "done",
-                id,
+        let archived = l.state.phase == Stage::Complete;
+        Ok(l.state
+            .units()
+            .iter()
+            .map(|(id, u)| Unit {
+                active: !archived && u.status != Status::Done,
+                id: id.clone(),
             })
             .collect())
     }
@@ -351,15 +218,15 @@ impl Layout for Iterative {
                     kind,
                     reason: reason.map(str::to_string),
                 };
-                stop::stop(cx, store, unit, Some(&signal), turn)
+                hooks::stop(cx, store, unit, Some(&signal), turn)
             }
-            Input::NoSignal => stop::stop(cx, store, unit, None, turn),
-            Input::Launch => stop::launch(cx, store, unit),
+            Input::NoSignal => hooks::stop(cx, store, unit, None, turn),
+            Input::Launch => hooks::launch(cx, store, unit),
         }
     }
 
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
-        recover::recover(cx, store)
+        reconcile::recover(cx, store)
     }
 }
 

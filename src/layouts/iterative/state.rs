@@ -8,21 +8,23 @@
 //! (normally there is none), so an event costs the size of state.json, not of the log. Without
 //! a cursor (a store the seed's own skill wrote), with a checksum that no longer matches (a
 //! hand edit), or with a log shorter than the cursor, the whole log is checked
-//! ([`super::check`]).
+//! ([`super::reconcile`]).
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::lifecycle::Effect;
 use super::log::{self, parse_records, render_note, Record};
 use super::markdown::parse_plan;
-use super::units::*;
-use super::{check, rebuild};
+use super::model::{Cursor, State, Status, Unit};
+use super::plan::*;
+use super::{reconcile, replay};
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::layouts::json::{typed, write_back};
 use crate::layouts::StoreRef;
 use crate::store::{parsed, Loaded};
 
@@ -41,7 +43,10 @@ pub(crate) fn is_knowledge(cx: &Ctx, store: &StoreRef) -> bool {
 
 /// Everything loaded for one operation on a slug.
 pub struct Slug {
-    pub state: Value,
+    /// state.json as read (or `null` for one built here): what `write_state` writes the
+    /// model back over, so its key order and unknown fields survive.
+    pub doc: Value,
+    pub state: State,
     pub plan: Rc<Plan>,
     /// What reconciliation found and did (one line each): logged as notes, shown in summaries.
     pub notes: Vec<String>,
@@ -62,9 +67,16 @@ pub struct Slug {
 }
 
 impl Slug {
-    /// A slug as loaded from `state` with the log at `log_len` bytes.
-    pub(crate) fn new(state: Value, plan: Rc<Plan>, log_len: u64, writes: bool) -> Self {
+    /// A slug as loaded from `state` (read from `doc`) with the log at `log_len` bytes.
+    pub(crate) fn new(
+        doc: Value,
+        state: State,
+        plan: Rc<Plan>,
+        log_len: u64,
+        writes: bool,
+    ) -> Self {
         Slug {
+            doc,
             state,
             plan,
             notes: Vec::new(),
@@ -76,6 +88,16 @@ impl Slug {
             commits_logged: 0,
             writes,
         }
+    }
+
+    /// state.json as the model now says it, in the file's key order (what a write would put
+    /// there, without the cursor).
+    pub fn to_json(&self) -> Value {
+        let mut doc = self.doc.clone();
+        // Serializing a model of strings, numbers and maps cannot fail; the doc stays as read
+        // if it did.
+        let _ = write_back(&mut doc, &self.state);
+        doc
     }
 
     /// "is now" when this load writes, "would become" when it only reads.
@@ -115,58 +137,34 @@ pub(crate) fn read_log(cx: &Ctx, p: &Paths) -> Result<String> {
         .unwrap_or_default())
 }
 
-/// The cursor state.json carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Cursor {
-    bytes: u64,
-    commits_logged: usize,
-}
-
-fn read_cursor(state: &Value) -> Option<(Cursor, String)> {
-    let t = state.get("taskhook")?;
-    Some((
-        Cursor {
-            bytes: t.get("progress_bytes")?.as_u64()?,
-            commits_logged: usize::try_from(t.get("commits_logged")?.as_u64()?).ok()?,
-        },
-        t.get("checksum")?.as_str()?.to_string(),
-    ))
-}
-
-/// FNV-1a over every unit's id and counters, in state order.
-pub(crate) fn checksum(state: &Value) -> String {
+/// FNV-1a over every unit's id and counters (status, iterations, confirmations, budget; `-`
+/// for one the unit lacks), in state order.
+pub(crate) fn checksum(state: &State) -> String {
     let mut h = crate::fnv::OFFSET;
     let mut eat = |bytes: &[u8]| h = crate::fnv::add(h, bytes);
-    eat(units_key(state).as_bytes());
-    const KEYS: [&str; 4] = [
-        "status",
-        "iterations_used",
-        "confirmations_used",
-        "max_iterations",
-    ];
-    for (id, u) in units_of(state) {
+    eat(state.units_key().as_bytes());
+    for (id, u) in state.units().iter() {
         eat(id.as_bytes());
-        let mut slots: [Option<&Value>; 4] = [None; 4];
-        for (k, v) in u.as_object().into_iter().flatten() {
-            if let Some(i) = KEYS.iter().position(|x| x == k) {
-                slots[i] = Some(v);
-            }
-        }
-        for v in slots {
+        eat(b"\0");
+        eat(u.status.as_str().as_bytes());
+        for n in [u.iterations_used, u.confirmations_used, u.max_iterations] {
             eat(b"\0");
-            match v {
-                Some(Value::String(s)) => eat(s.as_bytes()),
-                Some(Value::Number(n)) => match n.as_u64() {
-                    Some(n) => eat(&n.to_le_bytes()),
-                    None => eat(n.to_string().as_bytes()),
-                },
-                Some(other) => eat(other.to_string().as_bytes()),
+            match n {
+                Some(n) => eat(&n.to_le_bytes()),
                 None => eat(b"-"),
             }
         }
         eat(b"\n");
     }
     format!("{h:016x}")
+}
+
+/// The cursor of a state whose checksum still holds.
+fn valid_cursor(state: &State) -> Option<&Cursor> {
+    state
+        .taskhook
+        .as_ref()
+        .filter(|c| c.checksum == checksum(state))
 }
 
 /// Loads a slug: state.json caught up with progress.md's tail, or checked against the whole
@@ -183,39 +181,44 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
     let plan = read_plan(cx, &p)?;
     let log_len = cx.store.len(&p.progress).unwrap_or(0);
     let writes = write && !cx.store.is_dry_run();
-    let mut l = match cx.store.load_json(&p.state, SCHEMA)? {
-        Loaded::Valid(state) => {
-            let cursor = read_cursor(&state)
-                .filter(|(_, sum)| *sum == checksum(&state))
-                .map(|(c, _)| c);
-            let mut l = Slug::new(state, plan, log_len, writes);
+    let loaded = match cx.store.load_json(&p.state, SCHEMA)? {
+        Loaded::Valid(doc) => match typed::<State>(&doc) {
+            Ok(state) => Ok((doc, state)),
+            Err(why) => Err(Loaded::Invalid(why)),
+        },
+        other => Err(other),
+    };
+    let mut l = match loaded {
+        Ok((doc, state)) => {
+            let cursor = valid_cursor(&state).cloned();
+            let mut l = Slug::new(doc, state, plan, log_len, writes);
             match cursor {
-                Some(c) if !full && c.bytes <= log_len => {
-                    l.commits_logged = c.commits_logged;
+                Some(c) if !full && c.progress_bytes <= log_len => {
+                    l.commits_logged = usize::try_from(c.commits_logged).unwrap_or(usize::MAX);
                     let tail = cx
                         .store
-                        .read_range(&p.progress, c.bytes, LOG_CAP)?
+                        .read_range(&p.progress, c.progress_bytes, LOG_CAP)?
                         .unwrap_or_default();
                     catch_up(&mut l, &parse_records(&String::from_utf8_lossy(&tail)));
                 }
                 _ => {
                     let text = read_log(cx, &p)?;
-                    if let Some(c) = read_cursor(&l.state).map(|(c, _)| c) {
-                        if c.bytes > log_len {
+                    if let Some(c) = &l.state.taskhook {
+                        if c.progress_bytes > log_len {
                             l.notes.push(format!(
                                 "progress.md has {log_len} bytes, fewer than the {} state.json was written after (was it cut or replaced?): checked state.json against the whole log",
-                                c.bytes
+                                c.progress_bytes
                             ));
                             l.dirty = true;
                         }
                     }
-                    l.commits_logged = check::commits_named(&l.state, &text);
-                    check::check(store, &mut l, &text);
+                    l.commits_logged = reconcile::commits_named(&l.state, &text);
+                    reconcile::check(store, &mut l, &text);
                 }
             }
             l
         }
-        other => {
+        Err(other) => {
             let text = read_log(cx, &p)?;
             let records = parse_records(&text);
             if matches!(other, Loaded::Missing) && !records.iter().any(|r| r.unit().is_some()) {
@@ -229,7 +232,7 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
                 _ => "it is missing".to_string(),
             };
             let old = cx.store.read(&p.state).ok().flatten();
-            let state = rebuild::rebuild(cx, store, &plan, &records, old.as_deref());
+            let state = reconcile::rebuild(cx, store, &plan, &records, old.as_deref());
             let mut note = format!("state.json was unusable ({why}); ");
             if write && cx.store.exists(&p.state) {
                 let aside = cx.store.quarantine(&p.state)?;
@@ -246,62 +249,59 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
                     "taskhook reconcile (or the next session start) would move it aside and rebuild it from progress.md",
                 );
             }
-            let mut l = Slug::new(state, plan, log_len, writes);
+            let mut l = Slug::new(Value::Null, state, plan, log_len, writes);
             l.notes.push(note);
             l.dirty = true;
-            l.commits_logged = check::commits_named(&l.state, &text);
+            l.commits_logged = reconcile::commits_named(&l.state, &text);
             l
         }
     };
     add_plan_units(&mut l);
     if l.dirty {
         advance(&mut l.state, &l.plan);
-        l.state["updated"] = json!(cx.store.clock().stamp());
+        l.state.updated = Some(cx.store.clock().stamp());
     }
     Ok(l)
 }
 
 /// Applies progress.md records written after the cursor on top of state.json's counters.
 fn catch_up(l: &mut Slug, records: &[Record]) {
-    let key = units_key(&l.state);
     let mut order: Vec<String> = Vec::new();
-    let mut before: HashMap<String, Value> = HashMap::new();
+    let mut before: HashMap<String, Unit> = HashMap::new();
     for r in records {
         let Some(id) = r.unit() else { continue };
-        let counters = match r {
-            Record::Note(n) => match &n.counters {
+        let set = match r {
+            Record::Note(n) => match n.counters.as_ref().and_then(set_unit) {
                 Some(set) => Some(set),
                 None => continue,
             },
             Record::Entry(_) => None,
         };
-        let unit = l.state[key].get(id).cloned().unwrap_or_else(|| json!({}));
+        let mut unit = l.state.unit(id).cloned().unwrap_or_default();
         if !before.contains_key(id) {
             order.push(id.to_string());
             before.insert(id.to_string(), unit.clone());
         }
         let mut c = counters_of(&unit, l.plan.max_of(id));
-        let mut m = unit.as_object().cloned().unwrap_or_default();
-        match (r, counters) {
+        match (r, set) {
             (Record::Entry(e), _) => {
-                let was_pending = c.status == "pending";
-                let effect = check::step_entry(&mut c, e);
+                let was_pending = c.status == Status::Pending;
+                let effect = replay::step_entry(&mut c, e);
                 if was_pending {
-                    m.entry("started_at").or_insert(json!(e.timestamp));
+                    unit.start_at(&e.timestamp);
                 }
                 if effect == Effect::Completed {
-                    mark_done(&mut m, &e.timestamp);
+                    mark_done(&mut unit, &e.timestamp);
                 }
             }
-            (_, Some(set)) => c = counters_of(set, Some(c.max_iterations)),
+            (_, Some(set)) => c = counters_of(&set, Some(c.max_iterations)),
             _ => continue,
         }
-        write_counters(&mut m, &c);
-        crate::layouts::json::ensure_object(&mut l.state[key])
-            .insert(id.to_string(), Value::Object(m));
+        write_counters(&mut unit, &c);
+        l.state.units_mut().insert(id.to_string(), unit);
     }
     for id in order {
-        let (Some(old), Some(now)) = (before.get(&id), l.state[key].get(id.as_str())) else {
+        let (Some(old), Some(now)) = (before.get(&id), l.state.unit(&id)) else {
             continue;
         };
         if now == old {
@@ -322,41 +322,34 @@ fn catch_up(l: &mut Slug, records: &[Record]) {
 }
 
 /// Marks a unit done at `at`: `verification_passed`, `completed_at`.
-pub(crate) fn mark_done(m: &mut Map<String, Value>, at: &str) {
-    m.insert("verification_passed".into(), json!(true));
+pub(crate) fn mark_done(u: &mut Unit, at: &str) {
+    u.verification_passed = Some(true);
     if crate::store::clock::parse_time(at).is_some() {
-        m.entry("completed_at").or_insert(json!(at));
+        u.completed_at.get_or_insert_with(|| Some(at.to_string()));
     }
 }
 
 /// Units tasks.md / plan.md lists that state.json lacks become pending units.
 fn add_plan_units(l: &mut Slug) {
-    let key = units_key(&l.state);
-    let file = if key == "phases" {
-        "plan.md"
-    } else {
-        "tasks.md"
-    };
-    let have = l.state[key].as_object();
+    let file = l.state.mode.plan_file();
+    let have = l.state.units();
     let missing: Vec<(String, Option<u64>)> = l
         .plan
         .units
         .iter()
-        .filter(|u| !have.is_some_and(|m| m.contains_key(u.id.as_str())))
+        .filter(|u| !have.contains(&u.id))
         .map(|u| (u.id.clone(), u.max_iterations))
         .collect();
     if missing.is_empty() {
         return;
     }
-    let units = crate::layouts::json::ensure_object(&mut l.state[key]);
+    let units = l.state.units_mut();
     for (id, max) in &missing {
         let c = super::lifecycle::Counters::pending(
             max.unwrap_or(super::lifecycle::DEFAULT_MAX_ITERATIONS)
                 .max(1),
         );
-        let mut m = Map::new();
-        write_counters(&mut m, &c);
-        units.insert(id.clone(), Value::Object(m));
+        units.insert(id.clone(), unit_with(&c));
     }
     let ids: Vec<String> = missing.into_iter().map(|(id, _)| id).collect();
     let verb = if l.writes { "added" } else { "would add" };
@@ -410,22 +403,23 @@ pub(crate) fn write_state(cx: &Ctx, p: &Paths, l: &mut Slug) -> Result<bool> {
     let now_len = cx.store.len(&p.progress).unwrap_or(0);
     let grew = now_len.checked_sub(l.log_len);
     let exact = grew.is_some_and(|g| g == l.appended || g == l.appended + 1);
-    if let Some(m) = l.state.as_object_mut() {
-        m.remove("taskhook");
+    // The cursor goes last, as a key added to the file.
+    if let Value::Object(m) = &mut l.doc {
+        m.shift_remove("taskhook");
     }
-    if exact {
-        let commits = l.state["commits"].as_array().map_or(0, Vec::len);
-        let sum = checksum(&l.state);
-        l.state["taskhook"] = json!({
-            "progress_bytes": now_len,
-            "commits_logged": l.commits_logged.min(commits),
-            "checksum": sum,
-        });
-    }
-    let state = &l.state;
+    l.state.taskhook = exact.then(|| Cursor {
+        progress_bytes: now_len,
+        commits_logged: l.commits_logged.min(l.state.commits().len()) as u64,
+        checksum: checksum(&l.state),
+    });
+    write_back(&mut l.doc, &l.state).map_err(|details| Error::SchemaInvalid {
+        path: p.state.clone(),
+        schema: SCHEMA,
+        details,
+    })?;
     let written = cx
         .store
-        .replace_json_logged(&p.state, SCHEMA, state, |msg| {
+        .replace_json_logged(&p.state, SCHEMA, &l.doc, |msg| {
             append_raw(cx, p, &invalid_note(cx, msg))
         })?;
     l.log_len = now_len;

@@ -4,8 +4,9 @@
 //! done units, and the slug's context.md and guardrails.md (capped) for the model.
 
 use super::lifecycle::Counters;
+use super::model::{Stage, Status};
+use super::plan::*;
 use super::state::*;
-use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::Result;
@@ -20,7 +21,6 @@ const FILE_READ_CAP: usize = 4 * 1024 * 1024;
 pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary> {
     let p = Paths::of(&store.root);
     let s = &l.state;
-    let key = units_key(s);
     let mut out = Summary {
         layout: "iterative",
         id: store.id.clone(),
@@ -28,16 +28,19 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
         headline: format!(
             "taskhook · iterative \"{}\" ({} mode, phase {}), .claude/iterative/{}/",
             store.id,
-            s["mode"].as_str().unwrap_or("development"),
-            s["phase"].as_str().unwrap_or("execute"),
+            s.mode.as_str(),
+            s.phase.as_str(),
             store.id
         ),
-        quiet: s["phase"] == "complete",
+        quiet: s.phase == Stage::Complete,
         ..Default::default()
     };
-    match s[current_key(s)].as_str() {
+    match s.current() {
         Some(cur) => {
-            let c: Counters = counters_of(&s[key][cur], l.plan.max_of(cur));
+            let c: Counters = counters_of(
+                s.unit(cur).unwrap_or(&Default::default()),
+                l.plan.max_of(cur),
+            );
             out.current.push(Item {
                 detail: Some(format!(
                     "{}, iteration {} of {}",
@@ -46,9 +49,9 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
                 ..Item::id(cur)
             });
             let mut line = String::new();
-            match c.status.as_str() {
-                "confirming" => line.push_str("Next: its confirmation pass. "),
-                "verifying" => line.push_str("Next: its verification pass. "),
+            match c.status {
+                Status::Confirming => line.push_str("Next: its confirmation pass. "),
+                Status::Verifying => line.push_str("Next: its verification pass. "),
                 _ => {
                     if let Some(rem) = last_entry(cx, &p, cur)?.and_then(|e| e.remaining) {
                         line.push_str(&format!("Last remaining: {rem} "));
@@ -66,27 +69,27 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
     let mut waiting: std::collections::HashMap<String, Vec<String>> =
         waiting_units(s, &l.plan).into_iter().collect();
     let (mut timed_out, mut done, mut held) = (Vec::new(), Vec::new(), Vec::new());
-    for (id, u) in units_of(s) {
-        let status = unit_status(u);
+    for (id, u) in s.units().iter() {
+        let status = u.status;
         *out.counts.entry(status.to_string()).or_default() += 1;
         let item = |detail: Option<String>| Item {
             detail,
             ..Item::id(id.clone())
         };
-        let reason = u["reason"].as_str().map(str::to_string);
+        let reason = u.reason.as_ref().map(|r| r.text().to_string());
         match status {
-            "blocked" | "pending" => {
+            Status::Blocked | Status::Pending => {
                 if let Some(open) = waiting.remove(id.as_str()) {
                     out.blocked.push(item(Some(waiting_reason(&open))));
-                } else if status == "blocked" {
+                } else if status == Status::Blocked {
                     out.blocked.push(item(reason));
                 }
             }
-            "timeout" => timed_out.push(item(reason)),
-            "done" => done.push(item(None)),
+            Status::Timeout => timed_out.push(item(reason)),
+            Status::Done => done.push(item(None)),
             _ => {}
         }
-        if counters_of(u, None).held().is_some() {
+        if u.hold().is_some() {
             held.push(id.clone());
         }
     }

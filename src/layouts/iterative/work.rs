@@ -5,11 +5,11 @@
 //! entries); and a release (back to `pending`, counters kept, a `set` note in progress.md so a
 //! rebuild from the log agrees).
 
-use super::admin;
 use super::lifecycle::Counters;
 use super::log;
+use super::model::{Stage, Status};
+use super::plan::*;
 use super::state::{load, read_log, Slug};
-use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -33,49 +33,49 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
 /// [`work`] of a loaded slug (pure).
 pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
     let s = &l.state;
-    let archived = s["phase"] == "complete";
-    let current = s[current_key(s)].as_str();
+    let archived = s.phase == Stage::Complete;
+    let current = s.current();
     let ready: std::collections::HashSet<String> = ready_units(s, &l.plan).into_iter().collect();
     let waiting: std::collections::HashMap<String, Vec<String>> =
         waiting_units(s, &l.plan).into_iter().collect();
     let mut out: Vec<(u8, WorkUnit)> = Vec::new();
-    for (id, u) in units_of(s) {
+    for (id, u) in s.units().iter() {
         let c: Counters = counters_of(u, l.plan.max_of(id));
-        let status = unit_status(u).to_string();
+        let status = u.status;
         let budget = format!("iteration {} of {}", c.iterations_used, c.max_iterations);
-        let (phase, why, pass) = if archived || status == "done" {
+        let (phase, why, pass) = if archived || status == Status::Done {
             (Phase::Done, None, None)
         } else if let Some(held) = c.held() {
             (Phase::Person, Some(held), None)
         } else {
-            match status.as_str() {
-                "confirming" => (
+            match status {
+                Status::Confirming => (
                     Phase::InProgress,
                     Some(budget),
                     Some("its confirmation pass: check the work against the criteria".into()),
                 ),
-                "verifying" => (
+                Status::Verifying => (
                     Phase::InProgress,
                     Some(budget),
                     Some("its verification pass: run the checks and review".into()),
                 ),
-                "in_progress" => (Phase::InProgress, Some(budget), None),
+                Status::InProgress => (Phase::InProgress, Some(budget), None),
                 _ if waiting.contains_key(id.as_str()) => (
                     Phase::Blocked,
                     Some(waiting_reason(&waiting[id.as_str()])),
                     None,
                 ),
                 _ if ready.contains(id.as_str()) => (Phase::Ready, Some(budget), None),
-                "blocked" => (
+                Status::Blocked => (
                     Phase::Person,
                     Some(
                         c.reason
                             .clone()
-                            .unwrap_or_else(|| "blocked, no reason given".into()),
+                            .map_or_else(|| "blocked, no reason given".into(), String::from),
                     ),
                     None,
                 ),
-                _ => (Phase::Blocked, Some(status.clone()), None),
+                _ => (Phase::Blocked, Some(status.to_string()), None),
             }
         };
         let order = match (phase, Some(id.as_str()) == current) {
@@ -92,12 +92,12 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
                     .get(id)
                     .map(|p| p.title.clone())
                     .filter(|t| !t.is_empty()),
-                status,
+                status: status.to_string(),
                 phase,
                 why,
                 deps: deps_of(s, &l.plan, id),
                 pass,
-                since: u["completed_at"].as_str().map(str::to_string),
+                since: u.completed_at().map(str::to_string),
                 group: None,
                 parent: None,
             },
@@ -115,8 +115,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
     if let Some(plan) = l.plan.get(unit) {
         s.add("criteria", plan.criteria.clone().unwrap_or_default());
     }
-    let u = &l.state[units_key(&l.state)][unit];
-    if !u.is_null() {
+    if let Some(u) = l.state.unit(unit) {
         let c = counters_of(u, l.plan.max_of(unit));
         let mut facts = vec![
             format!("iterations: {} of {}", c.iterations_used, c.max_iterations),
@@ -175,23 +174,20 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
 /// Gives a unit back: `pending` again with its counters kept (nothing charged), logged as a
 /// `set` note so a rebuild from progress.md gives the same state.
 pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
-    let done = admin::in_store(
+    let done = super::commands::in_store(
         cx,
         store,
         unit,
         "released by its owner (taskhook release)",
         |_, c, _| {
-            if !matches!(
-                c.status.as_str(),
-                "in_progress" | "confirming" | "verifying"
-            ) {
+            if !c.status.in_work() {
                 return Err(Error::Rule(format!(
                     "{unit} is {}, not in progress; nothing to release",
                     c.status
                 )));
             }
-            let was = c.status.clone();
-            c.status = "pending".into();
+            let was = c.status;
+            c.status = Status::Pending;
             c.reason = None;
             Ok(format!(
                 "{unit}: released (was {was}); pending again, counters kept."
@@ -200,7 +196,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     );
     match done {
         Ok(d) => Ok(Reaction {
-            status: d.unit["status"].as_str().map(str::to_string),
+            status: Some(d.unit.status.to_string()),
             tell_user: vec![d.message],
             ..Default::default()
         }),

@@ -1,31 +1,32 @@
-//! One stop or launch of a unit's subagent: the lifecycle stepped ([`super::lifecycle`]), the
-//! progress entry logged (first: it is the authority on recovery), state.json written, and the
-//! [`Reaction`] that says what the subagent and the main agent hear.
+//! Facts → [`Reaction`]: one stop or launch of a unit's subagent (the lifecycle stepped
+//! ([`super::lifecycle`]), the progress entry logged (first: it is the authority on recovery),
+//! state.json written, and what the subagent and the main agent hear), a commit recorded in the
+//! slug whose unit is in work, and a `<task>` or `<signal>` name resolved without a full load.
 //!
 //! A unit that is held (timed out, or blocked by the failed-confirmation cap) or that waits on
 //! unfinished dependencies is not moved by subagents: a launch naming it is refused, and a
 //! signal for it is not applied but logged as an `ignored` note and reported to the main agent
 //! and the user. Stops without a signal count nothing.
 
-use serde_json::json;
-
 use super::lifecycle::{step, Counters, Effect};
 use super::log::{render_entry, render_note, Entry};
 use super::markdown::{self, PlanUnit};
+use super::model::{Hold, Mode, Stage, Status};
+use super::plan::*;
 use super::state::*;
-use super::units::*;
 use super::Paths;
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::layouts::fact::Commit;
 use crate::layouts::unit::{Budget, Input, Reaction, Turn};
-use crate::layouts::StoreRef;
+use crate::layouts::{StoreRef, Unit};
 use crate::signals::Signal;
 use crate::store::folder_lock_path;
 
 /// What a person can do about a held unit.
 fn person_hint(store: &StoreRef, unit: &str, c: &Counters) -> String {
     let s = &store.id;
-    if c.status == "timeout" {
+    if c.hold() == Some(Hold::TimedOut) {
         format!(
             "A person decides: `taskhook iterative set-max {s} {unit} N` gives it more iterations, `taskhook iterative reset {s} {unit}` starts it over."
         )
@@ -48,14 +49,12 @@ pub fn stop(
     let p = Paths::of(&store.root);
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, store, true)?;
-        let key = units_key(&l.state);
-        if l.state[key].get(unit).is_none() {
+        let Some(u) = l.state.unit(unit) else {
             save(cx, store, &mut l)?;
             return Ok(Reaction::default());
-        }
+        };
         let plan_unit = l.plan.get(unit).cloned();
-        let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
-        let prev = c.clone();
+        let mut c = counters_of(u, l.plan.max_of(unit));
         let waiting = if not_started(&l.state, unit) {
             unfinished_deps(&l.state, &l.plan, unit)
         } else {
@@ -80,45 +79,36 @@ pub fn stop(
         }
         let now = cx.store.clock().stamp();
         {
-            let m = crate::layouts::json::ensure_object(&mut l.state[key][unit]);
-            write_counters(m, &c);
-            if prev.status == "pending" || !m.contains_key("started_at") {
-                m.entry("started_at").or_insert(json!(now));
-            }
+            let u = l.state.units_mut().entry(unit);
+            write_counters(u, &c);
+            u.start_at(&now);
             if let Some(s) = signal {
-                m.insert("last_signal".into(), json!(s.text()));
+                u.last_signal = Some(s.text());
             }
             if effect == Effect::Completed {
-                mark_done(m, &now);
+                mark_done(u, &now);
             }
         }
-        if matches!(
-            c.status.as_str(),
-            "in_progress" | "confirming" | "verifying"
-        ) {
-            let ck = current_key(&l.state);
-            l.state[ck] = json!(unit);
+        if c.status.in_work() {
+            l.state.set_current(Some(unit.to_string()));
         }
-        l.state["updated"] = json!(now);
-        if l.state["phase"] == "plan" || l.state["phase"] == "discover" {
-            l.state["phase"] = json!("execute");
+        l.state.updated = Some(now.clone());
+        if matches!(l.state.phase, Stage::Plan | Stage::Discover) {
+            l.state.phase = Stage::Execute;
         }
         let ready = advance(&mut l.state, &l.plan);
         // progress.md's last entry of the unit is read only when the entry needs it.
         let last_remaining = || Ok(last_entry(cx, &p, unit)?.and_then(|e| e.remaining));
         let (remaining, blockers) = entry_fields(&effect, &c, signal, turn, last_remaining)?;
-        let commits: Vec<String> = l.state["commits"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .skip(l.commits_logged)
-                    .filter_map(|v| v.as_str())
-                    .map(|c| super::check::hash_of(c).to_string())
-                    .filter(|h| !h.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
-        l.commits_logged = l.state["commits"].as_array().map_or(0, Vec::len);
+        let commits: Vec<String> = l
+            .state
+            .commits()
+            .iter()
+            .skip(l.commits_logged)
+            .map(|c| super::reconcile::hash_of(c).to_string())
+            .filter(|h| !h.is_empty())
+            .collect();
+        l.commits_logged = l.state.commits().len();
         let entry = Entry {
             unit: unit.to_string(),
             iteration: c.iterations_used,
@@ -241,7 +231,7 @@ fn ignored(
         s.text()
     );
     Ok(Reaction {
-        status: Some(c.status.clone()),
+        status: Some(c.status.to_string()),
         tell_user: vec![format!("taskhook: {msg}")],
         tell_main: vec![format!("{msg} {hint}")],
         refused: Some(format!("{unit} is unchanged because {why}. {hint}")),
@@ -255,8 +245,7 @@ fn ignored(
 pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     cx.store.transact(&folder_lock_path(&store.root), |pass| {
         let mut l = load(cx, store, pass.writes())?;
-        let key = units_key(&l.state);
-        if l.state[key].get(unit).is_none() {
+        if l.state.unit(unit).is_none() {
             return finish(cx, store, &mut l, pass.writes(), Reaction::default());
         }
         let waiting = if not_started(&l.state, unit) {
@@ -282,7 +271,10 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                 },
             );
         }
-        let mut c = counters_of(&l.state[key][unit], l.plan.max_of(unit));
+        let mut c = counters_of(
+            l.state.unit(unit).unwrap_or(&Default::default()),
+            l.plan.max_of(unit),
+        );
         let prev = c.clone();
         let step = match step(&mut c, Input::Launch) {
             Effect::Held(why) => Reaction {
@@ -295,9 +287,9 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
             },
             Effect::Started => {
                 let now = cx.store.clock().stamp();
-                let m = crate::layouts::json::ensure_object(&mut l.state[key][unit]);
-                write_counters(m, &c);
-                m.entry("started_at").or_insert(json!(now));
+                let u = l.state.units_mut().entry(unit);
+                write_counters(u, &c);
+                u.start_at(&now);
                 if prev.iterations_used > 0 {
                     // The log ends on the BLOCKED: say that a launch resumed it.
                     l.sets.push((
@@ -305,15 +297,15 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                         counters_json(&c),
                         format!(
                             "relaunched after {}",
-                            prev.reason.as_deref().unwrap_or("a block")
+                            prev.reason.as_ref().map_or("a block", |r| r.text())
                         ),
                     ));
                 }
                 advance(&mut l.state, &l.plan);
-                l.state["updated"] = json!(now);
+                l.state.updated = Some(now);
                 l.dirty = true;
                 Reaction {
-                    status: Some(c.status.clone()),
+                    status: Some(c.status.to_string()),
                     ..Default::default()
                 }
             }
@@ -349,7 +341,7 @@ pub(crate) fn reply(
     plan_file: &str,
 ) -> Reaction {
     let mut r = Reaction {
-        status: Some(c.status.clone()),
+        status: Some(c.status.to_string()),
         budget: Some(Budget {
             used: c.iterations_used,
             max: c.max_iterations,
@@ -428,4 +420,104 @@ pub(crate) fn did_text(did: &str) -> String {
     } else {
         out
     }
+}
+
+/// Records a commit (`hash: message`) in a slug whose current unit is not done yet (a subagent
+/// commits during its first iteration, while the unit is still `pending`). Decided on an
+/// unlocked read first; only a commit to record takes the lock (re-checked under it).
+pub(crate) fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
+    let wants = |l: &Slug| {
+        let Some(cur) = l.state.current() else {
+            return false;
+        };
+        let status = l.state.status_of(cur);
+        let in_work = status == Status::Pending || status.in_work();
+        let known = l.state.commits().iter().any(|x| x.starts_with(&c.hash));
+        in_work && !known
+    };
+    cx.store
+        .transact(&folder_lock_path(&store.root), |pass| {
+            let mut l = match load(cx, store, pass.writes()) {
+                Ok(l) => l,
+                Err(Error::NotFound(_)) => return Ok(((), false)),
+                Err(e) => return Err(e),
+            };
+            let record = wants(&l);
+            if pass.writes() {
+                if record {
+                    let commits = l.state.commits.get_or_insert_with(Vec::new);
+                    commits.push(format!("{}: {}", c.hash, c.message));
+                    l.state.updated = Some(cx.store.clock().stamp());
+                    l.dirty = true;
+                }
+                save(cx, store, &mut l)?;
+            }
+            Ok(((), record))
+        })
+        .map(|()| Reaction::default())
+}
+
+/// What [`units_cheaply`] reads of state.json: no more than names need.
+#[derive(serde::Deserialize)]
+struct Lite {
+    mode: Option<Mode>,
+    phase: Option<Stage>,
+    tasks: Option<std::collections::HashMap<String, LiteUnit>>,
+    phases: Option<std::collections::HashMap<String, LiteUnit>>,
+    taskhook: Option<LiteCursor>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteUnit {
+    status: Option<Status>,
+}
+
+#[derive(serde::Deserialize)]
+struct LiteCursor {
+    progress_bytes: u64,
+}
+
+/// The units a `<task>` or `<signal>` name can resolve to, read without a full load: when
+/// state.json has a cursor and progress.md holds nothing past it, its units (and the plan's)
+/// are all there are. `None` when a full load must decide (no cursor, a tail to apply, a file
+/// that does not parse).
+pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Unit>>> {
+    let p = Paths::of(&store.root);
+    let Some(bytes) = cx.store.read(&p.state)? else {
+        return Ok(None);
+    };
+    let Ok(lite) = serde_json::from_slice::<Lite>(&bytes) else {
+        return Ok(None);
+    };
+    let log_len = cx.store.len(&p.progress).unwrap_or(0);
+    if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
+        return Ok(None);
+    }
+    let units = if lite.mode == Some(Mode::Knowledge) {
+        lite.phases
+    } else {
+        lite.tasks
+    };
+    let Some(units) = units else {
+        return Ok(None);
+    };
+    let archived = lite.phase == Some(Stage::Complete);
+    let plan = read_plan(cx, &p)?;
+    let mut out: Vec<Unit> = units
+        .iter()
+        .map(|(id, u)| Unit {
+            id: id.clone(),
+            active: !archived && u.status != Some(Status::Done),
+        })
+        .collect();
+    out.extend(
+        plan.units
+            .iter()
+            .filter(|u| !units.contains_key(&u.id))
+            .map(|u| Unit {
+                id: u.id.clone(),
+                active: !archived,
+            }),
+    );
+    Ok(Some(out))
 }

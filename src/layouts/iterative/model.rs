@@ -1,0 +1,620 @@
+//! state.json as a typed model (seed 003, `schemas/iterative-state.schema.json`): the slug's
+//! mode, workflow phase, current pointer and units, each unit's status as an enum and its
+//! `reason` classified once ([`Reason`]), so decisions match on types, not on strings.
+//!
+//! Read with [`crate::layouts::json::typed`] from the checked document and written back with
+//! [`crate::layouts::json::write_back`]: every object level taskhook touches keeps its unknown
+//! fields in `rest`, a field absent from the file stays absent, and one that is `null` (a
+//! current pointer, `started_at`, `completed_at`) stays `null`. Units keep the file's order.
+//!
+//! **Held, derived.** The seed has no field for "held until a person acts": a unit is held when
+//! it timed out, or when it is blocked by the failed-confirmation cap, which the file records
+//! only as that block's `reason` text. [`Reason`] reads that text once (and writes it back
+//! unchanged); [`hold`] is the one place that says whether a unit is held and why.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The prefix of a blocked unit's reason when it waits on its dependencies (seed 003's T5).
+pub const WAITING_PREFIX: &str = "Waiting on ";
+/// The reason the failed-confirmation cap writes: the unit is held for review by a person.
+pub const CONFIRMATION_CAP_REASON: &str = "failed confirmation 3 times: needs review";
+
+/// `mode`: development (tasks, tasks.md) or knowledge (phases, plan.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    Development,
+    Knowledge,
+}
+
+impl Mode {
+    /// The word state.json uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Development => "development",
+            Mode::Knowledge => "knowledge",
+        }
+    }
+
+    /// The field holding the mode's units.
+    pub fn units_key(self) -> &'static str {
+        match self {
+            Mode::Development => "tasks",
+            Mode::Knowledge => "phases",
+        }
+    }
+
+    /// The plan file of the mode.
+    pub fn plan_file(self) -> &'static str {
+        match self {
+            Mode::Development => "tasks.md",
+            Mode::Knowledge => "plan.md",
+        }
+    }
+}
+
+/// The workflow `phase` (seed 003's "Phase Values").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Discover,
+    Plan,
+    #[default]
+    Execute,
+    Verify,
+    Deliver,
+    Complete,
+}
+
+impl Stage {
+    /// The word state.json uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Discover => "discover",
+            Stage::Plan => "plan",
+            Stage::Execute => "execute",
+            Stage::Verify => "verify",
+            Stage::Deliver => "deliver",
+            Stage::Complete => "complete",
+        }
+    }
+}
+
+/// A unit's `status` (seed 003's "Status Values").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    #[default]
+    Pending,
+    InProgress,
+    Confirming,
+    Verifying,
+    Done,
+    Blocked,
+    Timeout,
+}
+
+impl Status {
+    /// The word state.json uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::InProgress => "in_progress",
+            Status::Confirming => "confirming",
+            Status::Verifying => "verifying",
+            Status::Done => "done",
+            Status::Blocked => "blocked",
+            Status::Timeout => "timeout",
+        }
+    }
+
+    /// In a work, confirmation or verification pass.
+    pub fn in_work(self) -> bool {
+        matches!(
+            self,
+            Status::InProgress | Status::Confirming | Status::Verifying
+        )
+    }
+
+    /// In a confirmation or verification pass.
+    pub fn checking(self) -> bool {
+        matches!(self, Status::Confirming | Status::Verifying)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A unit's `reason`, classified once from the text the file holds (and written back as that
+/// same text).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(from = "String", into = "String")]
+pub enum Reason {
+    /// `Waiting on T3, T4`: blocked only until its dependencies are done.
+    Waiting(String),
+    /// The failed-confirmation cap ([`CONFIRMATION_CAP_REASON`]): held for a person.
+    NeedsReview,
+    /// Anything else: a subagent's BLOCKED reason, a timeout's `hit max iterations (5)`.
+    Said(String),
+}
+
+impl Reason {
+    /// The reason for a unit waiting on `deps`: `Waiting on T3, T4`.
+    pub fn waiting(deps: &[String]) -> Reason {
+        Reason::Waiting(format!("{WAITING_PREFIX}{}", deps.join(", ")))
+    }
+
+    /// The text as the file holds it.
+    pub fn text(&self) -> &str {
+        match self {
+            Reason::Waiting(t) | Reason::Said(t) => t,
+            Reason::NeedsReview => CONFIRMATION_CAP_REASON,
+        }
+    }
+
+    /// The units a `Waiting on X, Y` reason names (none for other reasons).
+    pub fn waits_on(&self) -> impl Iterator<Item = &str> {
+        let list = match self {
+            Reason::Waiting(t) => t.strip_prefix(WAITING_PREFIX).unwrap_or(""),
+            _ => "",
+        };
+        list.split([',', ' '])
+            .map(str::trim)
+            .filter(|d| !d.is_empty() && *d != "and")
+    }
+}
+
+impl From<String> for Reason {
+    fn from(s: String) -> Self {
+        if s.starts_with(WAITING_PREFIX) {
+            Reason::Waiting(s)
+        } else if s == CONFIRMATION_CAP_REASON {
+            Reason::NeedsReview
+        } else {
+            Reason::Said(s)
+        }
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(s: &str) -> Self {
+        Reason::from(s.to_string())
+    }
+}
+
+impl From<Reason> for String {
+    fn from(r: Reason) -> Self {
+        match r {
+            Reason::Waiting(t) | Reason::Said(t) => t,
+            Reason::NeedsReview => CONFIRMATION_CAP_REASON.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+/// Why a unit is held until a person's command (`set-max`, `unblock`, `reset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// It hit `max_iterations`.
+    TimedOut,
+    /// It hit the failed-confirmation cap.
+    NeedsReview,
+}
+
+/// Whether a unit with this status and reason is held, and why: the one place that says so.
+pub fn hold(status: Status, reason: Option<&Reason>) -> Option<Hold> {
+    match (status, reason) {
+        (Status::Timeout, _) => Some(Hold::TimedOut),
+        (Status::Blocked, Some(Reason::NeedsReview)) => Some(Hold::NeedsReview),
+        _ => None,
+    }
+}
+
+/// Whether a unit with this status and reason is blocked only on its dependencies.
+pub fn waiting(status: Status, reason: Option<&Reason>) -> bool {
+    status == Status::Blocked && matches!(reason, Some(Reason::Waiting(_)))
+}
+
+/// `Some(x)` for a field present in the file, even as `null`: with `Option<Option<T>>`, an
+/// absent field is `None` and a `null` one `Some(None)`.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// A counter, which the schema asks to be a non-negative integer: JSON Schema counts `2.0` as
+/// one too, so a float without a fraction is read as that integer (and written back as one),
+/// a larger one than fits as the largest count.
+fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    if let Some(n) = n.as_u64() {
+        return Ok(Some(n));
+    }
+    match n.as_f64() {
+        // Saturates: the schema already refused a negative or fractional count.
+        Some(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
+        _ => Err(serde::de::Error::custom(format!(
+            "{n} is not a count (a non-negative integer)"
+        ))),
+    }
+}
+
+/// One task (development) or phase (knowledge). Fields in the order taskhook adds them to a
+/// unit that lacks them.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+pub struct Unit {
+    #[serde(default)]
+    pub status: Status,
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub iterations_used: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub confirmations_used: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub failed_confirmations: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_iterations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub started_at: Option<Option<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_signal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification_passed: Option<bool>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub completed_at: Option<Option<String>>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+impl Unit {
+    /// Whether it is held for a person ([`hold`]).
+    pub fn hold(&self) -> Option<Hold> {
+        hold(self.status, self.reason.as_ref())
+    }
+
+    /// Whether it is blocked only on its dependencies.
+    pub fn waiting(&self) -> bool {
+        waiting(self.status, self.reason.as_ref())
+    }
+
+    /// Whether it has not started: pending, or blocked only on its dependencies.
+    pub fn not_started(&self) -> bool {
+        self.status == Status::Pending || self.waiting()
+    }
+
+    /// `completed_at`, when it holds a time.
+    pub fn completed_at(&self) -> Option<&str> {
+        self.completed_at.as_ref()?.as_deref()
+    }
+
+    /// Sets `started_at` unless the unit has one (even `null`).
+    pub fn start_at(&mut self, at: &str) {
+        self.started_at.get_or_insert_with(|| Some(at.to_string()));
+    }
+}
+
+/// The units of a slug keyed by id, in the file's order, with an index by id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Units {
+    list: Vec<(String, Unit)>,
+    index: HashMap<String, usize>,
+}
+
+impl Units {
+    pub fn get(&self, id: &str) -> Option<&Unit> {
+        self.index.get(id).map(|&i| &self.list[i].1)
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.index.contains_key(id)
+    }
+
+    /// Puts `unit` at `id`: in place when there is one, else last.
+    pub fn insert(&mut self, id: String, unit: Unit) {
+        match self.index.get(&id) {
+            Some(&i) => self.list[i].1 = unit,
+            None => {
+                self.index.insert(id.clone(), self.list.len());
+                self.list.push((id, unit));
+            }
+        }
+    }
+
+    /// The unit at `id`, a fresh pending one put last when there is none.
+    pub fn entry(&mut self, id: &str) -> &mut Unit {
+        if !self.contains(id) {
+            self.insert(id.to_string(), Unit::default());
+        }
+        let i = self.index[id];
+        &mut self.list[i].1
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Unit)> {
+        self.list.iter().map(|(id, u)| (id, u))
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Unit)> {
+        self.list.iter_mut().map(|(id, u)| (&*id, u))
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = &String> {
+        self.list.iter().map(|(id, _)| id)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+impl FromIterator<(String, Unit)> for Units {
+    fn from_iter<I: IntoIterator<Item = (String, Unit)>>(iter: I) -> Self {
+        let mut units = Units::default();
+        for (id, u) in iter {
+            units.insert(id, u);
+        }
+        units
+    }
+}
+
+impl Serialize for Units {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.list.len()))?;
+        for (id, u) in &self.list {
+            m.serialize_entry(id, u)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Units {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Units;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of units keyed by id")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Units, A::Error> {
+                let mut units = Units::default();
+                while let Some((id, u)) = a.next_entry::<String, Unit>()? {
+                    units.insert(id, u);
+                }
+                Ok(units)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// taskhook's cursor in state.json (`taskhook`): how much of progress.md the state reflects
+/// ([`super::state`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct Cursor {
+    pub progress_bytes: u64,
+    pub commits_logged: u64,
+    pub checksum: String,
+}
+
+/// A cursor of another shape is no cursor (the next load checks the whole log); the write
+/// after it sets a fresh one or none.
+fn lenient_cursor<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cursor>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(Cursor::deserialize(&v).ok())
+}
+
+/// state.json. Fields in the order a state taskhook builds (`iterative new`, a rebuild) has
+/// them.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+pub struct State {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    pub slug: String,
+    pub mode: Mode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated: Option<String>,
+    pub phase: Stage,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub current_task: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub current_phase: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub current_iteration: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<Units>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Units>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits: Option<Vec<String>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient_cursor",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub taskhook: Option<Cursor>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// No units, for a state that has none.
+static NO_UNITS: std::sync::LazyLock<Units> = std::sync::LazyLock::new(Units::default);
+
+impl State {
+    /// A fresh state of `mode` with `units` and no current unit.
+    pub fn new(slug: &str, mode: Mode, units: Units) -> State {
+        let mut s = State {
+            slug: slug.to_string(),
+            mode,
+            ..Default::default()
+        };
+        *s.units_mut() = units;
+        s.set_current(None);
+        s
+    }
+
+    /// `tasks` or `phases`, by mode.
+    pub fn units_key(&self) -> &'static str {
+        self.mode.units_key()
+    }
+
+    /// The units of the mode (none when the field is missing).
+    pub fn units(&self) -> &Units {
+        match self.mode {
+            Mode::Development => self.tasks.as_ref(),
+            Mode::Knowledge => self.phases.as_ref(),
+        }
+        .unwrap_or(&NO_UNITS)
+    }
+
+    /// The units of the mode, the field created when missing.
+    pub fn units_mut(&mut self) -> &mut Units {
+        match self.mode {
+            Mode::Development => self.tasks.get_or_insert_with(Units::default),
+            Mode::Knowledge => self.phases.get_or_insert_with(Units::default),
+        }
+    }
+
+    pub fn unit(&self, id: &str) -> Option<&Unit> {
+        self.units().get(id)
+    }
+
+    /// The unit in work (`current_task` / `current_phase`), if any.
+    pub fn current(&self) -> Option<&str> {
+        match self.mode {
+            Mode::Development => &self.current_task,
+            Mode::Knowledge => &self.current_phase,
+        }
+        .as_ref()?
+        .as_deref()
+    }
+
+    /// Sets the current pointer (`null` for none).
+    pub fn set_current(&mut self, id: Option<String>) {
+        match self.mode {
+            Mode::Development => self.current_task = Some(id),
+            Mode::Knowledge => self.current_phase = Some(id),
+        }
+    }
+
+    /// The status of a unit (`pending` for one state.json lacks).
+    pub fn status_of(&self, id: &str) -> Status {
+        self.unit(id).map_or(Status::Pending, |u| u.status)
+    }
+
+    /// The recorded commits (none when the field is missing).
+    pub fn commits(&self) -> &[String] {
+        self.commits.as_deref().unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layouts::json::{typed, write_back};
+
+    #[test]
+    fn nulls_stay_null_and_absent_fields_stay_absent() {
+        let text = r#"{"slug":"s","mode":"development","phase":"execute","current_task":null,"tasks":{"T1":{"status":"pending","started_at":null,"x":1},"T2":{"status":"blocked","reason":"Waiting on T1"}}}"#;
+        let mut doc: Value = serde_json::from_str(text).unwrap();
+        let s: State = typed(&doc).unwrap();
+        assert_eq!(s.current_task, Some(None));
+        assert_eq!(s.unit("T1").unwrap().started_at, Some(None));
+        assert!(s.unit("T2").unwrap().waiting());
+        write_back(&mut doc, &s).unwrap();
+        assert_eq!(serde_json::to_string(&doc).unwrap(), text);
+    }
+
+    #[test]
+    fn held_is_derived_from_status_and_reason() {
+        let u = |status, reason: Option<&str>| Unit {
+            status,
+            reason: reason.map(Reason::from),
+            ..Default::default()
+        };
+        assert_eq!(
+            u(Status::Blocked, Some(CONFIRMATION_CAP_REASON)).hold(),
+            Some(Hold::NeedsReview)
+        );
+        assert_eq!(u(Status::Timeout, None).hold(), Some(Hold::TimedOut));
+        assert_eq!(u(Status::Blocked, Some("needs a key")).hold(), None);
+        let w = u(Status::Blocked, Some("Waiting on T1, T2 and T3"));
+        assert!(w.waiting() && w.not_started() && w.hold().is_none());
+        let deps: Vec<&str> = w.reason.as_ref().unwrap().waits_on().collect();
+        assert_eq!(deps, ["T1", "T2", "T3"]);
+        assert_eq!(
+            serde_json::to_value(&w).unwrap()["reason"],
+            "Waiting on T1, T2 and T3"
+        );
+    }
+
+    #[test]
+    fn counts_are_integers_as_the_schema_counts_them() {
+        let u: Unit = typed(
+            &serde_json::json!({"status": "pending", "iterations_used": 2.0, "max_iterations": 7}),
+        )
+        .unwrap();
+        assert_eq!((u.iterations_used, u.max_iterations), (Some(2), Some(7)));
+        assert!(
+            typed::<Unit>(&serde_json::json!({"status": "pending", "iterations_used": 1.5}))
+                .is_err()
+        );
+    }
+}

@@ -210,8 +210,8 @@ impl Layout for Projects {
 
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
         let p = Paths::of(&store.root);
-        let t = files::load(cx, &p)?;
-        let mut s = summary::summarize(cx, store, &t.doc)?;
+        let (list, restored) = files::read(cx, &p)?;
+        let mut s = summary::summarize(cx, store, &list)?;
         if pending::waiting(cx, &p) {
             s.problems.insert(
                 0,
@@ -221,7 +221,7 @@ impl Layout for Projects {
                 ),
             );
         }
-        if let Some(r) = &t.restored {
+        if let Some(r) = &restored {
             s.problems.insert(
                 0,
                 format!(
@@ -239,13 +239,14 @@ impl Layout for Projects {
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        let t = files::load(cx, &Paths::of(&store.root))?;
-        Ok(model::tasks(&t.doc)
-            .iter()
-            .filter(|t| !model::id(t).is_empty())
+        let (list, _) = files::read(cx, &Paths::of(&store.root))?;
+        Ok(list
+            .tasks
+            .into_iter()
+            .filter(|t| !t.id.is_empty())
             .map(|t| Unit {
-                id: model::id(t).to_string(),
-                active: !model::is_finished(model::status(t)),
+                active: !t.status.is_finished(),
+                id: t.id,
             })
             .collect())
     }
@@ -302,7 +303,7 @@ impl Layout for Projects {
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
         let p = Paths::of(&store.root);
         cx.store.with_lock(&p.lock(), || {
-            let t = files::try_load(cx, &p)?.map_err(|why| {
+            let mut t = files::try_load(cx, &p)?.map_err(|why| {
                 Error::Rule(format!(
                     "cannot recover `{}`: it is unusable ({why}), and no checkpoint holds a valid task to restore it from: fix it by hand (`taskhook validate` names the problems, `taskhook schema {SCHEMA_TASKS}` shows the format) or restore it from version control; its bytes are left as they are",
                     p.tasks.display()
@@ -319,11 +320,11 @@ impl Layout for Projects {
                 return Ok(format!(
                     "{} is valid ({} task(s)); nothing to recover. To roll back, copy a file of {} over it.",
                     p.tasks.display(),
-                    model::tasks(&t.doc).len(),
+                    t.list.tasks.len(),
                     p.checkpoints.display()
                 ));
             }
-            let done = files::commit(cx, &p, &t, &files::Change::default())?;
+            let done = files::commit(cx, &p, &mut t, &files::Change::default())?;
             let msg = done.restored.unwrap_or_default();
             Ok(format!("{}: {msg}.", p.tasks.display()))
         })

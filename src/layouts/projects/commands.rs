@@ -1,7 +1,7 @@
 //! What `taskhook projects …` does, so the CLI only parses and prints: create a project, add a
 //! task (decomposing its parent), start one, set a status by hand, name the next task, append a
 //! log entry (SYNC_TO_{PLATFORM} with its external id), and recompute velocity from the log.
-//! Transitions go through the same step as hooks ([`super::steps::act`]).
+//! Transitions go through the same step as hooks ([`super::hooks::act`]).
 
 use std::path::PathBuf;
 
@@ -11,7 +11,7 @@ use super::files::{self, to_doc, Change, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY}
 use super::lifecycle::Action;
 use super::log::{self, Entry};
 use super::model::{self, Priority, ProjectRecord, Status, Task, TaskList, Velocity};
-use super::steps::{self, Acted};
+use super::hooks::{self as steps, Acted};
 use super::{base, store_ref, SCHEMA_TASKS};
 use crate::context::Ctx;
 use crate::error::{Error, Result};

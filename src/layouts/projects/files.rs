@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::log::{self, Entry};
 use super::model::{ProjectRecord, Status, TaskList};
 use super::pending;
-use super::recovery::{self, Restored};
+use super::restore::{self as recovery, Restored};
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};

@@ -9,18 +9,18 @@
 //! write a checkpoint, SessionStart detects stale tasks, reconciles, cleans up and restores a
 //! corrupt list. The rooms: [`model`] (the list, pure), [`lifecycle`] (the pure step),
 //! [`log`] (the log's format, velocity), [`files`] (every write, the seed's protocol),
-//! [`recovery`], [`session`], [`steps`] (transactions and hook replies), [`summary`],
+//! [`restore`], [`reconcile`], [`hooks`] (transactions and hook replies), [`summary`],
 //! [`commands`] (what `taskhook projects …` does).
 
 pub mod commands;
 pub mod files;
+pub mod hooks;
 pub mod lifecycle;
 pub mod log;
 pub mod model;
 pub mod pending;
-pub mod recovery;
-pub mod session;
-pub mod steps;
+pub mod reconcile;
+pub mod restore;
 pub mod summary;
 pub mod validate;
 pub mod work;
@@ -100,7 +100,7 @@ fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Resul
     if !ours || !cx.store.exists(&p.research.join(format!("{task}.md"))) {
         return Ok(Reaction::default());
     }
-    let a = steps::act(cx, store, task, Action::Researched)?;
+    let a = hooks::act(cx, store, task, Action::Researched)?;
     let mut r = Reaction::default();
     for msg in a.committed.settled.iter().chain(&a.committed.restored) {
         r.tell_user
@@ -235,7 +235,7 @@ impl Layout for Projects {
     }
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Reconciled> {
-        session::reconcile(cx, store, start)
+        reconcile::reconcile(cx, store, start)
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
@@ -259,7 +259,7 @@ impl Layout for Projects {
         input: Input<'_>,
         _turn: &Turn<'_>,
     ) -> Result<Reaction> {
-        steps::step(cx, store, unit, input)
+        hooks::step(cx, store, unit, input)
     }
 
     fn work(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {

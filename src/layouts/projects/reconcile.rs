@@ -2,7 +2,7 @@
 //! when something is to be fixed:
 //!
 //! 0. a change a kill interrupted is settled ([`super::pending`]), and an unusable tasks.json
-//!    is restored ([`super::recovery`]): the steps below need a task list to work on; then a
+//!    is restored ([`super::restore`]): the steps below need a task list to work on; then a
 //!    completion the log records that tasks.json lacks (a kill between the two writes of an
 //!    older taskhook, or another writer's) is finished from the log: the task's latest logged
 //!    transition is TASK_COMPLETE from the status tasks.json still holds;

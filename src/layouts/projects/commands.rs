@@ -1,17 +1,18 @@
 //! What `taskhook projects …` does, so the CLI only parses and prints: create a project, add a
 //! task (decomposing its parent), start one, set a status by hand, name the next task, append a
 //! log entry (SYNC_TO_{PLATFORM} with its external id), and recompute velocity from the log.
-//! Transitions go through the same step as hooks ([`super::hooks::act`]).
+//! Transitions go through the same step as hooks ([`super::steps::act`]).
 
 use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 
 use super::files::{self, to_doc, Change, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
+use super::hooks;
 use super::lifecycle::Action;
 use super::log::{self, Entry};
 use super::model::{self, Priority, ProjectRecord, Status, Task, TaskList, Velocity};
-use super::hooks::{self as steps, Acted};
+use super::steps::{self, Acted};
 use super::{base, store_ref, SCHEMA_TASKS};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -252,7 +253,7 @@ pub fn next(cx: &Ctx, project: &Project, store_id: &str) -> Result<Next> {
     let (list, _) = files::read(cx, &Paths::of(&store.root))?;
     let ready = list.ready();
     let task = ready.first().and_then(|id| list.find(id)).cloned();
-    let hint = steps::next_hint(&list).trim().to_string();
+    let hint = hooks::next_hint(&list).trim().to_string();
     Ok(Next { task, ready, hint })
 }
 

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::log::{self, Entry};
 use super::model::{ProjectRecord, Status, TaskList};
 use super::pending;
-use super::restore::{self as recovery, Restored};
+use super::restore::{self, Restored};
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -143,7 +143,7 @@ fn try_load_as(cx: &Ctx, p: &Paths, keep: Keep) -> Result<std::result::Result<Ta
             Err(why) => why,
         },
     };
-    Ok(match recovery::restore(cx, p, bytes.as_deref(), &why)? {
+    Ok(match restore::restore(cx, p, bytes.as_deref(), &why)? {
         Some(r) => typed_list(r.doc.clone(), Some(r), keep),
         None => Err(why),
     })
@@ -333,7 +333,7 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
     }
     let mut entries = Vec::new();
     if let Some(r) = &t.restored {
-        let (msg, entry) = recovery::keep_aside(cx, p, r, &now)?;
+        let (msg, entry) = restore::keep_aside(cx, p, r, &now)?;
         notes.restored = Some(msg);
         entries.push(entry);
     }
@@ -464,4 +464,14 @@ pub fn update_project(cx: &Ctx, p: &Paths, list: &TaskList, c: &Change, now: &st
         write_json(cx, p, &p.project, SCHEMA_PROJECT, &doc, None)?;
     }
     Ok(())
+}
+
+/// An ERROR entry about the store (a change a rule refused), after settling a change a kill
+/// interrupted, under the project's lock.
+pub fn log_error(cx: &Ctx, p: &Paths, message: &str) -> Result<()> {
+    let now = cx.store.clock().stamp();
+    cx.store.with_lock(&p.lock(), || {
+        pending::settle(cx, p)?;
+        append(cx, p, &[Entry::error(&now, None, message)])
+    })
 }

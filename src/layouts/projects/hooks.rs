@@ -1,67 +1,140 @@
-//! One action on one task as a transaction (decided on an unlocked read; only a change takes
-//! the lock and is decided again on a fresh read), and the hook replies it makes: a launch
-//! refused (`deny`), what the main agent learns (a task done, tasks now ready, a task blocked
-//! or failed, a phase complete), what the user sees.
+//! Facts to reactions: which facts a project wants (SessionStart, PreCompact / SessionEnd, an
+//! edit of its files), a research file written (RESEARCHED), a checkpoint at PreCompact /
+//! SessionEnd, and a bound subagent's step ([`super::steps::act`]) with the replies it makes:
+//! a launch refused (`deny`), what the main agent learns (a task done, tasks now ready, a task
+//! blocked or failed, a phase complete), what the user sees.
 
-use super::files::{self, Change, Committed, Paths};
-use super::lifecycle::{self, fmt_num, Action, Outcome};
+use std::path::{Component, Path};
+
+use super::files::{self, Paths};
+use super::lifecycle::{fmt_num, Action};
 use super::model::{self, Status, Task, TaskList};
+use super::pending;
+use super::steps::{self, Acted};
+use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::Result;
+use crate::layouts::fact::Fact;
 use crate::layouts::{Input, Reaction, StoreRef};
 use crate::signals::SignalKind;
+use crate::store::parse_checked;
 
-/// What one action did.
-#[derive(Debug, Clone)]
-pub struct Acted {
-    pub outcome: Outcome,
-    /// The task after the action.
-    pub task: Option<Task>,
-    /// The list after the action.
-    pub list: TaskList,
-    pub committed: Committed,
+/// Whether the layout wants `fact`: every session start and checkpoint, an edit of a
+/// project's files.
+pub fn wants(fact: &Fact<'_>) -> bool {
+    match fact {
+        Fact::SessionStart(_) | Fact::Checkpoint(_) => true,
+        Fact::Edit(path) => touched(path).is_some(),
+        _ => false,
+    }
 }
 
-/// Applies `action` to task `id` of the store, under its lock when anything changes.
-pub fn act(cx: &Ctx, store: &StoreRef, id: &str, action: Action<'_>) -> Result<Acted> {
+/// A fact other than a step: a research file written, a checkpoint due.
+pub fn on_fact(cx: &Ctx, store: &StoreRef, fact: &Fact<'_>) -> Result<Reaction> {
+    match fact {
+        Fact::Edit(path) => match touched(path) {
+            Some((id, Touched::Research(task))) if id == store.id => {
+                research_written(cx, store, path, task)
+            }
+            _ => Ok(Reaction::default()),
+        },
+        Fact::Checkpoint(event) => checkpoint_now(cx, store, event),
+        _ => Ok(Reaction::default()),
+    }
+}
+
+/// A file of a project an edit can touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Touched<'a> {
+    /// project.json, tasks.json or progress/velocity.json (checked by the edit rule).
+    State,
+    /// `research/{task}.md`.
+    Research(&'a str),
+}
+
+/// Which project file `path` is (`…/.claude/projects/{id}/…`), judged from the path alone.
+fn touched(path: &str) -> Option<(&str, Touched<'_>)> {
+    let names: Vec<&str> = Path::new(path)
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => n.to_str(),
+            _ => None,
+        })
+        .collect();
+    let at = |from_end: usize| names.len().checked_sub(from_end).map(|i| names[i]);
+    let under =
+        |depth: usize| at(depth + 1) == Some("projects") && at(depth + 2) == Some(".claude");
+    match (at(1)?, at(2)?) {
+        ("tasks.json" | "project.json", id) if under(2) => Some((id, Touched::State)),
+        ("velocity.json", "progress") if under(3) => Some((at(3)?, Touched::State)),
+        (file, "research") if under(3) => {
+            let task = file.strip_suffix(".md").filter(|t| !t.is_empty())?;
+            Some((at(3)?, Touched::Research(task)))
+        }
+        _ => None,
+    }
+}
+
+/// A research file written: PENDING / IN_RESEARCH → RESEARCHED (TASK_RESEARCHED).
+fn research_written(cx: &Ctx, store: &StoreRef, path: &str, task: &str) -> Result<Reaction> {
+    let p = Paths::of(&store.root);
+    let file = Path::new(path);
+    let parent = file.parent().unwrap_or(Path::new(""));
+    let ours = if file.is_absolute() {
+        parent == p.research
+    } else {
+        p.research.ends_with(parent)
+    };
+    if !ours || !cx.store.exists(&p.research.join(format!("{task}.md"))) {
+        return Ok(Reaction::default());
+    }
+    let a = steps::act(cx, store, task, Action::Researched)?;
+    let mut r = Reaction::default();
+    for msg in a.committed.settled.iter().chain(&a.committed.restored) {
+        r.tell_user
+            .push(format!("taskhook: projects {}: {msg}", store.id));
+    }
+    Ok(r)
+}
+
+/// PreCompact / SessionEnd (`event`, the reason logged): a checkpoint of tasks.json, unless the
+/// newest one holds the same.
+/// A change a kill interrupted is settled first, so the checkpoint holds a whole state.
+fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     cx.store.transact(&p.lock(), |pass| {
-        let mut t = files::load(cx, &p)?;
-        let now = cx.store.clock().stamp();
-        // A refused action changes nothing (the step's promise), so the list is its own.
-        let out = lifecycle::apply(&mut t.list, &store.id, id, action, &now);
-        let dirty = out.changed || !out.entries.is_empty() || t.restored.is_some();
-        let mut committed = Committed::default();
-        if pass.writes() && dirty {
-            let change = if out.refused.is_some() {
-                Change::default()
-            } else {
-                let started = out.to == Some(Status::InProgress) && out.from != out.to;
-                Change {
-                    entries: out.entries.clone(),
-                    tasks_changed: out.changed,
-                    task: Some((
-                        id.to_string(),
-                        model::name(out.from).to_string(),
-                        model::name(out.to).to_string(),
-                    )),
-                    completions: out.completed.len(),
-                    phases: out.phases.clone(),
-                    started: started.then(|| id.to_string()),
-                }
-            };
-            committed = files::commit(cx, &p, &mut t, &change)?;
+        let interrupted = pending::waiting(cx, &p);
+        let mut reply = Reaction::default();
+        let mut say = |msg: String| reply.tell_user.push(format!("taskhook: projects {}: {msg}", store.id));
+        if pass.writes() {
+            if let Some(msg) = pending::settle(cx, &p)? {
+                say(msg);
+            }
         }
-        let task = t.list.find(id).cloned();
-        Ok((
-            Acted {
-                outcome: out,
-                task,
-                list: t.list,
-                committed,
-            },
-            dirty,
-        ))
+        let Some(bytes) = files::read_file(cx, &p.tasks)? else {
+            return Ok((reply, interrupted));
+        };
+        let valid = parse_checked(&bytes, SCHEMA_TASKS)?.is_ok();
+        if !valid {
+            say(format!(
+                "tasks.json is unusable, so no checkpoint was written; the next session start (or `taskhook recover {}`) restores it from the newest valid checkpoint.",
+                store.root.display()
+            ));
+            return Ok((reply, interrupted));
+        }
+        let ring = p.ring();
+        let newest = ring.list(&cx.store)?.pop();
+        let same = match &newest {
+            Some(cp) => cx.store.read(&cp.path)?.as_deref() == Some(&bytes[..]),
+            None => false,
+        };
+        if same {
+            return Ok((reply, interrupted));
+        }
+        if pass.writes() {
+            files::checkpoint(cx, &p, &bytes, event)?;
+        }
+        Ok((reply, true))
     })
 }
 
@@ -79,7 +152,7 @@ pub fn action_of(input: Input<'_>) -> Action<'_> {
 /// One lifecycle step from a hook: a launch of a subagent bound to the task, its signal, or
 /// its stop without one.
 pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Reaction> {
-    let a = act(cx, store, unit, action_of(input))?;
+    let a = steps::act(cx, store, unit, action_of(input))?;
     Ok(reply(store, unit, input, &a))
 }
 
@@ -211,5 +284,29 @@ pub fn next_hint(list: &TaskList) -> String {
         " No task is ready (the rest is BLOCKED or waits for BLOCKED tasks).".to_string()
     } else {
         format!(" No task is ready until {} finish(es).", working.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touched_files() {
+        assert_eq!(
+            touched("/p/.claude/projects/web/tasks.json"),
+            Some(("web", Touched::State))
+        );
+        assert_eq!(
+            touched(".claude/projects/web/progress/velocity.json"),
+            Some(("web", Touched::State))
+        );
+        assert_eq!(
+            touched("/p/.claude/projects/web/research/T1.md"),
+            Some(("web", Touched::Research("T1")))
+        );
+        assert_eq!(touched("/p/.claude/projects/web/notes.md"), None);
+        assert_eq!(touched("/p/src/tasks.json"), None);
+        assert_eq!(touched("/p/.claude/projects/web/research/.md"), None);
     }
 }

@@ -1,5 +1,5 @@
-//! SessionStart for one project (CONTRACT §6.1), decided on an unlocked read and written only
-//! when something is to be fixed:
+//! SessionStart for one project (CONTRACT §6.1), and `taskhook recover` ([`recover`]). The
+//! session start is decided on an unlocked read and written only when something is to be fixed:
 //!
 //! 0. a change a kill interrupted is settled ([`super::pending`]), and an unusable tasks.json
 //!    is restored ([`super::restore`]): the steps below need a task list to work on; then a
@@ -27,8 +27,9 @@ use super::log::{self, Entry};
 use super::model::{self, Status, Task, TaskList, STALE_TWICE};
 use super::pending;
 use super::summary;
+use super::SCHEMA_TASKS;
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::layouts::fact::Start;
 use crate::layouts::{Item, Reconciled, StoreRef};
 use crate::store::{clock::parse_time, fs, STALE_TEMP_AGE};
@@ -343,5 +344,38 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         changes,
         summary: Some(summary),
         tell_user: Vec::new(),
+    })
+}
+
+/// `taskhook recover` of a project: tasks.json restored from the newest valid checkpoint and
+/// the log ([`super::restore`]) and written, or why there is nothing to do or nothing to
+/// restore from.
+pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
+    let p = Paths::of(&store.root);
+    cx.store.with_lock(&p.lock(), || {
+        let mut t = files::try_load(cx, &p)?.map_err(|why| {
+            Error::Rule(format!(
+                "cannot recover `{}`: it is unusable ({why}), and no checkpoint holds a valid task to restore it from: fix it by hand (`taskhook validate` names the problems, `taskhook schema {SCHEMA_TASKS}` shows the format) or restore it from version control; its bytes are left as they are",
+                p.tasks.display()
+            ))
+        })?;
+        if t.restored.is_none() && !cx.store.exists(&p.tasks) {
+            return Err(Error::Rule(format!(
+                "cannot recover `{}`: it is missing, and no checkpoint holds a list to restore it from: `taskhook projects add {} TASK --title …` starts a new one",
+                p.tasks.display(),
+                store.id
+            )));
+        }
+        if t.restored.is_none() {
+            return Ok(format!(
+                "{} is valid ({} task(s)); nothing to recover. To roll back, copy a file of {} over it.",
+                p.tasks.display(),
+                t.list.tasks.len(),
+                p.checkpoints.display()
+            ));
+        }
+        let done = files::commit(cx, &p, &mut t, &files::Change::default())?;
+        let msg = done.restored.unwrap_or_default();
+        Ok(format!("{}: {msg}.", p.tasks.display()))
     })
 }

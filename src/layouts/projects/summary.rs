@@ -7,10 +7,11 @@ use std::time::UNIX_EPOCH;
 
 use chrono::Duration;
 
-use super::files::{Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
+use super::files::{self, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
 use super::lifecycle::fmt_num;
 use super::log;
 use super::model::{Priority, ProjectRecord, Status, Task, TaskList, Velocity};
+use super::pending;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::json::typed;
@@ -177,5 +178,34 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
         next = crate::shell::quote(&store.id)
     ));
     s.quiet = s.problems.is_empty() && tasks.iter().all(|t| t.status.is_finished());
+    Ok(s)
+}
+
+/// The summary of a project's store as `taskhook status` shows it: its list (restored in
+/// memory when tasks.json is unusable), with a change a kill interrupted and a restoration
+/// still to write named first among its problems.
+pub fn of_store(cx: &Ctx, store: &StoreRef) -> Result<Summary> {
+    let p = Paths::of(&store.root);
+    let (list, restored) = files::read(cx, &p)?;
+    let mut s = summarize(cx, store, &list)?;
+    if pending::waiting(cx, &p) {
+        s.problems.insert(
+            0,
+            format!(
+                "a change was interrupted (temp/{}): the next write to the store, or the next session start, finishes it or drops it",
+                pending::NAME
+            ),
+        );
+    }
+    if let Some(r) = &restored {
+        s.problems.insert(
+            0,
+            format!(
+                "{}; the next session start (or `taskhook recover {}`) writes this",
+                r.describe(None),
+                store.root.display()
+            ),
+        );
+    }
     Ok(s)
 }

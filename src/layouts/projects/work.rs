@@ -13,7 +13,7 @@ use super::model::{self, Status, Task, TaskList};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::work::text_of;
-use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
+use crate::layouts::{Phase, Reaction, Shown, StoreRef, Unit, WorkUnit};
 
 /// Most log entries `show` prints of a task.
 const HISTORY_LINES: usize = 8;
@@ -119,6 +119,20 @@ fn since(t: &Task) -> Option<String> {
         _ => created,
     };
     at.map(str::to_string)
+}
+
+/// Every task of the store and whether it is still to be finished, for the engine.
+pub fn active(cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
+    let (list, _) = files::read(cx, &Paths::of(&store.root))?;
+    Ok(list
+        .tasks
+        .into_iter()
+        .filter(|t| !t.id.is_empty())
+        .map(|t| Unit {
+            active: !t.status.is_finished(),
+            id: t.id,
+        })
+        .collect())
 }
 
 /// A task's description, acceptance criteria, files and research, and its recent log entries.

@@ -1,0 +1,64 @@
+//! One action on one task as a transaction, for hooks and commands alike: decided on an
+//! unlocked read by the pure step ([`super::lifecycle::apply`]); only a change takes the lock,
+//! is decided again on a fresh read, and is written with its log entries ([`files::commit`]).
+
+use super::files::{self, Change, Committed, Paths};
+use super::lifecycle::{self, Action, Outcome};
+use super::model::{self, Status, Task, TaskList};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::layouts::StoreRef;
+
+/// What one action did.
+#[derive(Debug, Clone)]
+pub struct Acted {
+    pub outcome: Outcome,
+    /// The task after the action.
+    pub task: Option<Task>,
+    /// The list after the action.
+    pub list: TaskList,
+    pub committed: Committed,
+}
+
+/// Applies `action` to task `id` of the store, under its lock when anything changes.
+pub fn act(cx: &Ctx, store: &StoreRef, id: &str, action: Action<'_>) -> Result<Acted> {
+    let p = Paths::of(&store.root);
+    cx.store.transact(&p.lock(), |pass| {
+        let mut t = files::load(cx, &p)?;
+        let now = cx.store.clock().stamp();
+        // A refused action changes nothing (the step's promise), so the list is its own.
+        let out = lifecycle::apply(&mut t.list, &store.id, id, action, &now);
+        let dirty = out.changed || !out.entries.is_empty() || t.restored.is_some();
+        let mut committed = Committed::default();
+        if pass.writes() && dirty {
+            let change = if out.refused.is_some() {
+                Change::default()
+            } else {
+                let started = out.to == Some(Status::InProgress) && out.from != out.to;
+                Change {
+                    entries: out.entries.clone(),
+                    tasks_changed: out.changed,
+                    task: Some((
+                        id.to_string(),
+                        model::name(out.from).to_string(),
+                        model::name(out.to).to_string(),
+                    )),
+                    completions: out.completed.len(),
+                    phases: out.phases.clone(),
+                    started: started.then(|| id.to_string()),
+                }
+            };
+            committed = files::commit(cx, &p, &mut t, &change)?;
+        }
+        let task = t.list.find(id).cloned();
+        Ok((
+            Acted {
+                outcome: out,
+                task,
+                list: t.list,
+                committed,
+            },
+            dirty,
+        ))
+    })
+}

@@ -468,4 +468,82 @@ mod tests {
         assert_eq!(o.entries[0].event, "STATUS_CHANGED");
         assert_eq!(field(&d, 1, "blocked_reason"), Value::Null);
     }
+
+    /// A random valid list: ids from a small pool (duplicates, parents, cycles happen), any
+    /// status, optional estimates, start times, reasons and phases.
+    fn some_list() -> impl proptest::strategy::Strategy<Value = TaskList> {
+        use proptest::prelude::*;
+        let id = (0..6u8).prop_map(|n| format!("T{n}"));
+        let task = (
+            id.clone(),
+            prop::sample::select(Status::ALL.to_vec()),
+            prop::collection::vec(id.clone(), 0..3),
+            prop::collection::vec(id, 0..2),
+            prop::option::of(0..90u32),
+            prop::option::of(prop::sample::select(vec!["p1", "p2"])),
+            any::<bool>(),
+        )
+            .prop_map(|(id, st, subs, deps, est, phase, started)| {
+                let mut t = json!({"id": id, "status": st, "dependencies": deps});
+                if subs.len() == 2 {
+                    t["subtasks"] = json!(subs);
+                }
+                if let Some(e) = est {
+                    t["estimate_minutes"] = json!(e);
+                }
+                if let Some(ph) = phase {
+                    t["phase"] = json!(ph);
+                }
+                if started {
+                    t["started_at"] = json!("2026-03-01T11:00:00Z");
+                    t["blocked_reason"] = json!(null);
+                }
+                t
+            });
+        prop::collection::vec(task, 1..10)
+            .prop_map(|tasks| typed(&json!({"tasks": tasks})).unwrap())
+    }
+
+    fn some_action() -> impl proptest::strategy::Strategy<Value = Action<'static>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Action::Start),
+            Just(Action::Done),
+            Just(Action::Blocked(Some("needs a key"))),
+            Just(Action::Failed(None)),
+            Just(Action::NoSignal),
+            Just(Action::Researched),
+            prop::sample::select(Status::ALL.to_vec()).prop_map(|s| Action::Set(s, None)),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The step's promises, on random lists and actions: a refusal changes nothing and logs
+        /// nothing; a change is always logged (SessionStart relies on it), and what it leaves
+        /// is still a list the schema accepts.
+        #[test]
+        fn a_step_logs_every_change_and_refuses_without_a_trace(
+            list in some_list(),
+            action in some_action(),
+            n in 0..7u8,
+        ) {
+            let id = format!("T{n}");
+            let mut after = list.clone();
+            let o = apply(&mut after, "web", &id, action, NOW);
+            if o.refused.is_some() {
+                proptest::prop_assert_eq!(&after, &list);
+                proptest::prop_assert!(o.entries.is_empty());
+            }
+            proptest::prop_assert_eq!(o.changed, after != list);
+            if o.changed {
+                proptest::prop_assert!(!o.entries.is_empty());
+                let mut doc = serde_json::to_value(&list).unwrap();
+                crate::layouts::json::write_back(&mut doc, &after).unwrap();
+                let checked = crate::store::schema::check(crate::layouts::projects::SCHEMA_TASKS, &doc);
+                proptest::prop_assert!(matches!(checked, Ok(Ok(()))), "{:?}", checked);
+            }
+        }
+    }
 }

@@ -16,7 +16,7 @@
 //! 3. `temp/.write-*` (and abandoned checkpoint temp files) older than 5 minutes are removed,
 //!    and a missing `progress/velocity.json` is recomputed from the log.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::UNIX_EPOCH;
 
 use chrono::{DateTime, Utc};
@@ -173,11 +173,13 @@ fn finish_logged(
     if due.is_empty() {
         return out;
     }
+    // Each phase once (a scan of the list per task would be quadratic).
+    let mut seen = HashSet::new();
     let open_phases: Vec<String> = list
         .tasks
         .iter()
         .filter_map(Task::phase)
-        .filter(|ph| !list.phase_complete(ph))
+        .filter(|ph| seen.insert(*ph) && !list.phase_complete(ph))
         .map(str::to_string)
         .collect();
     let complete = Status::Complete.as_str();

@@ -1,13 +1,14 @@
 //! `taskhook projects …`: seed 000's projects by hand: new, add, start, set, next, log,
 //! velocity. Human output by default, one JSON object with `--json`.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::projects::commands::{self, NewProject, NewTask};
 use crate::layouts::projects::lifecycle::fmt_num;
 use crate::layouts::projects::log::velocity_line;
+use crate::layouts::projects::model::{name, Task};
 use crate::layouts::projects::steps::Acted;
 
 use super::paint::Paint;
@@ -104,24 +105,16 @@ pub enum Cmd {
     },
 }
 
-fn task_line(t: &Value, paint: Paint) -> String {
-    let status = t["status"].as_str().unwrap_or("?");
-    let mut s = format!(
-        "{}  {}",
-        t["id"].as_str().unwrap_or("?"),
-        paint.status(status, status)
-    );
-    if let Some(title) = t["title"].as_str() {
+fn task_line(t: &Task, paint: Paint) -> String {
+    let status = t.status.as_str();
+    let mut s = format!("{}  {}", t.id, paint.status(status, status));
+    if let Some(title) = &t.title {
         s.push_str(&format!("  {title}"));
     }
-    match &t["priority"] {
-        Value::Null => {}
-        p => s.push_str(&format!(
-            "  priority {}",
-            p.as_str().map_or(p.to_string(), str::to_string)
-        )),
+    if let Some(p) = &t.priority {
+        s.push_str(&format!("  priority {p}"));
     }
-    if let Some(e) = t["estimate_minutes"].as_f64() {
+    if let Some(e) = t.estimate() {
         s.push_str(&format!("  estimate {} min", fmt_num(e)));
     }
     s
@@ -134,8 +127,8 @@ fn acted(io: &mut Io<'_>, task: &str, a: &Acted, json: bool) -> Result<u8> {
             io,
             &json!({
                 "task": a.task,
-                "previous_status": o.from,
-                "status": o.to,
+                "previous_status": name(o.from),
+                "status": name(o.to),
                 "completed": o.completed,
                 "phases_completed": o.phases,
                 "ready_now": o.ready_now,
@@ -147,7 +140,8 @@ fn acted(io: &mut Io<'_>, task: &str, a: &Acted, json: bool) -> Result<u8> {
         return Ok(0);
     }
     let paint = Paint::of(io);
-    let (from, to) = (paint.status(&o.from, &o.from), paint.status(&o.to, &o.to));
+    let (from, to) = (name(o.from), name(o.to));
+    let (from, to) = (paint.status(from, from), paint.status(to, to));
     let mut line = format!("{task}: {from} → {to}");
     if o.from == o.to {
         line = format!("{task}: already {to}");

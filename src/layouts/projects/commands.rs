@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 
-use super::files::{self, Change, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
+use super::files::{self, to_doc, Change, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
+use super::hooks;
 use super::lifecycle::Action;
 use super::log::{self, Entry};
-use super::model::{self, IN_PROGRESS, PENDING, STATUSES};
+use super::model::{self, Priority, ProjectRecord, Status, Task, TaskList, Velocity};
 use super::steps::{self, Acted};
 use super::{base, store_ref, SCHEMA_TASKS};
 use crate::context::Ctx;
@@ -29,7 +30,7 @@ pub struct NewProject {
 
 /// Creates `.claude/projects/ID/` with project.json, tasks.json, progress/log.md,
 /// progress/velocity.json and the research/, checkpoints/ and temp/ folders.
-pub fn create(cx: &Ctx, project: &Project, n: &NewProject) -> Result<(PathBuf, Value)> {
+pub fn create(cx: &Ctx, project: &Project, n: &NewProject) -> Result<(PathBuf, ProjectRecord)> {
     check_unit_id("project id", &n.id)?;
     let root = base(&project.root).join(&n.id);
     let p = Paths::of(&root);
@@ -37,32 +38,30 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewProject) -> Result<(PathBuf, V
         return Err(Error::Rule(format!("`{}` already exists", root.display())));
     }
     let now = cx.store.clock().stamp();
-    let mut record = Map::new();
-    record.insert("id".into(), json!(n.id));
-    record.insert("name".into(), json!(n.name.clone().unwrap_or(n.id.clone())));
-    if let Some(d) = &n.description {
-        record.insert("description".into(), json!(d));
-    }
-    record.insert("status".into(), json!("active"));
-    if let Some(ph) = &n.phase {
-        record.insert("phase".into(), json!(ph));
-    }
-    record.insert("created_at".into(), json!(now));
-    record.insert("updated_at".into(), json!(now));
-    record.insert("current_task".into(), Value::Null);
-    let record = Value::Object(record);
+    let record = ProjectRecord {
+        id: n.id.clone(),
+        name: Some(n.name.clone().unwrap_or(n.id.clone())),
+        description: n.description.clone(),
+        status: Some("active".to_string()),
+        phase: n.phase.clone(),
+        created_at: Some(now.clone()),
+        updated_at: Some(now.clone()),
+        current_task: Some(None),
+        rest: Map::new(),
+    };
     cx.store.create_dir_all(&root)?;
     cx.store.with_lock(&p.lock(), || {
         for dir in [&p.research, &p.checkpoints, &p.temp] {
             cx.store.create_dir_all(dir)?;
         }
-        files::write_json(cx, &p, &p.project, SCHEMA_PROJECT, &record, None)?;
-        files::write_json(cx, &p, &p.tasks, SCHEMA_TASKS, &json!({"tasks": []}), None)?;
+        files::write_json(cx, &p, &p.project, SCHEMA_PROJECT, &to_doc(&record), None)?;
+        let tasks = to_doc(&TaskList::default());
+        files::write_json(cx, &p, &p.tasks, SCHEMA_TASKS, &tasks, None)?;
         if !cx.store.exists(&p.log) {
             cx.store
                 .append(&p.log, files::log_header(&root).as_bytes())?;
         }
-        let v = log::velocity(&[], &now);
+        let v = to_doc(&log::velocity(&[], &now));
         files::write_json(cx, &p, &p.velocity, SCHEMA_VELOCITY, &v, None)?;
         Ok(())
     })?;
@@ -95,14 +94,14 @@ fn level_below(level: &str) -> Option<&'static str> {
 
 /// Appends a task; with `parent`, decomposes it: the parent's `subtasks` gains the child and
 /// the parent moves to IN_PROGRESS (TASK_STARTED). Returns the task as written.
-pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<Value> {
+pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<Task> {
     let store = store_ref(cx, project, store_id)?;
     check_unit_id("task id", &n.id)?;
     let p = Paths::of(&store.root);
     cx.store.with_lock(&p.lock(), || {
         let mut t = files::load(cx, &p)?;
-        let doc = &mut t.doc;
-        if model::find(doc, &n.id).is_some() {
+        let index = t.list.index();
+        if index.find(&n.id).is_some() {
             return Err(Error::Rule(format!(
                 "task {} already exists in {store_id}",
                 n.id
@@ -115,7 +114,7 @@ pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<V
                     n.id
                 )));
             }
-            if model::find(doc, d).is_none() {
+            if index.find(d).is_none() {
                 return Err(Error::Rule(format!(
                     "unknown dependency {d:?} of task {}: not a task of {store_id}",
                     n.id
@@ -123,82 +122,79 @@ pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<V
             }
         }
         let parent = match &n.parent {
-            Some(pid) => Some(model::find(doc, pid).cloned().ok_or_else(|| {
+            Some(pid) => Some(index.find(pid).ok_or_else(|| {
                 Error::Rule(format!("unknown parent {pid:?}: not a task of {store_id}"))
             })?),
             None => None,
         };
         let now = cx.store.clock().stamp();
-        let mut task = Map::new();
-        task.insert("id".into(), json!(n.id));
-        task.insert("title".into(), json!(n.title));
-        let level = n.level.clone().or_else(|| {
+        let mut task = Task::new(&n.id, Status::Pending);
+        task.title = Some(n.title.clone());
+        task.level = n.level.clone().or_else(|| {
             parent
-                .as_ref()
-                .and_then(|p| p["level"].as_str())
+                .and_then(|p| p.level.as_deref())
                 .and_then(level_below)
                 .map(str::to_string)
         });
-        if let Some(l) = level {
-            task.insert("level".into(), json!(l));
-        }
-        task.insert("status".into(), json!(PENDING));
-        if let Some(pr) = &n.priority {
-            let v = pr.parse::<i64>().map_or_else(|_| json!(pr), |n| json!(n));
-            task.insert("priority".into(), v);
-        }
-        let phase = n.phase.clone().or_else(|| {
-            parent
-                .as_ref()
-                .and_then(|p| model::phase(p))
-                .map(str::to_string)
+        task.priority = n.priority.as_ref().map(|pr| {
+            pr.parse::<i64>().map_or_else(
+                |_| Priority::Label(pr.clone()),
+                |n| Priority::Rank(n.into()),
+            )
         });
-        if let Some(ph) = phase {
-            task.insert("phase".into(), json!(ph));
+        task.phase = n
+            .phase
+            .clone()
+            .or_else(|| parent.and_then(Task::phase).map(str::to_string));
+        task.parent_id = Some(n.parent.clone());
+        task.subtasks = Some(Vec::new());
+        task.dependencies = Some(n.depends.clone());
+        match n.estimate.map(model::num) {
+            Some(Some(e)) => task.estimate_minutes = Some(e),
+            // Not a JSON number: written as `null`, which the schema refuses (ERROR logged).
+            Some(None) => {
+                task.rest.insert("estimate_minutes".into(), Value::Null);
+            }
+            None => {}
         }
-        task.insert("parent_id".into(), json!(n.parent));
-        task.insert("subtasks".into(), json!([]));
-        task.insert("dependencies".into(), json!(n.depends));
-        if let Some(e) = n.estimate {
-            task.insert("estimate_minutes".into(), model::num(e));
-        }
-        task.insert("actual_minutes".into(), Value::Null);
-        task.insert("created_at".into(), json!(now));
-        task.insert("started_at".into(), Value::Null);
-        task.insert("completed_at".into(), Value::Null);
-        task.insert("blocked_reason".into(), Value::Null);
-        let task = Value::Object(task);
-        crate::layouts::json::ensure_array(&mut doc["tasks"]).push(task.clone());
+        task.actual_minutes = Some(None);
+        task.created_at = Some(now.clone());
+        task.started_at = Some(None);
+        task.completed_at = Some(None);
+        task.blocked_reason = Some(None);
+        let parent_at = n.parent.as_ref().and_then(|pid| t.list.position(pid));
+        t.list.tasks.push(task.clone());
         let mut entries = Vec::new();
-        if let Some(pid) = &n.parent {
-            if let Some(i) = model::index(doc, pid) {
-                let from = model::status(&doc["tasks"][i]).to_string();
-                if let Some(m) = doc["tasks"][i].as_object_mut() {
-                    crate::layouts::json::array_at(m, "subtasks").push(json!(n.id));
-                    if from != IN_PROGRESS {
-                        m.insert("status".into(), json!(IN_PROGRESS));
-                        if m.get("started_at").is_none_or(Value::is_null) {
-                            m.insert("started_at".into(), json!(now));
-                        }
-                        if from == model::COMPLETE {
-                            m.insert("completed_at".into(), Value::Null);
-                            m.insert("actual_minutes".into(), Value::Null);
-                        }
-                        entries.push(
-                            Entry::task(&now, log::TASK_STARTED, pid, &from, IN_PROGRESS)
-                                .detail("Detail", format!("decomposed: new subtask {}", n.id)),
-                        );
-                    }
+        if let (Some(pid), Some(i)) = (&n.parent, parent_at) {
+            let parent = &mut t.list.tasks[i];
+            let from = parent.status;
+            parent
+                .subtasks
+                .get_or_insert_with(Vec::new)
+                .push(n.id.clone());
+            if from != Status::InProgress {
+                parent.status = Status::InProgress;
+                if parent.started_at().is_none() {
+                    parent.started_at = Some(Some(now.clone()));
                 }
+                if from == Status::Complete {
+                    parent.completed_at = Some(None);
+                    parent.actual_minutes = Some(None);
+                }
+                let in_progress = Status::InProgress.as_str();
+                entries.push(
+                    Entry::task(&now, log::TASK_STARTED, pid, from.as_str(), in_progress)
+                        .detail("Detail", format!("decomposed: new subtask {}", n.id)),
+                );
             }
         }
         let change = Change {
             entries,
             tasks_changed: true,
-            task: Some((n.id.clone(), "(new)".into(), PENDING.into())),
+            task: Some((n.id.clone(), "(new)".into(), Status::Pending.to_string())),
             ..Default::default()
         };
-        files::commit(cx, &p, &t, &change)?;
+        files::commit(cx, &p, &mut t, &change)?;
         Ok(task)
     })
 }
@@ -214,18 +210,11 @@ pub fn start(cx: &Ctx, project: &Project, store_id: &str, task: &str) -> Result<
 }
 
 /// A status as given on the command line (case ignored).
-pub fn parse_status(s: &str) -> Result<&'static str> {
-    let up = s.trim().to_ascii_uppercase();
-    STATUSES
-        .iter()
-        .copied()
-        .find(|st| *st == up)
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "unknown status {s:?}: one of {}",
-                STATUSES.join(", ")
-            ))
-        })
+pub fn parse_status(s: &str) -> Result<Status> {
+    Status::parse(&s.trim().to_ascii_uppercase()).ok_or_else(|| {
+        let all: Vec<&str> = Status::ALL.iter().map(|st| st.as_str()).collect();
+        Error::Usage(format!("unknown status {s:?}: one of {}", all.join(", ")))
+    })
 }
 
 /// `projects set`: a person sets a status; only a parent's COMPLETE before its subtasks is
@@ -251,7 +240,7 @@ pub fn set(
 #[derive(Debug, Clone)]
 pub struct Next {
     /// The next ready task, when one is.
-    pub task: Option<Value>,
+    pub task: Option<Task>,
     /// Every ready task, in order.
     pub ready: Vec<String>,
     /// What the rest waits for, when nothing is ready.
@@ -261,13 +250,10 @@ pub struct Next {
 /// `projects next`: the next ready task (BLOCKED tasks are skipped until a person acts).
 pub fn next(cx: &Ctx, project: &Project, store_id: &str) -> Result<Next> {
     let store = store_ref(cx, project, store_id)?;
-    let t = files::load(cx, &Paths::of(&store.root))?;
-    let ready = model::ready(&t.doc);
-    let task = ready
-        .first()
-        .and_then(|id| model::find(&t.doc, id))
-        .cloned();
-    let hint = steps::next_hint(&t.doc).trim().to_string();
+    let (list, _) = files::read(cx, &Paths::of(&store.root))?;
+    let ready = list.ready();
+    let task = ready.first().and_then(|id| list.find(id)).cloned();
+    let hint = hooks::next_hint(&list).trim().to_string();
     Ok(Next { task, ready, hint })
 }
 
@@ -318,16 +304,17 @@ pub fn append_entry(
         let now = cx.store.clock().stamp();
         let mut entry = match task {
             Some(id) => {
-                let st = model::find(&t.doc, id)
-                    .map(model::status)
+                let st = t
+                    .list
+                    .status_of(id)
                     .ok_or_else(|| Error::Rule(format!("there is no task {id} in {store_id}")))?
-                    .to_string();
-                Entry::task(&now, &event, id, &st, &st)
+                    .as_str();
+                Entry::task(&now, &event, id, st, st)
             }
             None => Entry::new(&now, &event),
         };
         let label = match event.as_str() {
-            _ if sync => "External ID",
+            _ if sync => log::label::EXTERNAL_ID,
             log::ERROR => "Error",
             _ => "Detail",
         };
@@ -337,12 +324,10 @@ pub fn append_entry(
         let mut changed = false;
         if let (true, Some(id), Some(ext)) = (sync, task, detail) {
             let platform = event.trim_start_matches("SYNC_TO_").to_string();
-            if let Some(i) = model::index(&t.doc, id) {
-                if let Some(m) = t.doc["tasks"][i].as_object_mut() {
-                    let ids = crate::layouts::json::object_at(m, "external_ids");
-                    changed = ids.get(&platform) != Some(&json!(ext));
-                    ids.insert(platform, json!(ext));
-                }
+            if let Some(i) = t.list.position(id) {
+                let ids = t.list.tasks[i].external_ids.get_or_insert_with(Map::new);
+                changed = ids.get(&platform) != Some(&json!(ext));
+                ids.insert(platform, json!(ext));
             }
         }
         let change = Change {
@@ -350,19 +335,19 @@ pub fn append_entry(
             tasks_changed: changed,
             ..Default::default()
         };
-        files::commit(cx, &p, &t, &change)?;
+        files::commit(cx, &p, &mut t, &change)?;
         Ok(entry)
     })
 }
 
 /// `projects velocity`: recomputed from the log (read-only).
-pub fn velocity(cx: &Ctx, project: &Project, store_id: &str) -> Result<Value> {
+pub fn velocity(cx: &Ctx, project: &Project, store_id: &str) -> Result<Velocity> {
     let store = store_ref(cx, project, store_id)?;
     let p = Paths::of(&store.root);
-    let doc = files::load(cx, &p)?.doc;
+    let (list, _) = files::read(cx, &p)?;
     let entries = log::parse(&files::read_log(cx, &p)?);
     Ok(log::velocity(
-        &log::completions(&entries, &doc),
+        &log::completions(&entries, &list),
         &cx.store.clock().stamp(),
     ))
 }

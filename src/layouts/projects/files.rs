@@ -8,15 +8,17 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::log::{self, Entry};
-use super::model;
+use super::model::{ProjectRecord, Status, TaskList};
 use super::pending;
-use super::recovery::{self, Restored};
+use super::restore::{self, Restored};
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::layouts::json::{typed, write_back};
 use crate::store::checkpoint::Ring;
 use crate::store::{fs, parse_checked, schema, to_pretty, Loaded};
 
@@ -79,7 +81,11 @@ impl Paths {
 /// The master list as loaded: valid, or restored in memory from a checkpoint.
 #[derive(Debug, Clone)]
 pub struct Tasks {
+    /// The document as read (or restored): [`commit`] writes [`Tasks::list`] back over it, so
+    /// its key order and unknown fields survive.
     pub doc: Value,
+    /// The list, typed: what decisions read and change.
+    pub list: TaskList,
     /// Set when tasks.json was unusable and `doc` was restored; written by [`commit`].
     pub restored: Option<Restored>,
 }
@@ -90,7 +96,25 @@ pub struct Tasks {
 /// valid checkpoint and the log (in memory; [`commit`] writes it); with nothing to restore
 /// from, it is refused ([`Error::Corrupt`]).
 pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
-    try_load(cx, p)?.map_err(|why| Error::Corrupt {
+    load_as(cx, p, Keep::Doc)
+}
+
+/// [`load`], the list alone, for a read that writes nothing: the document is taken apart into
+/// the model rather than copied.
+pub fn read(cx: &Ctx, p: &Paths) -> Result<(TaskList, Option<Restored>)> {
+    let t = load_as(cx, p, Keep::List)?;
+    Ok((t.list, t.restored))
+}
+
+/// Whether a load keeps the document for a write ([`Keep::Doc`]) or only the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Doc,
+    List,
+}
+
+fn load_as(cx: &Ctx, p: &Paths, keep: Keep) -> Result<Tasks> {
+    try_load_as(cx, p, keep)?.map_err(|why| Error::Corrupt {
         path: p.tasks.clone(),
         store: p.root.display().to_string(),
         details: format!("{why}; no valid checkpoint to restore it from"),
@@ -100,28 +124,57 @@ pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
 /// [`load`], with why tasks.json is unusable as `Ok(Err(why))` when nothing can restore it (no
 /// valid checkpoint, and no task of the damaged file validates).
 pub fn try_load(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Tasks, String>> {
+    try_load_as(cx, p, Keep::Doc)
+}
+
+fn try_load_as(cx: &Ctx, p: &Paths, keep: Keep) -> Result<std::result::Result<Tasks, String>> {
     let bytes = read_file(cx, &p.tasks)?;
-    let valid = |doc: Value| {
-        Ok(Ok(Tasks {
-            doc,
-            restored: None,
-        }))
-    };
     let why = match &bytes {
-        None if p.ring().list(&cx.store)?.is_empty() => return valid(json!({"tasks": []})),
+        None if p.ring().list(&cx.store)?.is_empty() => {
+            return Ok(Ok(Tasks {
+                doc: serde_json::json!({"tasks": []}),
+                list: TaskList::default(),
+                restored: None,
+            }))
+        }
         None => "it is missing".to_string(),
-        Some(b) => match parse_checked(b, SCHEMA_TASKS)? {
-            Ok(v) => return valid(v),
+        Some(b) => match parse_checked(b, SCHEMA_TASKS)?.and_then(|d| typed_list(d, None, keep)) {
+            Ok(t) => return Ok(Ok(t)),
             Err(why) => why,
         },
     };
-    Ok(match recovery::restore(cx, p, bytes.as_deref(), &why)? {
-        Some(r) => Ok(Tasks {
-            doc: r.doc.clone(),
-            restored: Some(r),
-        }),
+    Ok(match restore::restore(cx, p, bytes.as_deref(), &why)? {
+        Some(r) => typed_list(r.doc.clone(), Some(r), keep),
         None => Err(why),
     })
+}
+
+/// A checked document with its typed list (the document kept, or taken apart into the list).
+fn typed_list(
+    doc: Value,
+    restored: Option<Restored>,
+    keep: Keep,
+) -> std::result::Result<Tasks, String> {
+    let (doc, list) = match keep {
+        Keep::Doc => {
+            let list = typed::<TaskList>(&doc)?;
+            (doc, list)
+        }
+        Keep::List => (
+            Value::Null,
+            serde_json::from_value(doc).map_err(|e| e.to_string())?,
+        ),
+    };
+    Ok(Tasks {
+        doc,
+        list,
+        restored,
+    })
+}
+
+/// A model as the JSON document it writes.
+pub fn to_doc<T: Serialize>(model: &T) -> Value {
+    serde_json::to_value(model).unwrap_or(Value::Null)
 }
 
 /// A path's file name as text.
@@ -252,7 +305,7 @@ pub struct Committed {
 /// project.json, appends the entries (the restoration's ERROR entry first), and after
 /// completions recomputes velocity.json and writes a checkpoint when one is due. Call under the
 /// project's lock.
-pub fn commit(cx: &Ctx, p: &Paths, t: &Tasks, c: &Change) -> Result<Committed> {
+pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committed> {
     let mut notes = Committed {
         settled: pending::settle(cx, p)?,
         ..Default::default()
@@ -264,6 +317,7 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &Tasks, c: &Change) -> Result<Committed> {
         .as_ref()
         .map(|(a, b, d)| (a.as_str(), b.as_str(), d.as_str()));
     if write_tasks {
+        write_back(&mut t.doc, &t.list).map_err(Error::BadInput)?;
         if let Err(issues) = schema::check(SCHEMA_TASKS, &t.doc)? {
             let e = Error::SchemaInvalid {
                 path: p.tasks.clone(),
@@ -279,7 +333,7 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &Tasks, c: &Change) -> Result<Committed> {
     }
     let mut entries = Vec::new();
     if let Some(r) = &t.restored {
-        let (msg, entry) = recovery::keep_aside(cx, p, r, &now)?;
+        let (msg, entry) = restore::keep_aside(cx, p, r, &now)?;
         notes.restored = Some(msg);
         entries.push(entry);
     }
@@ -294,11 +348,11 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &Tasks, c: &Change) -> Result<Committed> {
         }
         cx.store
             .replace_via(&p.tasks, &bytes, &p.temp, TEMP_PREFIX)?;
-        update_project(cx, p, &t.doc, c, &now)?;
+        update_project(cx, p, &t.list, c, &now)?;
     }
     append_block(cx, p, &block)?;
     if c.completions > 0 {
-        notes.checkpoint = after_completions(cx, p, &t.doc, &c.phases, &now)?;
+        notes.checkpoint = after_completions(cx, p, &t.list, &t.doc, &c.phases, &now)?;
     }
     if recorded {
         pending::end(cx, p)?;
@@ -320,15 +374,16 @@ pub fn append_block(cx: &Ctx, p: &Paths, block: &str) -> Result<()> {
 
 /// After completions: velocity.json recomputed from the log, and a checkpoint written when
 /// one is due (`phases` completed, or 10 completions since the last one); returns what the
-/// checkpoint was.
+/// checkpoint was. `doc` is tasks.json as written, `list` its model.
 pub fn after_completions(
     cx: &Ctx,
     p: &Paths,
+    list: &TaskList,
     doc: &Value,
     phases: &[String],
     now: &str,
 ) -> Result<Option<String>> {
-    let entries = write_velocity(cx, p, doc, now)?;
+    let entries = write_velocity(cx, p, list, now)?;
     let since = completions_since_checkpoint(&entries);
     let reason = if let Some(ph) = phases.first() {
         format!("phase {ph} complete")
@@ -341,9 +396,9 @@ pub fn after_completions(
 }
 
 /// Writes velocity.json recomputed from the log; returns the log's entries.
-pub fn write_velocity(cx: &Ctx, p: &Paths, doc: &Value, now: &str) -> Result<Vec<Entry>> {
+pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result<Vec<Entry>> {
     let entries = log::parse(&read_log(cx, p)?);
-    let v = log::velocity(&log::completions(&entries, doc), now);
+    let v = to_doc(&log::velocity(&log::completions(&entries, list), now));
     check_dirs(cx, p)?;
     if let Some(dir) = p.velocity.parent() {
         cx.store.create_dir_all(dir)?;
@@ -373,8 +428,8 @@ pub fn checkpoint(cx: &Ctx, p: &Paths, bytes: &[u8], reason: &str) -> Result<Str
         cx,
         p,
         &[Entry::new(&now, log::CHECKPOINT_WRITTEN)
-            .detail("Checkpoint", format!("checkpoints/{name}"))
-            .detail("Reason", reason)],
+            .detail(log::label::CHECKPOINT, format!("checkpoints/{name}"))
+            .detail(log::label::REASON, reason)],
     )?;
     Ok(format!("wrote checkpoints/{name} ({reason})"))
 }
@@ -382,33 +437,41 @@ pub fn checkpoint(cx: &Ctx, p: &Paths, bytes: &[u8], reason: &str) -> Result<Str
 /// project.json follows the list: `current_task` (the task started, or cleared when it left
 /// IN_PROGRESS), `phase` (the next phase with work, once one completes), `updated_at`. A
 /// missing or unusable project.json is left alone.
-pub fn update_project(cx: &Ctx, p: &Paths, doc: &Value, c: &Change, now: &str) -> Result<()> {
-    let Loaded::Valid(mut project) = load_small(cx, &p.project, SCHEMA_PROJECT)? else {
+pub fn update_project(cx: &Ctx, p: &Paths, list: &TaskList, c: &Change, now: &str) -> Result<()> {
+    let Loaded::Valid(mut doc) = load_small(cx, &p.project, SCHEMA_PROJECT)? else {
+        return Ok(());
+    };
+    let Ok(mut project) = typed::<ProjectRecord>(&doc) else {
         return Ok(());
     };
     let before = project.clone();
-    let current = project["current_task"].as_str().map(str::to_string);
+    let current = project.current_task.clone().flatten();
     let new_current = match &c.started {
         Some(s) => Some(s.clone()),
-        None => current.filter(|id| model::status_of(doc, id) == model::IN_PROGRESS),
+        None => current.filter(|id| list.status_of(id) == Some(Status::InProgress)),
     };
-    let Some(m) = project.as_object_mut() else {
-        return Ok(());
-    };
-    if m.contains_key("current_task") || new_current.is_some() {
-        m.insert(
-            "current_task".into(),
-            new_current.map_or(Value::Null, Value::String),
-        );
+    if project.current_task.is_some() || new_current.is_some() {
+        project.current_task = Some(new_current);
     }
     if !c.phases.is_empty() {
-        if let Some(next) = model::next_phase(doc) {
-            m.insert("phase".into(), json!(next));
+        if let Some(next) = list.next_phase() {
+            project.phase = Some(next);
         }
     }
     if project != before {
-        project["updated_at"] = json!(now);
-        write_json(cx, p, &p.project, SCHEMA_PROJECT, &project, None)?;
+        project.updated_at = Some(now.to_string());
+        write_back(&mut doc, &project).map_err(Error::BadInput)?;
+        write_json(cx, p, &p.project, SCHEMA_PROJECT, &doc, None)?;
     }
     Ok(())
+}
+
+/// An ERROR entry about the store (a change a rule refused), after settling a change a kill
+/// interrupted, under the project's lock.
+pub fn log_error(cx: &Ctx, p: &Paths, message: &str) -> Result<()> {
+    let now = cx.store.clock().stamp();
+    cx.store.with_lock(&p.lock(), || {
+        pending::settle(cx, p)?;
+        append(cx, p, &[Entry::error(&now, None, message)])
+    })
 }

@@ -6,10 +6,8 @@
 
 use std::collections::HashSet;
 
-use serde_json::{json, Value};
-
 use super::log::{self, Entry};
-use super::model::{self, *};
+use super::model::{self, minutes_between, Index, Status, TaskList};
 use crate::store::clock::parse_time;
 
 /// What happens to a task.
@@ -29,15 +27,15 @@ pub enum Action<'a> {
     /// `research/{id}.md` was written.
     Researched,
     /// A person sets a status (`projects set`): no refusal but a parent's early COMPLETE.
-    Set(&'a str, Option<&'a str>),
+    Set(Status, Option<&'a str>),
 }
 
 /// What one step did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcome {
-    /// The task's status before and after.
-    pub from: String,
-    pub to: String,
+    /// The task's status before and after (`None`: there is no such task).
+    pub from: Option<Status>,
+    pub to: Option<Status>,
     /// Entries for progress/log.md, in order.
     pub entries: Vec<Entry>,
     /// Whether the master list changed.
@@ -54,64 +52,64 @@ pub struct Outcome {
     pub actual_minutes: Option<i64>,
 }
 
-fn refuse(from: &str, why: String) -> Outcome {
+fn refuse(from: Option<Status>, why: String) -> Outcome {
     Outcome {
-        from: from.to_string(),
-        to: from.to_string(),
+        from,
+        to: from,
         refused: Some(why),
         ..Default::default()
     }
 }
 
-fn set(doc: &mut Value, i: usize, key: &str, v: Value) {
-    if let Some(m) = doc["tasks"][i].as_object_mut() {
-        m.insert(key.to_string(), v);
-    }
-}
-
 /// Applies `action` to task `id` of project `project` at `now` (`YYYY-MM-DDTHH:MM:SSZ`).
-pub fn apply(doc: &mut Value, project: &str, id: &str, action: Action<'_>, now: &str) -> Outcome {
-    let Some(i) = index(doc, id) else {
-        return refuse("", format!("there is no task {id}"));
+pub fn apply(
+    list: &mut TaskList,
+    project: &str,
+    id: &str,
+    action: Action<'_>,
+    now: &str,
+) -> Outcome {
+    let Some(i) = list.position(id) else {
+        return refuse(None, format!("there is no task {id}"));
     };
-    let from = status(&doc["tasks"][i]).to_string();
-    let ready_before: HashSet<String> = ready(doc).into_iter().collect();
-    let task = doc["tasks"][i].clone();
-    let subs = subtasks(&task);
+    let from = list.tasks[i].status;
+    let ready_before: HashSet<String> = list.ready().into_iter().collect();
+    let subs: Vec<String> = list.tasks[i].subtasks().map(str::to_string).collect();
     let mut out = Outcome {
-        from: from.clone(),
-        to: from.clone(),
+        from: Some(from),
+        to: Some(from),
         ..Default::default()
     };
-    let to: &str = match action {
+    let to = match action {
         Action::Start => {
-            if let Some(why) = start_refusal(doc, project, &task) {
-                return refuse(&from, why);
+            if let Some(why) = start_refusal(list, project, id) {
+                return refuse(Some(from), why);
             }
-            IN_PROGRESS
+            Status::InProgress
         }
-        Action::Done | Action::Set(COMPLETE, _) => {
-            if from == COMPLETE {
+        Action::Done | Action::Set(Status::Complete, _) => {
+            if from == Status::Complete {
                 return out;
             }
-            if !subs.is_empty() && !model::all_done(subs.iter().map(|s| status_of(doc, s))) {
-                return refuse(&from, parent_refusal(doc, id, &subs));
+            let index = list.index();
+            if !subs.is_empty() && !model::all_done(subs.iter().map(|s| index.status_of(s))) {
+                return refuse(Some(from), parent_refusal(&index, id, &subs));
             }
-            COMPLETE
+            Status::Complete
         }
-        Action::Blocked(_) => BLOCKED,
+        Action::Blocked(_) => Status::Blocked,
         Action::Failed(_) => {
-            if is_finished(&from) {
+            if from.is_finished() {
                 return out;
             }
-            PENDING
+            Status::Pending
         }
         Action::NoSignal => {
-            if is_finished(&from) {
+            if from.is_finished() {
                 return out;
             }
             out.entries.push(
-                Entry::task(now, log::LOOP_ITERATION, id, &from, &from).detail(
+                Entry::task(now, log::LOOP_ITERATION, id, from.as_str(), from.as_str()).detail(
                     "Detail",
                     "the bound subagent stopped without a signal; the task is not finished",
                 ),
@@ -119,10 +117,10 @@ pub fn apply(doc: &mut Value, project: &str, id: &str, action: Action<'_>, now: 
             return out;
         }
         Action::Researched => {
-            if from != PENDING && from != IN_RESEARCH {
+            if from != Status::Pending && from != Status::InResearch {
                 return out;
             }
-            RESEARCHED
+            Status::Researched
         }
         Action::Set(s, _) => s,
     };
@@ -133,62 +131,69 @@ pub fn apply(doc: &mut Value, project: &str, id: &str, action: Action<'_>, now: 
     if to == from && !matches!(action, Action::Failed(_) | Action::Blocked(_)) {
         return out;
     }
-    if to == from && task["blocked_reason"].as_str() == reason.as_deref() {
+    if to == from && list.tasks[i].blocked_reason() == reason.as_deref() {
         if let Action::Failed(r) = action {
             let msg = r.unwrap_or("the subagent reported a failure");
-            out.entries
-                .push(Entry::error(now, Some((id, &from, to)), msg));
+            out.entries.push(Entry::error(
+                now,
+                Some((id, from.as_str(), to.as_str())),
+                msg,
+            ));
         }
         return out;
     }
-    out.to = to.to_string();
+    out.to = Some(to);
     out.changed = true;
-    set(doc, i, "status", json!(to));
-    if from == BLOCKED && to != BLOCKED {
-        set(doc, i, "blocked_reason", Value::Null);
-        if task.get("stale_count").is_some() {
-            set(doc, i, "stale_count", json!(0));
+    let t = &mut list.tasks[i];
+    t.status = to;
+    if from == Status::Blocked && to != Status::Blocked {
+        t.blocked_reason = Some(None);
+        if t.stale_count.is_some() {
+            t.stale_count = Some(0.into());
         }
     }
-    if from == COMPLETE {
-        set(doc, i, "completed_at", Value::Null);
-        set(doc, i, "actual_minutes", Value::Null);
+    if from == Status::Complete {
+        t.completed_at = Some(None);
+        t.actual_minutes = Some(None);
     }
-    let entry = |event: &str| Entry::task(now, event, id, &from, to);
+    let entry = |event: &str| Entry::task(now, event, id, from.as_str(), to.as_str());
     match to {
-        IN_PROGRESS => {
-            set(doc, i, "started_at", json!(now));
+        Status::InProgress => {
+            t.started_at = Some(Some(now.to_string()));
             out.entries.push(entry(log::TASK_STARTED));
         }
-        COMPLETE => {
-            complete(doc, i, now, &mut out, entry(log::TASK_COMPLETE));
+        Status::Complete => {
+            complete(list, i, now, &mut out, entry(log::TASK_COMPLETE));
         }
-        BLOCKED => {
+        Status::Blocked => {
             let r = reason.unwrap_or_else(|| "blocked (no reason given)".to_string());
-            set(doc, i, "blocked_reason", json!(r));
+            t.blocked_reason = Some(Some(r.clone()));
             out.entries
-                .push(entry(log::TASK_BLOCKED).detail("Reason", &r));
+                .push(entry(log::TASK_BLOCKED).detail(log::label::REASON, &r));
         }
-        RESEARCHED => {
+        Status::Researched => {
             let e = entry(log::TASK_RESEARCHED).detail("Research", format!("research/{id}.md"));
             out.entries.push(e);
         }
         _ => match action {
             Action::Failed(r) => {
                 let msg = r.unwrap_or("the subagent reported a failure");
-                out.entries
-                    .push(Entry::error(now, Some((id, &from, to)), msg));
+                out.entries.push(Entry::error(
+                    now,
+                    Some((id, from.as_str(), to.as_str())),
+                    msg,
+                ));
             }
             _ => {
                 let mut e = entry(log::STATUS_CHANGED).detail("Detail", "set by hand");
                 if let Some(r) = &reason {
-                    e = e.detail("Reason", r);
+                    e = e.detail(log::label::REASON, r);
                 }
                 out.entries.push(e);
             }
         },
     }
-    let after = ready(doc);
+    let after = list.ready();
     out.ready_now = after
         .into_iter()
         .filter(|r| !ready_before.contains(r))
@@ -196,30 +201,30 @@ pub fn apply(doc: &mut Value, project: &str, id: &str, action: Action<'_>, now: 
     out
 }
 
-/// Why a task of project `project` may not start now, if it may not.
-pub fn start_refusal(doc: &Value, project: &str, task: &Value) -> Option<String> {
-    let id = model::id(task);
-    let st = status(task);
-    let subs = subtasks(task);
+/// Why task `id` of project `project` may not start now, if it may not.
+pub fn start_refusal(list: &TaskList, project: &str, id: &str) -> Option<String> {
+    let index = list.index();
+    let task = index.find(id)?;
+    let st = task.status;
+    let subs: Vec<String> = task.subtasks().map(str::to_string).collect();
     if !subs.is_empty() {
-        return Some(parent_refusal(doc, id, &subs));
+        return Some(parent_refusal(&index, id, &subs));
     }
     match st {
-        BLOCKED => {
-            let why = task["blocked_reason"].as_str().unwrap_or("no reason given");
+        Status::Blocked => {
+            let why = task.blocked_reason().unwrap_or("no reason given");
             return Some(format!(
                 "{id} is BLOCKED ({why}) and waits for a person: after acting, they run `taskhook projects set {project} {id} PENDING`"
             ));
         }
-        COMPLETE | CANCELLED => {
+        Status::Complete | Status::Cancelled => {
             return Some(format!(
                 "{id} is already {st}; `taskhook projects set {project} {id} PENDING` reopens it"
             ))
         }
-        IN_PROGRESS => return None,
+        Status::InProgress => return None,
         _ => {}
     }
-    let index = model::Index::new(doc);
     let unmet = index.unmet_deps(id);
     if unmet.is_empty() {
         return None;
@@ -232,7 +237,7 @@ pub fn start_refusal(doc: &Value, project: &str, task: &Value) -> Option<String>
     ))
 }
 
-fn ready_hint(index: &model::Index<'_>) -> String {
+fn ready_hint(index: &Index<'_>) -> String {
     let r = index.ready();
     if r.is_empty() {
         String::new()
@@ -242,12 +247,13 @@ fn ready_hint(index: &model::Index<'_>) -> String {
 }
 
 /// The refusal for a parent task: never executed directly, it completes with its subtasks.
-fn parent_refusal(doc: &Value, id: &str, subs: &[String]) -> String {
+fn parent_refusal(index: &Index<'_>, id: &str, subs: &[String]) -> String {
     let named: Vec<String> = subs
         .iter()
-        .map(|s| format!("{s} ({})", status_of(doc, s)))
+        .map(|s| format!("{s} ({})", model::name(index.status_of(s))))
         .collect();
-    let ready: Vec<String> = ready(doc)
+    let ready: Vec<String> = index
+        .ready()
         .into_iter()
         .filter(|r| subs.contains(r))
         .collect();
@@ -267,33 +273,31 @@ fn parent_refusal(doc: &Value, id: &str, subs: &[String]) -> String {
 
 /// Marks task `i` COMPLETE, then every parent whose subtasks are now all COMPLETE, then logs
 /// the phases this completed.
-fn complete(doc: &mut Value, i: usize, now: &str, out: &mut Outcome, entry: Entry) {
-    let task = doc["tasks"][i].clone();
-    let id = model::id(&task).to_string();
-    let actual = if is_parent(&task) {
-        children_minutes(doc, &task)
+fn complete(list: &mut TaskList, i: usize, now: &str, out: &mut Outcome, entry: Entry) {
+    let task = &list.tasks[i];
+    let id = task.id.clone();
+    let parent = task.is_parent();
+    let actual = if parent {
+        children_minutes(list, i)
     } else {
-        task["started_at"]
-            .as_str()
+        task.started_at()
             .and_then(parse_time)
             .zip(parse_time(now))
             .map(|(s, n)| minutes_between(s, n))
     };
-    set(doc, i, "completed_at", json!(now));
-    set(
-        doc,
-        i,
-        "actual_minutes",
-        actual.map_or(Value::Null, |a| json!(a)),
-    );
+    let estimate = task.estimate();
+    let phase = task.phase().map(str::to_string);
+    let task = &mut list.tasks[i];
+    task.completed_at = Some(Some(now.to_string()));
+    task.actual_minutes = Some(actual.map(Into::into));
     let mut e = entry.detail(
-        "actual_minutes",
+        log::label::ACTUAL,
         actual.map_or("unknown (no started_at)".to_string(), |a| a.to_string()),
     );
-    if let Some(est) = task["estimate_minutes"].as_f64() {
-        e = e.detail("estimate_minutes", fmt_num(est));
+    if let Some(est) = estimate {
+        e = e.detail(log::label::ESTIMATE, fmt_num(est));
     }
-    if is_parent(&task) {
+    if parent {
         e = e.detail("Detail", "all subtasks are COMPLETE");
     }
     if out.completed.is_empty() {
@@ -301,9 +305,9 @@ fn complete(doc: &mut Value, i: usize, now: &str, out: &mut Outcome, entry: Entr
     }
     out.entries.push(e);
     out.completed.push(id.clone());
-    if let Some(p) = phase(&task).map(str::to_string) {
-        if phase_complete(doc, &p) && !out.phases.contains(&p) {
-            let n = tasks(doc).iter().filter(|t| phase(t) == Some(&p)).count();
+    if let Some(p) = phase {
+        if list.phase_complete(&p) && !out.phases.contains(&p) {
+            let n = list.tasks.iter().filter(|t| t.phase() == Some(&p)).count();
             out.entries.push(
                 Entry::new(now, log::PHASE_COMPLETE)
                     .detail("Phase", &p)
@@ -312,31 +316,38 @@ fn complete(doc: &mut Value, i: usize, now: &str, out: &mut Outcome, entry: Entr
             out.phases.push(p);
         }
     }
-    let Some(parent) = parent_of(doc, &id) else {
+    let Some(parent) = list.parent_of(&id) else {
         return;
     };
-    let Some(pi) = index(doc, &parent) else {
+    let Some(pi) = list.position(&parent) else {
         return;
     };
-    let ptask = &doc["tasks"][pi];
-    let pstatus = status(ptask).to_string();
-    let subs = subtasks(ptask);
-    if is_finished(&pstatus) || !model::all_done(subs.iter().map(|s| status_of(doc, s))) {
+    let pstatus = list.tasks[pi].status;
+    let index = list.index();
+    let subs = list.tasks[pi].subtasks();
+    if pstatus.is_finished() || !model::all_done(subs.map(|s| index.status_of(s))) {
         return;
     }
     if out.completed.contains(&parent) {
         return;
     }
-    set(doc, pi, "status", json!(COMPLETE));
-    let pe = Entry::task(now, log::TASK_COMPLETE, &parent, &pstatus, COMPLETE);
-    complete(doc, pi, now, out, pe);
+    list.tasks[pi].status = Status::Complete;
+    let pe = Entry::task(
+        now,
+        log::TASK_COMPLETE,
+        &parent,
+        pstatus.as_str(),
+        Status::Complete.as_str(),
+    );
+    complete(list, pi, now, out, pe);
 }
 
 /// A parent's actual time: the sum of its subtasks' `actual_minutes`.
-fn children_minutes(doc: &Value, parent: &Value) -> Option<i64> {
-    let mins: Vec<f64> = subtasks(parent)
-        .iter()
-        .filter_map(|s| find(doc, s)?["actual_minutes"].as_f64())
+fn children_minutes(list: &TaskList, i: usize) -> Option<i64> {
+    let index = list.index();
+    let mins: Vec<f64> = list.tasks[i]
+        .subtasks()
+        .filter_map(|s| index.find(s)?.actual())
         .collect();
     (!mins.is_empty()).then(|| mins.iter().sum::<f64>().round() as i64)
 }
@@ -353,30 +364,38 @@ pub fn fmt_num(n: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layouts::json::typed;
+    use serde_json::{json, Value};
 
     const NOW: &str = "2026-03-01T12:00:00Z";
 
-    fn doc() -> Value {
-        json!({"tasks": [
+    fn doc() -> TaskList {
+        typed(&json!({"tasks": [
             {"id": "P", "status": "IN_PROGRESS", "subtasks": ["A", "B"], "phase": "build"},
             {"id": "A", "status": "IN_PROGRESS", "parent_id": "P", "phase": "build",
              "estimate_minutes": 30, "started_at": "2026-03-01T11:18:00Z"},
             {"id": "B", "status": "PENDING", "parent_id": "P", "phase": "build", "dependencies": ["A"]},
             {"id": "C", "status": "PENDING", "dependencies": ["P"]},
-        ]})
+        ]}))
+        .unwrap()
+    }
+
+    fn field(d: &TaskList, i: usize, key: &str) -> Value {
+        serde_json::to_value(&d.tasks[i]).unwrap()[key].clone()
+    }
+
+    fn pair(o: &Outcome) -> (&str, &str) {
+        (model::name(o.from), model::name(o.to))
     }
 
     #[test]
     fn done_completes_and_readies() {
         let mut d = doc();
         let o = apply(&mut d, "web", "A", Action::Done, NOW);
-        assert_eq!(
-            (o.from.as_str(), o.to.as_str()),
-            ("IN_PROGRESS", "COMPLETE")
-        );
+        assert_eq!(pair(&o), ("IN_PROGRESS", "COMPLETE"));
         assert_eq!(o.actual_minutes, Some(42));
         assert_eq!(o.ready_now, ["B"]);
-        assert_eq!(d["tasks"][1]["actual_minutes"], 42);
+        assert_eq!(field(&d, 1, "actual_minutes"), 42);
         assert_eq!(o.entries[0].get("actual_minutes"), Some("42"));
         assert_eq!(o.entries[0].get("estimate_minutes"), Some("30"));
     }
@@ -391,8 +410,8 @@ mod tests {
         let o = apply(&mut d, "web", "B", Action::Done, NOW);
         assert_eq!(o.completed, ["B", "P"]);
         assert_eq!(o.phases, ["build"]);
-        assert_eq!(d["tasks"][0]["status"], "COMPLETE");
-        assert_eq!(d["tasks"][0]["actual_minutes"], 42);
+        assert_eq!(field(&d, 0, "status"), "COMPLETE");
+        assert_eq!(field(&d, 0, "actual_minutes"), 42);
         assert_eq!(o.ready_now, ["C"]);
         let events: Vec<&str> = o.entries.iter().map(|e| e.event.as_str()).collect();
         assert_eq!(events, ["TASK_COMPLETE", "TASK_COMPLETE", "PHASE_COMPLETE"]);
@@ -425,12 +444,12 @@ mod tests {
     fn failed_blocked_nosignal_researched() {
         let mut d = doc();
         let o = apply(&mut d, "web", "A", Action::Failed(Some("tests red")), NOW);
-        assert_eq!(o.to, "PENDING");
+        assert_eq!(pair(&o).1, "PENDING");
         assert_eq!(o.entries[0].event, "ERROR");
         assert_eq!(o.entries[0].get("Error"), Some("tests red"));
         let o = apply(&mut d, "web", "A", Action::Researched, NOW);
         assert_eq!(
-            (o.to.as_str(), o.entries[0].event.as_str()),
+            (pair(&o).1, o.entries[0].event.as_str()),
             ("RESEARCHED", "TASK_RESEARCHED")
         );
         let o = apply(&mut d, "web", "A", Action::NoSignal, NOW);
@@ -443,10 +462,88 @@ mod tests {
             Action::Blocked(Some("needs a key")),
             NOW,
         );
-        assert_eq!(d["tasks"][1]["blocked_reason"], "needs a key");
+        assert_eq!(field(&d, 1, "blocked_reason"), "needs a key");
         assert_eq!(o.entries[0].get("Reason"), Some("needs a key"));
-        let o = apply(&mut d, "web", "A", Action::Set("PENDING", None), NOW);
+        let o = apply(&mut d, "web", "A", Action::Set(Status::Pending, None), NOW);
         assert_eq!(o.entries[0].event, "STATUS_CHANGED");
-        assert_eq!(d["tasks"][1]["blocked_reason"], Value::Null);
+        assert_eq!(field(&d, 1, "blocked_reason"), Value::Null);
+    }
+
+    /// A random valid list: ids from a small pool (duplicates, parents, cycles happen), any
+    /// status, optional estimates, start times, reasons and phases.
+    fn some_list() -> impl proptest::strategy::Strategy<Value = TaskList> {
+        use proptest::prelude::*;
+        let id = (0..6u8).prop_map(|n| format!("T{n}"));
+        let task = (
+            id.clone(),
+            prop::sample::select(Status::ALL.to_vec()),
+            prop::collection::vec(id.clone(), 0..3),
+            prop::collection::vec(id, 0..2),
+            prop::option::of(0..90u32),
+            prop::option::of(prop::sample::select(vec!["p1", "p2"])),
+            any::<bool>(),
+        )
+            .prop_map(|(id, st, subs, deps, est, phase, started)| {
+                let mut t = json!({"id": id, "status": st, "dependencies": deps});
+                if subs.len() == 2 {
+                    t["subtasks"] = json!(subs);
+                }
+                if let Some(e) = est {
+                    t["estimate_minutes"] = json!(e);
+                }
+                if let Some(ph) = phase {
+                    t["phase"] = json!(ph);
+                }
+                if started {
+                    t["started_at"] = json!("2026-03-01T11:00:00Z");
+                    t["blocked_reason"] = json!(null);
+                }
+                t
+            });
+        prop::collection::vec(task, 1..10)
+            .prop_map(|tasks| typed(&json!({"tasks": tasks})).unwrap())
+    }
+
+    fn some_action() -> impl proptest::strategy::Strategy<Value = Action<'static>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Action::Start),
+            Just(Action::Done),
+            Just(Action::Blocked(Some("needs a key"))),
+            Just(Action::Failed(None)),
+            Just(Action::NoSignal),
+            Just(Action::Researched),
+            prop::sample::select(Status::ALL.to_vec()).prop_map(|s| Action::Set(s, None)),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The step's promises, on random lists and actions: a refusal changes nothing and logs
+        /// nothing; a change is always logged (SessionStart relies on it), and what it leaves
+        /// is still a list the schema accepts.
+        #[test]
+        fn a_step_logs_every_change_and_refuses_without_a_trace(
+            list in some_list(),
+            action in some_action(),
+            n in 0..7u8,
+        ) {
+            let id = format!("T{n}");
+            let mut after = list.clone();
+            let o = apply(&mut after, "web", &id, action, NOW);
+            if o.refused.is_some() {
+                proptest::prop_assert_eq!(&after, &list);
+                proptest::prop_assert!(o.entries.is_empty());
+            }
+            proptest::prop_assert_eq!(o.changed, after != list);
+            if o.changed {
+                proptest::prop_assert!(!o.entries.is_empty());
+                let mut doc = serde_json::to_value(&list).unwrap();
+                crate::layouts::json::write_back(&mut doc, &after).unwrap();
+                let checked = crate::store::schema::check(crate::layouts::projects::SCHEMA_TASKS, &doc);
+                proptest::prop_assert!(matches!(checked, Ok(Ok(()))), "{:?}", checked);
+            }
+        }
     }
 }

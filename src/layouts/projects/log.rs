@@ -18,9 +18,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Value};
-
-use super::model;
+use super::model::{self, Completed, TaskList, Velocity};
 use crate::error::one_line;
 
 /// The event types of seed 000 (plus `SYNC_TO_{PLATFORM}`, see [`is_sync`]).
@@ -51,6 +49,24 @@ pub fn is_sync(event: &str) -> bool {
             && p.bytes()
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
     })
+}
+
+/// The detail labels taskhook writes and reads back (one spelling for both sides).
+pub mod label {
+    /// A completion's minutes (TASK_COMPLETE).
+    pub const ACTUAL: &str = "actual_minutes";
+    /// The task's estimate (TASK_COMPLETE).
+    pub const ESTIMATE: &str = "estimate_minutes";
+    /// Why (TASK_BLOCKED, a status set by hand).
+    pub const REASON: &str = "Reason";
+    /// Free text; a SYNC entry's external id when it has no `External ID` line.
+    pub const DETAIL: &str = "Detail";
+    /// The checkpoint written (CHECKPOINT_WRITTEN).
+    pub const CHECKPOINT: &str = "Checkpoint";
+    /// How often a task was stale.
+    pub const STALE_COUNT: &str = "stale_count";
+    /// The id a SYNC_TO_{PLATFORM} assigned.
+    pub const EXTERNAL_ID: &str = "External ID";
 }
 
 /// One log entry.
@@ -101,7 +117,7 @@ impl Entry {
         let Some((id, from, to)) = task else {
             return Entry::error(at, None, message);
         };
-        if !model::STATUSES.contains(&from) {
+        if model::Status::parse(from).is_none() {
             return Entry::new(at, ERROR)
                 .with_task(id)
                 .detail("Error", message)
@@ -130,6 +146,37 @@ impl Entry {
             .iter()
             .find(|(k, _)| norm_key(k) == want)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// `actual_minutes`, as a number.
+    pub fn actual_minutes(&self) -> Option<f64> {
+        self.get(label::ACTUAL).and_then(number)
+    }
+
+    /// `estimate_minutes`, as a number.
+    pub fn estimate_minutes(&self) -> Option<f64> {
+        self.get(label::ESTIMATE).and_then(number)
+    }
+
+    /// The `Reason` line.
+    pub fn reason(&self) -> Option<&str> {
+        self.get(label::REASON)
+    }
+
+    /// The `Checkpoint` line.
+    pub fn checkpoint(&self) -> Option<&str> {
+        self.get(label::CHECKPOINT)
+    }
+
+    /// The `stale_count` line, as a count.
+    pub fn stale_count(&self) -> Option<u64> {
+        self.get(label::STALE_COUNT)?.parse().ok()
+    }
+
+    /// A SYNC entry's external id: its `External ID` line, else its `Detail`.
+    pub fn external_id(&self) -> Option<&str> {
+        self.get(label::EXTERNAL_ID)
+            .or_else(|| self.get(label::DETAIL))
     }
 
     /// The entry in one line: `2026-03-01T12:00:00Z TASK_COMPLETE IN_PROGRESS → COMPLETE
@@ -264,14 +311,14 @@ pub struct Completion {
 /// The completions the log records (TASK_COMPLETE entries), one per task however often it was
 /// completed (the last, in the order of the last), leaving out parent tasks (their time is
 /// their subtasks'). The estimate is the entry's, else the task's in `doc`.
-pub fn completions(entries: &[Entry], doc: &Value) -> Vec<Completion> {
+pub fn completions(entries: &[Entry], list: &TaskList) -> Vec<Completion> {
     let mut last: HashMap<&str, usize> = HashMap::new();
     for (i, e) in entries.iter().enumerate() {
         if let (TASK_COMPLETE, Some(t)) = (e.event.as_str(), e.task.as_deref()) {
             last.insert(t, i);
         }
     }
-    let index = model::Index::new(doc);
+    let index = list.index();
     entries
         .iter()
         .enumerate()
@@ -281,34 +328,29 @@ pub fn completions(entries: &[Entry], doc: &Value) -> Vec<Completion> {
         .filter_map(|e| {
             let id = e.task.clone()?;
             let task = index.find(&id);
-            if task.is_some_and(model::is_parent) {
+            if task.is_some_and(model::Task::is_parent) {
                 return None;
             }
             let estimate = e
-                .get("estimate_minutes")
-                .and_then(number)
-                .or_else(|| task.and_then(|t| t["estimate_minutes"].as_f64()));
+                .estimate_minutes()
+                .or_else(|| task.and_then(model::Task::estimate));
             Some(Completion {
                 task: id,
                 estimate,
-                actual: e.get("actual_minutes").and_then(number),
+                actual: e.actual_minutes(),
                 at: e.at.clone(),
             })
         })
         .collect()
 }
 
-fn ratio(actual: f64, estimate: f64) -> Value {
-    if estimate > 0.0 {
-        json!((actual / estimate * 1000.0).round() / 1000.0)
-    } else {
-        Value::Null
-    }
+fn ratio(actual: f64, estimate: f64) -> Option<f64> {
+    (estimate > 0.0).then(|| (actual / estimate * 1000.0).round() / 1000.0)
 }
 
 /// velocity.json, recomputed from the completions: all of them counted; totals, ratio and the
 /// rolling window over those with both an estimate and an actual time.
-pub fn velocity(all: &[Completion], now: &str) -> Value {
+pub fn velocity(all: &[Completion], now: &str) -> Velocity {
     let timed: Vec<(&Completion, f64, f64)> = all
         .iter()
         .filter_map(|c| Some((c, c.estimate?, c.actual?)))
@@ -319,44 +361,45 @@ pub fn velocity(all: &[Completion], now: &str) -> Value {
     let (est, act) = sum(&timed);
     let window = &timed[timed.len().saturating_sub(VELOCITY_WINDOW)..];
     let (west, wact) = sum(window);
-    let items: Vec<Value> = window
+    let items: Vec<Completed> = window
         .iter()
-        .map(|(c, e, a)| {
-            let mut item = json!({"task_id": c.task, "estimate_minutes": model::num(*e), "actual_minutes": model::num(*a)});
-            if crate::store::clock::parse_time(&c.at).is_some() && c.at.ends_with('Z') {
-                item["completed_at"] = json!(c.at);
-            }
-            item
+        .map(|(c, e, a)| Completed {
+            task_id: c.task.clone(),
+            estimate_minutes: model::num(*e),
+            actual_minutes: model::num(*a),
+            completed_at: (crate::store::clock::parse_time(&c.at).is_some() && c.at.ends_with('Z'))
+                .then(|| c.at.clone()),
         })
         .collect();
-    json!({
-        "tasks_completed": all.len(),
-        "total_estimate_minutes": model::num(est),
-        "total_actual_minutes": model::num(act),
-        "ratio": ratio(act, est),
-        "window_size": VELOCITY_WINDOW,
-        "window_ratio": ratio(wact, west),
-        "window": items,
-        "updated_at": now,
-    })
+    Velocity {
+        tasks_completed: Some(all.len() as u64),
+        total_estimate_minutes: model::num(est),
+        total_actual_minutes: model::num(act),
+        ratio: ratio(act, est),
+        window_size: Some(VELOCITY_WINDOW as u64),
+        window_ratio: ratio(wact, west),
+        window: Some(items),
+        updated_at: Some(now.to_string()),
+    }
 }
 
 /// Velocity in one line, for people and the model.
-pub fn velocity_line(v: &Value) -> Option<String> {
-    let n = v["tasks_completed"].as_u64().filter(|n| *n > 0)?;
+pub fn velocity_line(v: &Velocity) -> Option<String> {
+    let n = v.tasks_completed.filter(|n| *n > 0)?;
     let mut s = format!("{n} task(s) completed");
+    let minutes = |x: &Option<serde_json::Number>| x.as_ref().and_then(serde_json::Number::as_f64);
     if let (Some(e), Some(a)) = (
-        v["total_estimate_minutes"].as_f64(),
-        v["total_actual_minutes"].as_f64(),
+        minutes(&v.total_estimate_minutes),
+        minutes(&v.total_actual_minutes),
     ) {
         if e > 0.0 {
             s.push_str(&format!("; {a} min actual vs {e} min estimated"));
         }
     }
-    if let Some(r) = v["ratio"].as_f64() {
+    if let Some(r) = v.ratio {
         s.push_str(&format!(" (×{r:.2})"));
     }
-    if let (Some(r), Some(w)) = (v["window_ratio"].as_f64(), v["window"].as_array()) {
+    if let (Some(r), Some(w)) = (v.window_ratio, &v.window) {
         if w.len() < n as usize {
             s.push_str(&format!("; last {}: ×{r:.2}", w.len()));
         }
@@ -423,7 +466,7 @@ mod tests {
         let mut all: Vec<Completion> = (0..12).map(|i| mk(i, Some(10.0), Some(20.0))).collect();
         all.push(mk(99, None, Some(5.0)));
         let v = velocity(&all, "2026-03-01T12:00:00Z");
-        assert_eq!(v["tasks_completed"], 13);
+        assert_eq!(v.tasks_completed, Some(13));
         // A task completed twice (reopened, or redone) counts once: its last completion.
         let done = |t: &str, a: &str| {
             Entry::task(
@@ -436,13 +479,14 @@ mod tests {
             .detail("actual_minutes", a)
         };
         let twice = [done("T1", "5"), done("T2", "7"), done("T1", "9")];
-        let c = completions(&twice, &json!({"tasks": []}));
+        let c = completions(&twice, &TaskList::default());
         let got: Vec<(&str, Option<f64>)> = c.iter().map(|c| (c.task.as_str(), c.actual)).collect();
         assert_eq!(got, [("T2", Some(7.0)), ("T1", Some(9.0))]);
-        assert_eq!(v["total_estimate_minutes"], 120.0);
-        assert_eq!(v["ratio"], 2.0);
-        assert_eq!(v["window"].as_array().unwrap().len(), VELOCITY_WINDOW);
-        assert_eq!(v["window"][0]["task_id"], "T2");
+        let doc = serde_json::to_value(&v).unwrap();
+        assert_eq!(doc["total_estimate_minutes"], 120.0);
+        assert_eq!(doc["ratio"], 2.0);
+        assert_eq!(doc["window"].as_array().unwrap().len(), VELOCITY_WINDOW);
+        assert_eq!(doc["window"][0]["task_id"], "T2");
         let line = velocity_line(&v).unwrap();
         assert!(
             line.starts_with("13 task(s) completed; 240 min actual"),

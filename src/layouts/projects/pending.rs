@@ -11,16 +11,43 @@
 //! the file is dropped. Either way the file is removed and what was done is said.
 
 use crate::layouts::json::find_bytes;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::files::{self, Change, Paths};
 use super::log::{self, Entry};
+use super::model::{lenient, TaskList};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::store::parse_json;
 
 /// The file's name inside `temp/`.
 pub const NAME: &str = ".log-pending.json";
+
+/// The record of a change under way, as written to `temp/.log-pending.json`. Read back, the
+/// entries and the digest must be there; the rest reads as none when missing or odd.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    #[serde(default, skip_deserializing)]
+    about: String,
+    tasks_json: Digest,
+    #[serde(default, deserialize_with = "lenient")]
+    log_len: Option<u64>,
+    entries: String,
+    #[serde(default, deserialize_with = "lenient")]
+    completions: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    phases: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "lenient")]
+    started: Option<String>,
+}
+
+/// What tasks.json is once the change is written.
+#[derive(Debug, Serialize, Deserialize)]
+struct Digest {
+    #[serde(default, deserialize_with = "lenient")]
+    bytes: Option<u64>,
+    fnv1a64: String,
+}
 
 /// A 64-bit FNV-1a digest (stable across builds, unlike std's hasher).
 fn digest(bytes: &[u8]) -> String {
@@ -34,14 +61,17 @@ pub fn begin(cx: &Ctx, p: &Paths, tasks: &[u8], block: &str, c: &Change) -> Resu
         return Ok(false);
     }
     let log_len = cx.store.len(&p.log).unwrap_or(0);
-    let v = json!({
-        "about": "taskhook: the progress/log.md entries of a change whose tasks.json write is under way; removed once they are appended",
-        "tasks_json": {"bytes": tasks.len(), "fnv1a64": digest(tasks)},
-        "log_len": log_len,
-        "entries": block,
-        "completions": c.completions,
-        "phases": c.phases,
-        "started": c.started,
+    let v = files::to_doc(&Record {
+        about: "taskhook: the progress/log.md entries of a change whose tasks.json write is under way; removed once they are appended".to_string(),
+        tasks_json: Digest {
+            bytes: Some(tasks.len() as u64),
+            fnv1a64: digest(tasks),
+        },
+        log_len: Some(log_len),
+        entries: block.to_string(),
+        completions: Some(c.completions as u64),
+        phases: Some(c.phases.clone()),
+        started: c.started.clone(),
     });
     cx.store.replace_via(
         &p.pending(),
@@ -97,7 +127,7 @@ pub fn settle(cx: &Ctx, p: &Paths) -> Result<Option<String>> {
         .ok()
         .flatten()
         .and_then(|b| parse_json(&b).ok())
-        .filter(|v| v["entries"].is_string() && v["tasks_json"]["fnv1a64"].is_string());
+        .and_then(|v| crate::layouts::json::typed::<Record>(&v).ok());
     let msg = match record {
         None => format!(
             "removed temp/{NAME}, which is not a record taskhook wrote (nothing of it was applied)"
@@ -109,18 +139,20 @@ pub fn settle(cx: &Ctx, p: &Paths) -> Result<Option<String>> {
 }
 
 /// Finishes (or drops) the commit a record describes.
-fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
-    let block = r["entries"].as_str().unwrap_or_default();
+fn finish(cx: &Ctx, p: &Paths, r: &Record) -> Result<String> {
+    let block = r.entries.as_str();
     let entries = log::parse(block);
     let what = names(&entries);
     let n = entries.len();
     let tasks = files::read_file(cx, &p.tasks)?;
     let written = tasks.as_deref().is_some_and(|b| {
-        r["tasks_json"]["bytes"].as_u64() == Some(b.len() as u64)
-            && r["tasks_json"]["fnv1a64"].as_str() == Some(digest(b).as_str())
+        r.tasks_json.bytes == Some(b.len() as u64) && r.tasks_json.fnv1a64 == digest(b)
     });
     let doc = tasks.and_then(|b| parse_json(&b).ok());
-    let (true, Some(doc)) = (written, doc) else {
+    let list = doc
+        .as_ref()
+        .and_then(|d| crate::layouts::json::typed::<TaskList>(d).ok());
+    let (true, Some(doc), Some(list)) = (written, doc, list) else {
         return Ok(format!(
             "a change interrupted before tasks.json was written took no effect: its {n} log {} ({what}) {} not written",
             entries_word(n),
@@ -128,14 +160,14 @@ fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
         ));
     };
     let log = files::read_file(cx, &p.log)?.unwrap_or_default();
-    let from = usize::try_from(r["log_len"].as_u64().unwrap_or(0))
+    let from = usize::try_from(r.log_len.unwrap_or(0))
         .unwrap_or(usize::MAX)
         .min(log.len());
     let at = find_bytes(&log[from..], block.as_bytes()).map(|i| from + i);
     let c = Change {
-        completions: r["completions"].as_u64().unwrap_or(0) as usize,
-        phases: crate::layouts::json::string_list(r, "phases"),
-        started: r["started"].as_str().map(str::to_string),
+        completions: r.completions.unwrap_or(0) as usize,
+        phases: r.phases.clone().unwrap_or_default(),
+        started: r.started.clone(),
         tasks_changed: true,
         ..Default::default()
     };
@@ -145,7 +177,7 @@ fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
         phases_checkpointed = after.iter().any(|e| e.event == log::CHECKPOINT_WRITTEN);
     }
     let now = cx.store.clock().stamp();
-    files::update_project(cx, p, &doc, &c, &now)?;
+    files::update_project(cx, p, &list, &c, &now)?;
     if at.is_none() {
         files::append_block(cx, p, block)?;
     }
@@ -155,7 +187,7 @@ fn finish(cx: &Ctx, p: &Paths, r: &Value) -> Result<String> {
         } else {
             c.phases.clone()
         };
-        files::after_completions(cx, p, &doc, &phases, &now)?;
+        files::after_completions(cx, p, &list, &doc, &phases, &now)?;
     }
     Ok(match at {
         None => format!(

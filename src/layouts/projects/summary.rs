@@ -6,31 +6,29 @@
 use std::time::UNIX_EPOCH;
 
 use chrono::Duration;
-use serde_json::Value;
 
-use super::files::{Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
+use super::files::{self, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
 use super::lifecycle::fmt_num;
 use super::log;
-use super::model;
+use super::model::{Priority, ProjectRecord, Status, Task, TaskList, Velocity};
+use super::pending;
 use crate::context::Ctx;
 use crate::error::Result;
+use crate::layouts::json::typed;
 use crate::layouts::{Item, StoreRef, Summary};
 use crate::store::{fs, Loaded};
 
 /// How long a research file stays reusable (the seed's 24-hour TTL).
 pub const RESEARCH_TTL_HOURS: i64 = 24;
 
-fn estimate(t: &Value) -> Option<String> {
-    t["estimate_minutes"]
-        .as_f64()
-        .map(|e| format!("estimate {} min", fmt_num(e)))
+fn estimate(t: &Task) -> Option<String> {
+    t.estimate().map(|e| format!("estimate {} min", fmt_num(e)))
 }
 
-fn priority(t: &Value) -> Option<String> {
-    match &t["priority"] {
-        Value::String(s) if !s.is_empty() => Some(format!("priority {s}")),
-        Value::Number(n) => Some(format!("priority {n}")),
-        _ => None,
+fn priority(t: &Task) -> Option<String> {
+    match t.priority.as_ref()? {
+        Priority::Label(s) if s.is_empty() => None,
+        p => Some(format!("priority {p}")),
     }
 }
 
@@ -41,17 +39,18 @@ fn joined(parts: Vec<Option<String>>) -> Option<String> {
 
 /// Research files (`research/{id}.md`) of unfinished tasks written in the last 24 hours, with
 /// their age.
-pub fn reusable_research(cx: &Ctx, p: &Paths, doc: &Value) -> Result<Vec<Item>> {
+pub fn reusable_research(cx: &Ctx, p: &Paths, list: &TaskList) -> Result<Vec<Item>> {
     let now = cx.store.clock().now();
     let mut out = Vec::new();
+    let index = list.index();
     for e in cx.store.list_dir(&p.research)? {
         let Some(id) = e.name.strip_suffix(".md") else {
             continue;
         };
-        let Some(t) = model::find(doc, id) else {
+        let Some(t) = index.find(id) else {
             continue;
         };
-        if e.is_dir || model::is_finished(model::status(t)) {
+        if e.is_dir || t.status.is_finished() {
             continue;
         }
         let Some(mtime) = fs::modified(&p.research.join(&e.name)) else {
@@ -77,10 +76,10 @@ pub fn reusable_research(cx: &Ctx, p: &Paths, doc: &Value) -> Result<Vec<Item>> 
     Ok(out)
 }
 
-/// The summary of a project whose list is `doc`.
-pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
+/// The summary of a project whose list is `list`.
+pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary> {
     let p = Paths::of(&store.root);
-    let tasks = model::tasks(doc);
+    let tasks = &list.tasks;
     let mut s = Summary {
         layout: super::NAME,
         id: store.id.clone(),
@@ -89,25 +88,28 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
         ..Default::default()
     };
     for t in tasks {
-        *s.counts.entry(model::status(t).to_string()).or_default() += 1;
+        *s.counts.entry(t.status.to_string()).or_default() += 1;
     }
     let project = match super::files::load_small(cx, &p.project, SCHEMA_PROJECT)? {
-        Loaded::Valid(v) => v,
+        Loaded::Valid(v) => typed::<ProjectRecord>(&v).ok(),
         Loaded::Invalid(why) => {
             s.problems.push(format!("project.json {why}"));
-            Value::Null
+            None
         }
-        Loaded::Missing => Value::Null,
+        Loaded::Missing => None,
     };
+    let project = project.as_ref();
     let about = joined(vec![
-        project["name"].as_str().map(str::to_string),
-        project["phase"].as_str().map(|ph| format!("phase {ph}")),
+        project.and_then(|r| r.name.clone()),
+        project
+            .and_then(|r| r.phase.as_ref())
+            .map(|ph| format!("phase {ph}")),
     ])
     .map(|a| format!(" ({a})"))
     .unwrap_or_default();
-    let counts: Vec<String> = model::STATUSES
+    let counts: Vec<String> = Status::ALL
         .iter()
-        .filter_map(|st| s.counts.get(*st).map(|n| format!("{n} {st}")))
+        .filter_map(|st| s.counts.get(st.as_str()).map(|n| format!("{n} {st}")))
         .collect();
     s.headline = format!(
         "taskhook · projects \"{}\"{about}, .claude/projects/{}/: {} task(s){}",
@@ -122,31 +124,26 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
     );
     let now = cx.store.clock().now();
     for t in tasks {
-        let st = model::status(t);
-        let id = model::id(t);
-        if model::is_transitional(st) && !model::is_parent(t) {
-            let since = t["started_at"].as_str().map(|a| format!("since {a}"));
+        let st = t.status;
+        let id = t.id.as_str();
+        if st.is_transitional() && !t.is_parent() {
+            let since = t.started_at().map(|a| format!("since {a}"));
             s.current.push(Item {
-                title: model::title(t),
+                title: t.title(),
                 detail: joined(vec![Some(st.to_string()), since, estimate(t)]),
                 ..Item::id(id)
             });
         }
-        if st == model::BLOCKED {
+        if st == Status::Blocked {
             s.blocked.push(Item {
-                title: model::title(t),
-                detail: Some(
-                    t["blocked_reason"]
-                        .as_str()
-                        .unwrap_or("no reason given")
-                        .to_string(),
-                ),
+                title: t.title(),
+                detail: Some(t.blocked_reason().unwrap_or("no reason given").to_string()),
                 ..Item::id(id)
             });
         }
-        if let Some((minutes, est)) = model::overdue(t, now) {
+        if let Some((minutes, est)) = t.overdue(now) {
             s.stale.push(Item {
-                title: model::title(t),
+                title: t.title(),
                 detail: Some(format!(
                     "IN_PROGRESS {minutes} min, over 4 × {} min estimate: reset at the next session start",
                     fmt_num(est)
@@ -155,21 +152,22 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
             });
         }
     }
-    let index = model::Index::new(doc);
+    let index = list.index();
     for id in index.ready() {
         if let Some(t) = index.find(&id) {
             s.ready.push(Item {
-                title: model::title(t),
+                title: t.title(),
                 detail: joined(vec![priority(t), estimate(t)]),
                 ..Item::id(id)
             });
         }
     }
-    let research = reusable_research(cx, &p, doc)?;
+    let research = reusable_research(cx, &p, list)?;
     s.more
         .push(("Research to reuse (under 24 h)", research, false));
-    s.problems.extend(model::problems(doc));
+    s.problems.extend(list.problems());
     if let Loaded::Valid(v) = super::files::load_small(cx, &p.velocity, SCHEMA_VELOCITY)? {
+        let v = typed::<Velocity>(&v).unwrap_or_default();
         if let Some(line) = log::velocity_line(&v) {
             s.context_extra.push(format!("Velocity: {line}."));
         }
@@ -179,6 +177,35 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, doc: &Value) -> Result<Summary> {
         id = store.id,
         next = crate::shell::quote(&store.id)
     ));
-    s.quiet = s.problems.is_empty() && tasks.iter().all(|t| model::is_finished(model::status(t)));
+    s.quiet = s.problems.is_empty() && tasks.iter().all(|t| t.status.is_finished());
+    Ok(s)
+}
+
+/// The summary of a project's store as `taskhook status` shows it: its list (restored in
+/// memory when tasks.json is unusable), with a change a kill interrupted and a restoration
+/// still to write named first among its problems.
+pub fn of_store(cx: &Ctx, store: &StoreRef) -> Result<Summary> {
+    let p = Paths::of(&store.root);
+    let (list, restored) = files::read(cx, &p)?;
+    let mut s = summarize(cx, store, &list)?;
+    if pending::waiting(cx, &p) {
+        s.problems.insert(
+            0,
+            format!(
+                "a change was interrupted (temp/{}): the next write to the store, or the next session start, finishes it or drops it",
+                pending::NAME
+            ),
+        );
+    }
+    if let Some(r) = &restored {
+        s.problems.insert(
+            0,
+            format!(
+                "{}; the next session start (or `taskhook recover {}`) writes this",
+                r.describe(None),
+                store.root.display()
+            ),
+        );
+    }
     Ok(s)
 }

@@ -34,8 +34,8 @@ fn unsafe_id(id: &str) -> Option<String> {
 pub fn id_issues(doc: &Value) -> Vec<Issue> {
     let mut first: HashMap<&str, usize> = HashMap::new();
     let mut out = Vec::new();
-    for (i, t) in model::tasks(doc).iter().enumerate() {
-        let Some(id) = t["id"].as_str() else {
+    for (i, t) in model::raw_tasks(doc).into_iter().flatten().enumerate() {
+        let Some(id) = model::raw_id(t) else {
             continue;
         };
         let at = format!("/tasks/{i}/id");

@@ -9,24 +9,24 @@ use serde_json::Value;
 
 use super::files::{self, Paths};
 use super::log::{self, Entry};
-use super::model::{self, *};
+use super::model::{self, Status, Task, TaskList};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::work::text_of;
-use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
+use crate::layouts::{Phase, Reaction, Shown, StoreRef, Unit, WorkUnit};
 
 /// Most log entries `show` prints of a task.
 const HISTORY_LINES: usize = 8;
 
 /// Every task, ready ones first in the scheduler's order, then the rest in creation order.
 pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
-    let t = files::load(cx, &Paths::of(&store.root))?;
-    Ok(units(&t.doc))
+    let (list, _) = files::read(cx, &Paths::of(&store.root))?;
+    Ok(units(&list))
 }
 
 /// [`work`] of a parsed list (pure).
-pub fn units(doc: &Value) -> Vec<WorkUnit> {
-    let index = model::Index::new(doc);
+pub fn units(list: &TaskList) -> Vec<WorkUnit> {
+    let index = list.index();
     let ready = index.ready();
     let rank: HashMap<&str, usize> = ready
         .iter()
@@ -34,27 +34,26 @@ pub fn units(doc: &Value) -> Vec<WorkUnit> {
         .map(|(i, id)| (id.as_str(), i))
         .collect();
     // Each task's parent, in one pass (a parent lists it in `subtasks`; else its `parent_id`).
-    let mut parents: HashMap<String, String> = HashMap::new();
-    for t in model::tasks(doc) {
-        for s in model::subtasks(t) {
-            parents.entry(s).or_insert_with(|| model::id(t).to_string());
+    let mut parents: HashMap<&str, &str> = HashMap::new();
+    for t in &list.tasks {
+        for s in t.subtasks() {
+            parents.entry(s).or_insert(t.id.as_str());
         }
     }
-    let mut out: Vec<(usize, WorkUnit)> = Vec::with_capacity(model::tasks(doc).len());
-    for (i, t) in model::tasks(doc).iter().enumerate() {
-        let id = model::id(t);
+    let mut out: Vec<(usize, WorkUnit)> = Vec::with_capacity(list.tasks.len());
+    for (i, t) in list.tasks.iter().enumerate() {
+        let id = t.id.as_str();
         if id.is_empty() {
             continue;
         }
-        let st = model::status(t);
-        let subs = model::subtasks(t);
+        let st = t.status;
+        let subs: Vec<&str> = t.subtasks().collect();
         let (phase, why) = match st {
-            COMPLETE | CANCELLED => (Phase::Done, None),
-            BLOCKED => (
+            Status::Complete | Status::Cancelled => (Phase::Done, None),
+            Status::Blocked => (
                 Phase::Person,
                 Some(
-                    t["blocked_reason"]
-                        .as_str()
+                    t.blocked_reason()
                         .unwrap_or("blocked, no reason given")
                         .to_string(),
                 ),
@@ -66,7 +65,9 @@ pub fn units(doc: &Value) -> Vec<WorkUnit> {
                     subs.join(", ")
                 )),
             ),
-            IN_PROGRESS | IN_RESEARCH | VALIDATING => (Phase::InProgress, None),
+            Status::InProgress | Status::InResearch | Status::Validating => {
+                (Phase::InProgress, None)
+            }
             _ if rank.contains_key(id) => (Phase::Ready, None),
             _ => {
                 let unmet: Vec<String> = index
@@ -89,20 +90,19 @@ pub fn units(doc: &Value) -> Vec<WorkUnit> {
             order,
             WorkUnit {
                 id: id.to_string(),
-                title: model::title(t),
+                title: t.title(),
                 status: st.to_string(),
                 phase,
                 why,
-                deps: model::deps(t),
+                deps: t.deps().map(str::to_string).collect(),
                 pass: None,
-                since: since(t, st),
+                since: since(t),
                 group: None,
-                parent: parents.get(id).cloned().or_else(|| {
-                    t["parent_id"]
-                        .as_str()
-                        .filter(|p| !p.is_empty() && *p != id)
-                        .map(str::to_string)
-                }),
+                parent: parents
+                    .get(id)
+                    .copied()
+                    .or_else(|| t.parent_id().filter(|p| !p.is_empty() && *p != id))
+                    .map(str::to_string),
             },
         ));
     }
@@ -111,42 +111,66 @@ pub fn units(doc: &Value) -> Vec<WorkUnit> {
 }
 
 /// When a task entered its status: finished, started, else created.
-fn since(t: &Value, status: &str) -> Option<String> {
-    let keys: &[&str] = match status {
-        COMPLETE | CANCELLED => &["completed_at", "started_at", "created_at"],
-        IN_PROGRESS | IN_RESEARCH | VALIDATING => &["started_at", "created_at"],
-        _ => &["created_at"],
+fn since(t: &Task) -> Option<String> {
+    let created = t.created_at.as_deref();
+    let at = match t.status {
+        Status::Complete | Status::Cancelled => t.completed_at().or(t.started_at()).or(created),
+        s if s.is_transitional() => t.started_at().or(created),
+        _ => created,
     };
-    keys.iter().find_map(|k| t[*k].as_str()).map(str::to_string)
+    at.map(str::to_string)
+}
+
+/// Every task of the store and whether it is still to be finished, for the engine.
+pub fn active(cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
+    let (list, _) = files::read(cx, &Paths::of(&store.root))?;
+    Ok(list
+        .tasks
+        .into_iter()
+        .filter(|t| !t.id.is_empty())
+        .map(|t| Unit {
+            active: !t.status.is_finished(),
+            id: t.id,
+        })
+        .collect())
 }
 
 /// A task's description, acceptance criteria, files and research, and its recent log entries.
 pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
     let p = Paths::of(&store.root);
-    let t = files::load(cx, &p)?;
+    let (list, _) = files::read(cx, &p)?;
     let mut s = Shown::default();
-    let Some(task) = model::find(&t.doc, unit) else {
+    let Some(task) = list.find(unit) else {
         return Ok(s);
     };
-    for key in ["description", "acceptance_criteria", "notes"] {
-        s.add(&key.replace('_', " "), text_of(&task[key]));
-    }
-    let mut facts = Vec::new();
-    for key in [
-        "priority",
-        "estimate_minutes",
-        "phase",
-        "level",
-        "started_at",
-        "completed_at",
-        "actual_minutes",
-    ] {
-        let v = &task[key];
-        if !v.is_null() {
-            facts.push(format!("{}: {}", key.replace('_', " "), text_of(v)));
-        }
-    }
-    if let Some(parent) = model::parent_of(&t.doc, unit) {
+    let text = |v: Option<&Value>| v.map(text_of).unwrap_or_default();
+    s.add("description", text(task.description.as_ref()));
+    // Fields the schema does not name, kept among the task's others.
+    s.add(
+        "acceptance criteria",
+        text(task.rest.get("acceptance_criteria")),
+    );
+    s.add("notes", text(task.rest.get("notes")));
+    let number = |n: &serde_json::Number| n.to_string();
+    let mut facts: Vec<String> = [
+        ("priority", task.priority.as_ref().map(|p| p.to_string())),
+        (
+            "estimate minutes",
+            task.estimate_minutes.as_ref().map(number),
+        ),
+        ("phase", task.phase.clone()),
+        ("level", task.level.clone()),
+        ("started at", task.started_at().map(str::to_string)),
+        ("completed at", task.completed_at().map(str::to_string)),
+        (
+            "actual minutes",
+            task.actual_minutes.clone().flatten().as_ref().map(number),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(key, v)| Some(format!("{key}: {}", v?)))
+    .collect();
+    if let Some(parent) = list.parent_of(unit) {
         facts.push(format!("parent: {parent}"));
     }
     s.add("facts", facts.join("\n"));
@@ -175,12 +199,12 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
     let p = Paths::of(&store.root);
     let now = cx.store.clock().stamp();
     cx.store.transact(&p.lock(), |pass| {
-        let t = files::load(cx, &p)?;
-        let Some(i) = model::index(&t.doc, unit) else {
+        let mut t = files::load(cx, &p)?;
+        let Some(i) = t.list.position(unit) else {
             return Ok((Reaction::refused(format!("there is no task {unit}")), false));
         };
-        let from = model::status(&model::tasks(&t.doc)[i]).to_string();
-        if !model::is_transitional(&from) {
+        let from = t.list.tasks[i].status;
+        if !from.is_transitional() {
             return Ok((
                 Reaction::refused(format!(
                     "{unit} is {from}, not in progress; nothing to release"
@@ -188,25 +212,24 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                 false,
             ));
         }
+        let pending = Status::Pending.as_str();
         if pass.writes() {
-            let mut t = t;
-            if let Some(m) = t.doc["tasks"][i].as_object_mut() {
-                m.insert("status".into(), Value::from(PENDING));
-                m.shift_remove("started_at");
-            }
-            let entry = Entry::task(&now, log::TASK_RELEASED, unit, &from, PENDING)
+            let task = &mut t.list.tasks[i];
+            task.status = Status::Pending;
+            task.started_at = None;
+            let entry = Entry::task(&now, log::TASK_RELEASED, unit, from.as_str(), pending)
                 .detail("Detail", "given back by its owner; nothing counted");
             let change = files::Change {
                 entries: vec![entry],
                 tasks_changed: true,
-                task: Some((unit.to_string(), from.clone(), PENDING.to_string())),
+                task: Some((unit.to_string(), from.to_string(), pending.to_string())),
                 ..Default::default()
             };
-            files::commit(cx, &p, &t, &change)?;
+            files::commit(cx, &p, &mut t, &change)?;
         }
         Ok((
             Reaction {
-                status: Some(PENDING.into()),
+                status: Some(pending.into()),
                 ..Default::default()
             },
             true,
@@ -220,9 +243,9 @@ pub fn note(cx: &Ctx, store: &StoreRef, unit: &str, text: &str) -> Result<()> {
     let p = Paths::of(&store.root);
     let now = cx.store.clock().stamp();
     cx.store.with_lock(&p.lock(), || {
-        let t = files::load(cx, &p)?;
-        let st = model::status_of(&t.doc, unit).to_string();
-        let entry = Entry::task(&now, log::CLAIM_NOTE, unit, &st, &st).detail("Detail", text);
+        let (list, _) = files::read(cx, &p)?;
+        let st = model::name(list.status_of(unit));
+        let entry = Entry::task(&now, log::CLAIM_NOTE, unit, st, st).detail("Detail", text);
         files::append(cx, &p, &[entry])
     })
 }

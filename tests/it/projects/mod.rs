@@ -5,6 +5,7 @@ mod commands;
 mod crash;
 mod hooks;
 mod session;
+mod typed;
 mod wording;
 
 use std::path::PathBuf;

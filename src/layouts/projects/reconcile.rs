@@ -1,8 +1,8 @@
-//! SessionStart for one project (CONTRACT §6.1), decided on an unlocked read and written only
-//! when something is to be fixed:
+//! SessionStart for one project (CONTRACT §6.1), and `taskhook recover` ([`recover`]). The
+//! session start is decided on an unlocked read and written only when something is to be fixed:
 //!
 //! 0. a change a kill interrupted is settled ([`super::pending`]), and an unusable tasks.json
-//!    is restored ([`super::recovery`]): the steps below need a task list to work on; then a
+//!    is restored ([`super::restore`]): the steps below need a task list to work on; then a
 //!    completion the log records that tasks.json lacks (a kill between the two writes of an
 //!    older taskhook, or another writer's) is finished from the log: the task's latest logged
 //!    transition is TASK_COMPLETE from the status tasks.json still holds;
@@ -16,20 +16,20 @@
 //! 3. `temp/.write-*` (and abandoned checkpoint temp files) older than 5 minutes are removed,
 //!    and a missing `progress/velocity.json` is recomputed from the log.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::UNIX_EPOCH;
 
 use chrono::{DateTime, Utc};
-use serde_json::{json, Value};
 
 use super::files::{self, Change, Paths, TEMP_PREFIX};
 use super::lifecycle::fmt_num;
 use super::log::{self, Entry};
-use super::model::{self, BLOCKED, COMPLETE, PENDING, RESEARCHED, STALE_TWICE, STATUSES};
+use super::model::{self, Status, Task, TaskList, STALE_TWICE};
 use super::pending;
 use super::summary;
+use super::SCHEMA_TASKS;
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::layouts::fact::Start;
 use crate::layouts::{Item, Reconciled, StoreRef};
 use crate::store::{clock::parse_time, fs, STALE_TEMP_AGE};
@@ -49,33 +49,30 @@ fn stale_temps(cx: &Ctx, p: &Paths, remove: bool) -> Result<usize> {
     Ok(n)
 }
 
-fn set(doc: &mut Value, i: usize, key: &str, v: Value) {
-    if let Some(m) = doc["tasks"][i].as_object_mut() {
-        m.insert(key.to_string(), v);
-    }
-}
-
 /// Step 1: stale detection; returns the tasks reset or blocked, as summary items.
 fn stale(
-    doc: &mut Value,
+    list: &mut TaskList,
     logged: &[Entry],
     now: DateTime<Utc>,
     entries: &mut Vec<Entry>,
 ) -> Vec<Item> {
-    let candidates: Vec<(usize, i64, f64)> = model::tasks(doc)
+    let candidates: Vec<(usize, i64, f64)> = list
+        .tasks
         .iter()
         .enumerate()
-        .filter_map(|(i, t)| model::overdue(t, now).map(|(m, e)| (i, m, e)))
+        .filter_map(|(i, t)| t.overdue(now).map(|(m, e)| (i, m, e)))
         .collect();
     if candidates.is_empty() {
         return Vec::new();
     }
     let stamp = crate::store::clock::stamp(now);
+    let (pending, blocked) = (Status::Pending.as_str(), Status::Blocked.as_str());
+    let in_progress = Status::InProgress.as_str();
     let mut items = Vec::new();
     for (i, minutes, estimate) in candidates {
-        let t = doc["tasks"][i].clone();
-        let id = model::id(&t).to_string();
-        let started = t["started_at"].as_str().unwrap_or("").to_string();
+        let t = &mut list.tasks[i];
+        let id = t.id.clone();
+        let started = t.started_at().unwrap_or("").to_string();
         let since = parse_time(&started);
         let completed_since = logged.iter().any(|e| {
             e.event == log::TASK_COMPLETE
@@ -85,33 +82,33 @@ fn stale(
         if completed_since {
             continue;
         }
-        let count = t["stale_count"].as_u64().unwrap_or(0) + 1;
+        let count = t.stale_count.as_ref().and_then(|n| n.as_u64()).unwrap_or(0) + 1;
         let how = format!(
             "IN_PROGRESS for {minutes} min since {started}, over 4 × its {} min estimate, with no TASK_COMPLETE logged",
             fmt_num(estimate)
         );
-        set(doc, i, "stale_count", json!(count));
+        t.stale_count = Some(count.into());
         let detail = if count >= 2 {
-            set(doc, i, "status", json!(BLOCKED));
-            set(doc, i, "blocked_reason", json!(STALE_TWICE));
+            t.status = Status::Blocked;
+            t.blocked_reason = Some(Some(STALE_TWICE.to_string()));
             entries.push(
-                Entry::task(&stamp, log::TASK_BLOCKED, &id, model::IN_PROGRESS, BLOCKED)
-                    .detail("Reason", STALE_TWICE)
+                Entry::task(&stamp, log::TASK_BLOCKED, &id, in_progress, blocked)
+                    .detail(log::label::REASON, STALE_TWICE)
                     .detail("Detail", format!("stale a second time: {how}"))
-                    .detail("stale_count", count.to_string()),
+                    .detail(log::label::STALE_COUNT, count.to_string()),
             );
             format!("stale twice, now BLOCKED: {STALE_TWICE}")
         } else {
-            set(doc, i, "status", json!(PENDING));
+            t.status = Status::Pending;
             entries.push(
                 Entry::error(
                     &stamp,
-                    Some((&id, model::IN_PROGRESS, PENDING)),
+                    Some((&id, in_progress, pending)),
                     &format!(
                         "stale task reset: {how}; reset to PENDING (estimate and research kept)"
                     ),
                 )
-                .detail("stale_count", count.to_string()),
+                .detail(log::label::STALE_COUNT, count.to_string()),
             );
             format!(
                 "reset to PENDING: IN_PROGRESS {minutes} min, over 4 × {} min estimate",
@@ -119,7 +116,7 @@ fn stale(
             )
         };
         items.push(Item {
-            title: model::title(&t),
+            title: t.title(),
             detail: Some(detail),
             ..Item::id(id)
         });
@@ -142,7 +139,7 @@ struct Finished {
 /// time and `actual_minutes`; an ERROR entry says so (no second TASK_COMPLETE: velocity counts
 /// the logged one).
 fn finish_logged(
-    doc: &mut Value,
+    list: &mut TaskList,
     logged: &[Entry],
     now: &str,
     entries: &mut Vec<Entry>,
@@ -153,48 +150,49 @@ fn finish_logged(
         let (Some(task), Some(to)) = (e.task.as_deref(), e.to.as_deref()) else {
             continue;
         };
-        if STATUSES.contains(&to) && e.from.as_deref() != Some(to) {
+        if Status::parse(to).is_some() && e.from.as_deref() != Some(to) {
             last.insert(task, e);
         }
     }
-    let due: Vec<(usize, String, String, Entry)> = model::tasks(doc)
+    let due: Vec<(usize, Status, Entry)> = list
+        .tasks
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            let id = model::id(t);
-            let e = last.get(id)?;
-            let st = model::status(t);
-            let from_here = match e.from.as_deref().filter(|f| STATUSES.contains(f)) {
+            let e = last.get(t.id.as_str())?;
+            let st = t.status;
+            let from_here = match e.from.as_deref().and_then(Status::parse) {
                 Some(f) => f == st,
-                None => model::is_transitional(st),
+                None => st.is_transitional(),
             };
-            (e.event == log::TASK_COMPLETE && st != COMPLETE && from_here)
-                .then(|| (i, id.to_string(), st.to_string(), (*e).clone()))
+            (e.event == log::TASK_COMPLETE && st != Status::Complete && from_here)
+                .then(|| (i, st, (*e).clone()))
         })
         .collect();
     let mut out = Finished::default();
     if due.is_empty() {
         return out;
     }
-    let open_phases: Vec<String> = model::tasks(doc)
+    // Each phase once (a scan of the list per task would be quadratic).
+    let mut seen = HashSet::new();
+    let open_phases: Vec<String> = list
+        .tasks
         .iter()
-        .filter_map(model::phase)
-        .filter(|ph| !model::phase_complete(doc, ph))
+        .filter_map(Task::phase)
+        .filter(|ph| seen.insert(*ph) && !list.phase_complete(ph))
         .map(str::to_string)
         .collect();
-    for (i, id, from, e) in due {
-        set(doc, i, "status", json!(COMPLETE));
-        set(
-            doc,
-            i,
-            "completed_at",
-            json!(stamp_of(&e.at).unwrap_or(now)),
-        );
-        if let Some(a) = e.get("actual_minutes").and_then(log::number) {
-            set(doc, i, "actual_minutes", model::num(a));
+    let complete = Status::Complete.as_str();
+    for (i, from, e) in due {
+        let t = &mut list.tasks[i];
+        let id = t.id.clone();
+        t.status = Status::Complete;
+        t.completed_at = Some(Some(stamp_of(&e.at).unwrap_or(now).to_string()));
+        if let Some(a) = e.actual_minutes().and_then(model::num) {
+            t.actual_minutes = Some(Some(a));
         }
-        if from == BLOCKED {
-            set(doc, i, "blocked_reason", Value::Null);
+        if from == Status::Blocked {
+            t.blocked_reason = Some(None);
         }
         let why = format!(
             "TASK_COMPLETE of {id} was logged at {} but tasks.json still had it {from} (a write was interrupted between the two)",
@@ -202,14 +200,14 @@ fn finish_logged(
         );
         entries.push(Entry::error(
             now,
-            Some((&id, &from, COMPLETE)),
+            Some((&id, from.as_str(), complete)),
             &format!("reconciled at session start: {why}; completed from the log"),
         ));
         changes.push(format!("{why}: now COMPLETE, from the log"));
         out.tasks += 1;
     }
     for ph in open_phases {
-        if model::phase_complete(doc, &ph) && !out.phases.contains(&ph) {
+        if list.phase_complete(&ph) && !out.phases.contains(&ph) {
             out.phases.push(ph);
         }
     }
@@ -223,14 +221,14 @@ fn stamp_of(at: &str) -> Option<&str> {
 
 /// Whether `research/{id}.md` exists and was written after the task's `created_at` (any
 /// research file counts when the task records no `created_at`).
-pub fn fresh_research(p: &Paths, t: &Value) -> bool {
-    let Some(path) = p.research_file(model::id(t)) else {
+pub fn fresh_research(p: &Paths, t: &Task) -> bool {
+    let Some(path) = p.research_file(&t.id) else {
         return false;
     };
     let Some(mtime) = fs::modified(&path) else {
         return false;
     };
-    match t["created_at"].as_str().and_then(parse_time) {
+    match t.created_at.as_deref().and_then(parse_time) {
         None => true,
         Some(created) => mtime
             .duration_since(UNIX_EPOCH)
@@ -242,30 +240,22 @@ pub fn fresh_research(p: &Paths, t: &Value) -> bool {
 /// Step 2: the seed's reconciliation of transitional leaf tasks.
 fn reconcile_transitional(
     p: &Paths,
-    doc: &mut Value,
+    list: &mut TaskList,
     now: &str,
     entries: &mut Vec<Entry>,
     changes: &mut Vec<String>,
 ) {
-    let found: Vec<(usize, String, String, bool)> = model::tasks(doc)
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !model::is_parent(t) && model::is_transitional(model::status(t)))
-        .map(|(i, t)| {
-            (
-                i,
-                model::id(t).to_string(),
-                model::status(t).to_string(),
-                fresh_research(p, t),
-            )
-        })
-        .collect();
-    for (i, id, from, research) in found {
+    let (pending, researched) = (Status::Pending, Status::Researched);
+    for t in &mut list.tasks {
+        if t.is_parent() || !t.status.is_transitional() {
+            continue;
+        }
+        let (id, from) = (t.id.clone(), t.status);
         let why = format!("{id} was {from} when the last session ended");
-        if research {
-            set(doc, i, "status", json!(RESEARCHED));
+        if fresh_research(p, t) {
+            t.status = researched;
             entries.push(
-                Entry::task(now, log::TASK_RESEARCHED, &id, &from, RESEARCHED).detail(
+                Entry::task(now, log::TASK_RESEARCHED, &id, from.as_str(), researched.as_str()).detail(
                     "Detail",
                     format!("reconciled at session start: {why}; research/{id}.md is newer than its created_at"),
                 ),
@@ -274,10 +264,10 @@ fn reconcile_transitional(
                 "{why}: now RESEARCHED (research/{id}.md is newer than its created_at)"
             ));
         } else {
-            set(doc, i, "status", json!(PENDING));
+            t.status = pending;
             entries.push(Entry::error(
                 now,
-                Some((&id, &from, PENDING)),
+                Some((&id, from.as_str(), pending.as_str())),
                 &format!("reconciled at session start: {why} (interrupted); reset to PENDING, no research file newer than its created_at"),
             ));
             changes.push(format!(
@@ -298,24 +288,25 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         let mut t = files::load(cx, &p)?;
         let now = cx.store.clock().now();
         let stamp = crate::store::clock::stamp(now);
-        let mut doc = t.doc.clone();
         let mut entries = Vec::new();
         let mut changes = Vec::new();
         if let Some(r) = &t.restored {
             changes.push(r.describe(None));
         }
         let logged = log::parse(&files::read_log(cx, &p)?);
-        let finished = finish_logged(&mut doc, &logged, &stamp, &mut entries, &mut changes);
-        let stale_items = stale(&mut doc, &logged, now, &mut entries);
+        let list = &mut t.list;
+        let finished = finish_logged(list, &logged, &stamp, &mut entries, &mut changes);
+        let stale_items = stale(list, &logged, now, &mut entries);
         if resets {
-            reconcile_transitional(&p, &mut doc, &stamp, &mut entries, &mut changes);
+            reconcile_transitional(&p, list, &stamp, &mut entries, &mut changes);
         }
         if temps > 0 {
             changes.push(format!(
                 "removed {temps} abandoned temp file(s) older than 5 minutes"
             ));
         }
-        let tasks_changed = doc != t.doc;
+        // Each step logs every change it makes to a task, and only those.
+        let tasks_changed = !entries.is_empty();
         if no_velocity {
             changes.push(
                 "progress/velocity.json was missing: recomputed from progress/log.md".to_string(),
@@ -328,7 +319,6 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
             || no_velocity
             || !entries.is_empty();
         if pass.writes() && dirty {
-            t.doc = doc.clone();
             let change = Change {
                 entries,
                 tasks_changed,
@@ -336,7 +326,7 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
                 phases: finished.phases,
                 ..Default::default()
             };
-            let done = files::commit(cx, &p, &t, &change)?;
+            let done = files::commit(cx, &p, &mut t, &change)?;
             if let (Some(r), Some(first)) = (done.restored, changes.first_mut()) {
                 *first = r;
             }
@@ -345,10 +335,10 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
             }
             changes.extend(done.checkpoint);
             if no_velocity && !cx.store.exists(&p.velocity) {
-                files::write_velocity(cx, &p, &t.doc, &stamp)?;
+                files::write_velocity(cx, &p, &t.list, &stamp)?;
             }
         }
-        Ok(((doc, changes, stale_items), dirty))
+        Ok(((t.list, changes, stale_items), dirty))
     })?;
     let mut summary = summary::summarize(cx, store, &doc)?;
     summary.stale = stale_items;
@@ -356,5 +346,38 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         changes,
         summary: Some(summary),
         tell_user: Vec::new(),
+    })
+}
+
+/// `taskhook recover` of a project: tasks.json restored from the newest valid checkpoint and
+/// the log ([`super::restore`]) and written, or why there is nothing to do or nothing to
+/// restore from.
+pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
+    let p = Paths::of(&store.root);
+    cx.store.with_lock(&p.lock(), || {
+        let mut t = files::try_load(cx, &p)?.map_err(|why| {
+            Error::Rule(format!(
+                "cannot recover `{}`: it is unusable ({why}), and no checkpoint holds a valid task to restore it from: fix it by hand (`taskhook validate` names the problems, `taskhook schema {SCHEMA_TASKS}` shows the format) or restore it from version control; its bytes are left as they are",
+                p.tasks.display()
+            ))
+        })?;
+        if t.restored.is_none() && !cx.store.exists(&p.tasks) {
+            return Err(Error::Rule(format!(
+                "cannot recover `{}`: it is missing, and no checkpoint holds a list to restore it from: `taskhook projects add {} TASK --title …` starts a new one",
+                p.tasks.display(),
+                store.id
+            )));
+        }
+        if t.restored.is_none() {
+            return Ok(format!(
+                "{} is valid ({} task(s)); nothing to recover. To roll back, copy a file of {} over it.",
+                p.tasks.display(),
+                t.list.tasks.len(),
+                p.checkpoints.display()
+            ));
+        }
+        let done = files::commit(cx, &p, &mut t, &files::Change::default())?;
+        let msg = done.restored.unwrap_or_default();
+        Ok(format!("{}: {msg}.", p.tasks.display()))
     })
 }

@@ -11,18 +11,18 @@
 //! lost" is said only when the damaged file was read whole (else a task added since the
 //! checkpoint that the log never named is gone without a name, and the report says so).
 
-use crate::layouts::json::find_bytes;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::files::{file_name, read_file, read_log, Paths, TEMP_PREFIX};
+use super::files::{file_name, read_file, read_log, to_doc, Paths, TEMP_PREFIX};
 use super::log::{self, Entry};
-use super::model::{self, STATUSES};
+use super::model::{self, raw_id as id_of, raw_tasks as tasks_of, Status, Task, TaskList};
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::layouts::json::{find_bytes, typed, write_back};
 use crate::store::{clock::parse_time, fs, parse_json, schema};
 
 /// A master list restored in memory, and how.
@@ -156,15 +156,15 @@ fn load_checkpoint(cx: &Ctx, path: &Path) -> Option<Value> {
         .ok()
         .flatten()
         .and_then(|b| parse_json(&b).ok())
-        .filter(|d| d["tasks"].is_array())
+        .filter(|d| tasks_of(d).is_some())
 }
 
 /// The valid copy of each task of a list: every id with its first task that validates, in one
 /// pass.
 fn valid_copies(doc: &Value) -> HashMap<&str, &Value> {
     let mut out = HashMap::new();
-    for t in model::tasks(doc) {
-        if let Some(id) = t["id"].as_str() {
+    for t in tasks_of(doc).into_iter().flatten() {
+        if let Some(id) = id_of(t) {
             if !out.contains_key(id) && task_valid(t) {
                 out.insert(id, t);
             }
@@ -186,11 +186,29 @@ enum Source {
     Log,
 }
 
+/// A task restored: as its source holds it (its key order and unknown fields), typed (what the
+/// log brings forward), and where it came from.
+#[derive(Debug)]
+struct Kept {
+    raw: Value,
+    task: Task,
+    source: Source,
+}
+
+/// A task that validates, kept from `source`.
+fn kept(t: &Value, source: Source) -> Option<Kept> {
+    Some(Kept {
+        raw: t.clone(),
+        task: typed::<Task>(t).ok()?,
+        source,
+    })
+}
+
 /// A place in the restored list: a task, or a task wanted that no source gave yet.
 #[derive(Debug)]
 struct Slot {
     id: String,
-    task: Option<(Value, Source)>,
+    task: Option<Kept>,
 }
 
 /// Most attempts [`salvage`] makes to read on past damage.
@@ -218,7 +236,7 @@ fn salvage(bytes: &[u8]) -> (Vec<Value>, Vec<String>) {
             let mut values =
                 serde_json::Deserializer::from_slice(&bytes[at..]).into_iter::<Value>();
             match values.next() {
-                Some(Ok(v)) if v["id"].is_string() => {
+                Some(Ok(v)) if id_of(&v).is_some() => {
                     tasks.push(v);
                     i = at + values.byte_offset();
                 }
@@ -273,7 +291,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
     let mut older: &[(String, PathBuf)] = &[];
     for (n, (name, path)) in ring.iter().enumerate() {
         let doc = load_checkpoint(cx, path);
-        if let Some(doc) = doc.filter(|d| model::tasks(d).iter().any(task_valid)) {
+        if let Some(doc) = doc.filter(|d| tasks_of(d).is_some_and(|l| l.iter().any(task_valid))) {
             chosen = Some((name.clone(), path.clone(), doc));
             older = &ring[n + 1..];
             break;
@@ -282,23 +300,23 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
     }
     let parsed = damaged
         .and_then(|b| parse_json(b).ok())
-        .filter(|d| d["tasks"].is_array());
+        .filter(|d| tasks_of(d).is_some());
     let unread = parsed.is_none();
     let (dam_tasks, named) = match (&parsed, damaged) {
-        (Some(d), _) => (model::tasks(d).to_vec(), Vec::new()),
+        (Some(d), _) => (tasks_of(d).cloned().unwrap_or_default(), Vec::new()),
         (None, Some(b)) => salvage(b),
         (None, None) => (Vec::new(), Vec::new()),
     };
     let cp_doc = chosen.as_ref().map(|c| &c.2);
     let cp_copies = cp_doc.map(valid_copies).unwrap_or_default();
-    let cp_valid = |id: &str| cp_copies.get(id).map(|t| (*t).clone());
+    let cp_valid = |id: &str| cp_copies.get(id).and_then(|t| kept(t, Source::Checkpoint));
     let mut slots: Vec<Slot> = Vec::new();
     // Id → its slot.
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut lost: Vec<String> = Vec::new();
     // The damaged file's tasks, in order; one that no longer validates from the checkpoint.
     for (n, t) in dam_tasks.iter().enumerate() {
-        let id = t["id"].as_str().unwrap_or("").to_string();
+        let id = id_of(t).unwrap_or("").to_string();
         if id.is_empty() {
             lost.push(format!("task #{}", n + 1));
             continue;
@@ -307,9 +325,9 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
             continue;
         }
         let task = if task_valid(t) {
-            Some((t.clone(), Source::Damaged))
+            kept(t, Source::Damaged)
         } else {
-            cp_valid(&id).map(|c| (c, Source::Checkpoint))
+            cp_valid(&id)
         };
         at.insert(id.clone(), slots.len());
         slots.push(Slot { id, task });
@@ -318,16 +336,18 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         return Ok(None);
     }
     // Then the checkpoint's other tasks, and what it holds in a shape that does not validate.
-    if let Some(d) = cp_doc {
-        for t in model::tasks(d) {
-            let id = t["id"].as_str().unwrap_or("").to_string();
-            if id.is_empty() || at.contains_key(&id) {
-                continue;
-            }
-            let task = task_valid(t).then(|| (t.clone(), Source::Checkpoint));
-            at.insert(id.clone(), slots.len());
-            slots.push(Slot { id, task });
+    for t in cp_doc.and_then(tasks_of).into_iter().flatten() {
+        let id = id_of(t).unwrap_or("").to_string();
+        if id.is_empty() || at.contains_key(&id) {
+            continue;
         }
+        let task = if task_valid(t) {
+            kept(t, Source::Checkpoint)
+        } else {
+            None
+        };
+        at.insert(id.clone(), slots.len());
+        slots.push(Slot { id, task });
     }
     // Ids the unreadable file names that no source gave yet.
     for id in named {
@@ -347,9 +367,11 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         };
         let copies = valid_copies(&doc);
         for s in slots.iter_mut().filter(|s| s.task.is_none()) {
-            if let Some(t) = copies.get(s.id.as_str()).map(|t| (*t).clone()) {
-                s.task = Some((t, Source::Older(k)));
-                from_older.push((s.id.clone(), name.clone()));
+            if let Some(t) = copies.get(s.id.as_str()) {
+                s.task = kept(t, Source::Older(k));
+                if s.task.is_some() {
+                    from_older.push((s.id.clone(), name.clone()));
+                }
             }
         }
     }
@@ -368,30 +390,41 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         };
         let slot = at.get(id).map(|&i| &mut slots[i]);
         match slot.map(|s| &mut s.task) {
-            Some(Some((t, Source::Checkpoint | Source::Log))) => {
-                if replay(t, e) {
+            Some(Some(Kept {
+                task,
+                source: Source::Checkpoint | Source::Log,
+                ..
+            })) => {
+                if replay(task, e) {
                     replayed += 1;
                 }
             }
             Some(Some(_)) => {}
             missing => {
-                let Some(to) = e.to.as_deref().filter(|s| STATUSES.contains(s)) else {
+                let Some(to) = e.to.as_deref().and_then(Status::parse) else {
                     continue;
                 };
-                let mut t =
-                    json!({"id": id, "title": "(rebuilt from progress/log.md)", "status": to});
-                replay(&mut t, e);
-                if !task_valid(&t) {
+                let title = "(rebuilt from progress/log.md)";
+                let mut task = Task::new(id, to);
+                task.title = Some(title.to_string());
+                replay(&mut task, e);
+                if !task_valid(&to_doc(&task)) {
                     continue;
                 }
+                let raw = json!({"id": id, "title": title, "status": to});
+                let k = Kept {
+                    raw,
+                    task,
+                    source: Source::Log,
+                };
                 from_log.push(id.to_string());
                 match missing {
-                    Some(place) => *place = Some((t, Source::Log)),
+                    Some(place) => *place = Some(k),
                     None => {
                         at.insert(id.to_string(), slots.len());
                         slots.push(Slot {
                             id: id.to_string(),
-                            task: Some((t, Source::Log)),
+                            task: Some(k),
                         })
                     }
                 }
@@ -399,23 +432,21 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         }
     }
     for (k, (name, path)) in older.iter().enumerate() {
-        if !slots
-            .iter()
-            .any(|s| matches!(s.task, Some((_, Source::Older(o))) if o == k))
-        {
+        let from_k = |s: &Slot| matches!(&s.task, Some(t) if t.source == Source::Older(k));
+        if !slots.iter().any(from_k) {
             continue;
         }
         for e in entries_after(&entries, name, path) {
             let Some(id) = e.task.as_deref() else {
                 continue;
             };
-            if let Some(Slot {
-                task: Some((t, Source::Older(o))),
-                ..
-            }) = at.get(id).map(|&i| &mut slots[i])
-            {
-                if *o == k && replay(t, e) {
-                    replayed += 1;
+            if let Some(s) = at.get(id).map(|&i| &mut slots[i]) {
+                if from_k(s) {
+                    if let Some(t) = &mut s.task {
+                        if replay(&mut t.task, e) {
+                            replayed += 1;
+                        }
+                    }
                 }
             }
         }
@@ -423,14 +454,17 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
     let count = |src: Source| {
         slots
             .iter()
-            .filter(|s| matches!(&s.task, Some((_, x)) if *x == src))
+            .filter(|s| matches!(&s.task, Some(t) if t.source == src))
             .count()
     };
     let (from_checkpoint, from_damaged) = (count(Source::Checkpoint), count(Source::Damaged));
-    let mut list = Vec::new();
+    let (mut raws, mut tasks) = (Vec::new(), Vec::new());
     for s in slots {
         match s.task {
-            Some((t, _)) => list.push(t),
+            Some(k) => {
+                raws.push(k.raw);
+                tasks.push(k.task);
+            }
             None => lost.push(s.id),
         }
     }
@@ -439,9 +473,16 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         .and_then(|c| c.2.as_object().cloned())
         .or_else(|| parsed.as_ref().and_then(|d| d.as_object().cloned()))
         .unwrap_or_default();
-    root.insert("tasks".into(), Value::Array(list));
+    root.insert("tasks".into(), Value::Array(raws));
+    let rest: Map<String, Value> = root
+        .iter()
+        .filter(|(k, _)| *k != "tasks")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut list = TaskList { tasks, rest };
+    link_children(&mut list);
     let mut doc = Value::Object(root);
-    link_children(&mut doc);
+    write_back(&mut doc, &list).map_err(Error::BadInput)?;
     Ok(Some(Restored {
         doc,
         why: why.to_string(),
@@ -466,7 +507,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
 /// not older than the file (by whole seconds), else all.
 fn entries_after<'a>(entries: &'a [Entry], name: &str, path: &Path) -> &'a [Entry] {
     let logged = entries.iter().rposition(|e| {
-        e.event == log::CHECKPOINT_WRITTEN && e.get("Checkpoint").is_some_and(|c| c.ends_with(name))
+        e.event == log::CHECKPOINT_WRITTEN && e.checkpoint().is_some_and(|c| c.ends_with(name))
     });
     if let Some(i) = logged {
         return &entries[i + 1..];
@@ -486,80 +527,80 @@ fn entries_after<'a>(entries: &'a [Entry], name: &str, path: &Path) -> &'a [Entr
 }
 
 /// A timestamp as the schema wants it.
-fn stamp_of(at: &str) -> Option<Value> {
-    (at.ends_with('Z') && parse_time(at).is_some()).then(|| json!(at))
+fn stamp_of(at: &str) -> Option<String> {
+    (at.ends_with('Z') && parse_time(at).is_some()).then(|| at.to_string())
 }
 
 /// Applies one log entry to a restored task; returns whether it changed anything.
-fn replay(t: &mut Value, e: &Entry) -> bool {
+fn replay(t: &mut Task, e: &Entry) -> bool {
     let before = t.clone();
-    let Some(m) = t.as_object_mut() else {
-        return false;
-    };
     if let Some(platform) = e.event.strip_prefix("SYNC_TO_") {
-        if let Some(ext) = e.get("External ID").or_else(|| e.get("Detail")) {
-            crate::layouts::json::object_at(m, "external_ids")
+        if let Some(ext) = e.external_id() {
+            t.external_ids
+                .get_or_insert_with(Map::new)
                 .insert(platform.to_string(), json!(ext));
         }
     }
-    if let Some(to) = e.to.as_deref().filter(|s| STATUSES.contains(s)) {
-        let from = m
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        m.insert("status".into(), json!(to));
-        if from == model::BLOCKED && to != model::BLOCKED {
-            m.insert("blocked_reason".into(), Value::Null);
+    if let Some(to) = e.to.as_deref().and_then(Status::parse) {
+        let from = t.status;
+        t.status = to;
+        if from == Status::Blocked && to != Status::Blocked {
+            t.blocked_reason = Some(None);
         }
     }
     match e.event.as_str() {
         log::TASK_STARTED => {
             if let Some(at) = stamp_of(&e.at) {
-                m.insert("started_at".into(), at);
+                t.started_at = Some(Some(at));
             }
         }
         log::TASK_COMPLETE => {
             if let Some(at) = stamp_of(&e.at) {
-                m.insert("completed_at".into(), at);
+                t.completed_at = Some(Some(at));
             }
-            if let Some(a) = e.get("actual_minutes").and_then(log::number) {
-                m.insert("actual_minutes".into(), model::num(a));
+            if let Some(a) = e.actual_minutes().and_then(model::num) {
+                t.actual_minutes = Some(Some(a));
             }
         }
         log::TASK_BLOCKED => {
-            if let Some(r) = e.get("Reason") {
-                m.insert("blocked_reason".into(), json!(r));
+            if let Some(r) = e.reason() {
+                t.blocked_reason = Some(Some(r.to_string()));
             }
         }
         _ => {}
     }
-    if let Some(n) = e.get("stale_count").and_then(|n| n.parse::<u64>().ok()) {
-        m.insert("stale_count".into(), json!(n));
+    if let Some(n) = e.stale_count() {
+        t.stale_count = Some(n.into());
     }
     *t != before
 }
 
 /// Every task whose `parent_id` names a parent that does not list it gets listed in that
-/// parent's `subtasks` (children restored from a newer source than their parent).
-fn link_children(doc: &mut Value) {
-    let pairs: Vec<(String, String)> = model::tasks(doc)
+/// parent's `subtasks` (children restored from a newer source than their parent); one pass.
+fn link_children(list: &mut TaskList) {
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(list.tasks.len());
+    for (i, t) in list.tasks.iter().enumerate() {
+        first.entry(t.id.as_str()).or_insert(i);
+    }
+    let pairs: Vec<(usize, String)> = list
+        .tasks
         .iter()
         .filter_map(|t| {
-            let parent = t["parent_id"].as_str()?;
-            Some((parent.to_string(), model::id(t).to_string()))
+            let parent = t.parent_id()?;
+            let &i = first.get(parent)?;
+            (parent != t.id).then(|| (i, t.id.clone()))
         })
         .collect();
-    for (parent, child) in pairs {
-        let Some(i) = model::index(doc, &parent) else {
-            continue;
-        };
-        if parent == child || model::subtasks(&doc["tasks"][i]).contains(&child) {
-            continue;
+    // (parent, child) pairs listed, each parent's own list read the first time it is met.
+    let mut listed: HashSet<(usize, String)> = HashSet::new();
+    let mut read: HashSet<usize> = HashSet::new();
+    for (i, child) in pairs {
+        let parent = &mut list.tasks[i];
+        if read.insert(i) {
+            listed.extend(parent.subtasks().map(|s| (i, s.to_string())));
         }
-        if let Some(m) = doc["tasks"][i].as_object_mut() {
-            let subs = crate::layouts::json::array_at(m, "subtasks");
-            subs.push(json!(child));
+        if listed.insert((i, child.clone())) {
+            parent.subtasks.get_or_insert_with(Vec::new).push(child);
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod git;
 pub mod init;
 pub mod lifecycle;
 pub mod messages;
+pub mod model;
 pub mod plan;
 pub mod policy;
 pub mod recovery;

@@ -27,8 +27,6 @@ pub mod work;
 
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::agents;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -41,7 +39,8 @@ use crate::signals::{split_name, SignalKind};
 use crate::store::{check_id, fs};
 
 use lifecycle::{Event, Failure, Outcome, Who};
-use state::{load, state_path, task, Read, FILE, SCHEMA};
+use model::State;
+use state::{load, state_path, Doc, Read, FILE, SCHEMA};
 
 /// The layout's name.
 pub const NAME: &str = "execute";
@@ -64,7 +63,7 @@ pub fn git_root(cx: &Ctx, store: &StoreRef) -> Option<PathBuf> {
 
 /// The resume plan of a derived state, its merge queue checked against the branches git has
 /// (when the project is in a git repository and the queue has entries to merge).
-pub fn plan_with_git(cx: &Ctx, store: &StoreRef, state: &Value) -> plan::Plan {
+pub fn plan_with_git(cx: &Ctx, store: &StoreRef, state: &State) -> plan::Plan {
     let mut p = plan::plan(state);
     if !p.merge.is_empty() {
         if let Some(names) = git_root(cx, store).and_then(|r| git::branch_names(&r)) {
@@ -217,11 +216,14 @@ pub fn apply_event(
     id: &str,
     ev: Event<'_>,
     who: Who<'_>,
-) -> Result<Option<(Outcome, Value)>> {
+) -> Result<Option<(Outcome, State)>> {
     let now = cx.store.clock().stamp();
     cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let before = load(cx, store)?;
-        if task(&before, id).is_none() {
+        let Doc {
+            mut doc,
+            state: before,
+        } = load(cx, store)?;
+        if before.task(id).is_none() {
             return Ok((None, false));
         }
         let mut s = before.clone();
@@ -238,7 +240,7 @@ pub fn apply_event(
         derive::derive(&before, &mut s, &now);
         let changed = state::differs(&before, &s);
         if pass.writes() && changed {
-            state::save(cx, store, &s)?;
+            state::save(cx, store, &mut doc, &s)?;
         }
         Ok((Some((out, s)), changed))
     })
@@ -253,9 +255,7 @@ fn git_place(cx: &Ctx, store: &StoreRef, id: &str) -> (Option<String>, Option<St
     let Some(worktrees) = git::worktrees(&root) else {
         return (None, None);
     };
-    let dir = load(cx, store)
-        .ok()
-        .and_then(|s| s["worktree_dir"].as_str().map(str::to_string));
+    let dir = load(cx, store).ok().and_then(|d| d.state.worktree_dir);
     let wanted = format!("worktree-{id}");
     let found = worktrees.iter().skip(1).find(|w| {
         let p = Path::new(&w.path);
@@ -272,12 +272,11 @@ fn git_place(cx: &Ctx, store: &StoreRef, id: &str) -> (Option<String>, Option<St
 /// The task a commit belongs to: by its branch (the task's `branch`, or `worktree-ID`), else by
 /// the subagent's binding, else the one task its message names.
 fn commit_task(
-    state: &Value,
+    state: &State,
     store: &StoreRef,
     c: &Commit<'_>,
     bound: &[String],
 ) -> Option<String> {
-    let ids = state::task_ids(state);
     if let Some(id) = c
         .branch
         .as_deref()
@@ -288,7 +287,7 @@ fn commit_task(
     let mut from_binding = bound.iter().filter_map(|name| {
         let n = split_name(name);
         let here = n.store.as_deref().is_none_or(|s| s == store.id);
-        (here && ids.contains(&n.id)).then_some(n.id)
+        (here && state.tasks.contains_key(&n.id)).then_some(n.id)
     });
     if let (Some(one), None) = (from_binding.next(), from_binding.next()) {
         return Some(one);
@@ -303,7 +302,10 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction>
     };
     let now = cx.store.clock().stamp();
     cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let before = load(cx, store)?;
+        let Doc {
+            mut doc,
+            state: before,
+        } = load(cx, store)?;
         let Some(id) = commit_task(&before, store, c, &bound) else {
             return Ok(((), false));
         };
@@ -316,8 +318,7 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction>
             .as_deref()
             .filter(|b| *b == format!("worktree-{id}"))
         {
-            let t = &s["tasks"][&id];
-            if t["branch"].as_str().is_none_or(str::is_empty) {
+            if s.task(&id).and_then(|t| t.branch.non_empty()).is_none() {
                 let wt = project_root(cx, store).join(".worktrees").join(&id);
                 let wt = (check_id("task id", &id).is_ok() && fs::is_file(&wt.join(".git")))
                     .then(|| wt.display().to_string());
@@ -326,7 +327,7 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction>
         }
         derive::derive(&before, &mut s, &now);
         if pass.writes() {
-            state::save(cx, store, &s)?;
+            state::save(cx, store, &mut doc, &s)?;
         }
         Ok(((), true))
     })?;
@@ -336,7 +337,10 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction>
 fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reaction> {
     let now = cx.store.clock().stamp();
     let (done, after) = cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let before = load(cx, store)?;
+        let Doc {
+            mut doc,
+            state: before,
+        } = load(cx, store)?;
         let mut s = before.clone();
         let mut done = Vec::new();
         for b in branches {
@@ -353,7 +357,7 @@ fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<React
         }
         derive::derive(&before, &mut s, &now);
         if pass.writes() {
-            state::save(cx, store, &s)?;
+            state::save(cx, store, &mut doc, &s)?;
         }
         Ok(((done, s), true))
     })?;
@@ -467,7 +471,7 @@ impl Layout for Execute {
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
         let path = state_path(&store.root);
         let state = match state::read(cx, &path)? {
-            Read::Valid(v) => v,
+            Read::Valid(d) => d.state,
             Read::Missing => return Ok(Summary::problem(NAME, &store.id, path, "missing".into())),
             Read::TooBig(n) => {
                 return Ok(Summary::problem(
@@ -481,7 +485,7 @@ impl Layout for Execute {
                 let fix = match state::read(cx, &state::last_good_path(&store.root))? {
                     Read::Valid(copy) => format!(
                         "the next session start (or `taskhook execute resume`) rebuilds it from {} and git",
-                        resume::copy_source(&copy)
+                        resume::copy_source(&copy.state)
                     ),
                     _ => resume::no_copy(resume::bak_note(cx, store)?.as_deref()),
                 };
@@ -503,7 +507,7 @@ impl Layout for Execute {
             &project_root(cx, store),
             &s,
             &p,
-            state::seed_temp_note(cx, store, state["updated_at"].as_str())
+            state::seed_temp_note(cx, store, state.updated_at.as_deref())
                 .into_iter()
                 .collect(),
         ))
@@ -535,12 +539,12 @@ impl Layout for Execute {
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        let s = load(cx, store)?;
-        Ok(state::task_ids(&s)
-            .into_iter()
-            .map(|id| Unit {
-                active: state::is_active(state::status(&s["tasks"][&id])),
-                id,
+        let s = load(cx, store)?.state;
+        Ok(s.tasks
+            .iter()
+            .map(|(id, t)| Unit {
+                active: t.status().is_active(),
+                id: id.clone(),
             })
             .collect())
     }
@@ -549,7 +553,12 @@ impl Layout for Execute {
     /// status changed since is not delivered.
     fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
         Ok(match state::read(cx, &state_path(&store.root))? {
-            Read::Valid(s) => Some(task(&s, unit).map_or("gone", state::status).to_string()),
+            Read::Valid(d) => Some(
+                d.state
+                    .task(unit)
+                    .map_or("gone", |t| t.status().as_str())
+                    .to_string(),
+            ),
             _ => None,
         })
     }

@@ -165,6 +165,10 @@ impl<T> Keyed<T> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut T)> {
+        self.entries.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -238,6 +242,16 @@ pub enum LayerStatus {
     Pending,
     InProgress,
     Completed,
+}
+
+impl LayerStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayerStatus::Pending => "pending",
+            LayerStatus::InProgress => "in_progress",
+            LayerStatus::Completed => "completed",
+        }
+    }
 }
 
 /// A task's status (seed 001's task lifecycle).

@@ -4,21 +4,16 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
+use super::model::{RunStatus, State};
 use super::plan::Plan;
-use super::state::{status, task_ids, MAX_ATTEMPTS};
+use super::state::MAX_ATTEMPTS;
 use crate::layouts::{Item, StoreRef, Summary};
-
-fn n(v: &Value, key: &str) -> u64 {
-    v.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
 
 /// The summary of a (derived) state and its plan; `project` shortens the path shown.
 pub fn summarize(
     store: &StoreRef,
     project: &Path,
-    state: &Value,
+    state: &State,
     plan: &Plan,
     problems: Vec<String>,
 ) -> Summary {
@@ -28,11 +23,12 @@ pub fn summarize(
         .unwrap_or(&path)
         .display()
         .to_string();
-    let m = &state["metrics"];
+    let m = state.metrics();
     let layer = match &plan.layer {
         Some(l) => {
-            let batch = state["current_batch"]
-                .as_u64()
+            let batch = state
+                .current_batch
+                .get()
                 .map(|b| format!(", batch {b}"))
                 .unwrap_or_default();
             format!(
@@ -46,10 +42,10 @@ pub fn summarize(
         "taskhook · execute \"{}\" ({shown}): run {}{layer}; {}/{} tasks completed, {} attempts, {} commits.",
         store.id,
         plan.status,
-        n(m, "completed_tasks"),
-        n(m, "total_tasks"),
-        n(m, "total_attempts"),
-        n(m, "total_commits"),
+        m.completed_tasks.unwrap_or(0),
+        m.total_tasks.unwrap_or(0),
+        m.total_attempts.unwrap_or(0),
+        m.total_commits.unwrap_or(0),
     );
     let mut s = Summary {
         layout: super::NAME,
@@ -57,14 +53,12 @@ pub fn summarize(
         path,
         headline,
         current_label: "In progress",
-        quiet: plan.status == "completed",
+        quiet: plan.status == RunStatus::Completed.as_str(),
         problems,
         ..Default::default()
     };
-    for id in task_ids(state) {
-        *s.counts
-            .entry(status(&state["tasks"][&id]).to_string())
-            .or_default() += 1;
+    for t in state.tasks.values() {
+        *s.counts.entry(t.status().as_str().to_string()).or_default() += 1;
     }
     let detail = |d: String| Item {
         detail: Some(d),

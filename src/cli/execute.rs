@@ -14,7 +14,7 @@ use crate::layouts::execute::model::{
     Keyed, Layer, LayerStatus, Metrics, QueueEntry, RunStatus, Slot, Task, TaskStatus,
 };
 use crate::layouts::execute::plan::Plan;
-use crate::layouts::execute::{derive, resume, state};
+use crate::layouts::execute::{derive, reconcile, state};
 use crate::layouts::{Reaction, StoreRef};
 
 use super::paint::Paint;
@@ -375,7 +375,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             let stores = commands::selected(cx, &project, store_flag)?;
             let mut all = Vec::new();
             for s in &stores {
-                let Some(r) = resume::resume(cx, s, true)? else {
+                let Some(r) = reconcile::resume(cx, s, true)? else {
                     continue;
                 };
                 let p = r.plan();

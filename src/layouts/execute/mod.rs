@@ -13,14 +13,14 @@
 pub mod commands;
 pub mod derive;
 pub mod git;
+pub mod git_evidence;
 pub mod init;
 pub mod lifecycle;
 pub mod messages;
 pub mod model;
 pub mod plan;
 pub mod policy;
-pub mod recovery;
-pub mod resume;
+pub mod reconcile;
 pub mod state;
 pub mod summary;
 pub mod work;
@@ -280,7 +280,7 @@ fn commit_task(
     if let Some(id) = c
         .branch
         .as_deref()
-        .and_then(|b| recovery::task_of_branch(state, b))
+        .and_then(|b| git_evidence::task_of_branch(state, b))
     {
         return Some(id);
     }
@@ -292,7 +292,7 @@ fn commit_task(
     if let (Some(one), None) = (from_binding.next(), from_binding.next()) {
         return Some(one);
     }
-    recovery::named_task(state, &c.message)
+    git_evidence::named_task(state, &c.message)
 }
 
 fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction> {
@@ -344,7 +344,7 @@ fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<React
         let mut s = before.clone();
         let mut done = Vec::new();
         for b in branches {
-            let Some(id) = recovery::task_of_branch(&s, b) else {
+            let Some(id) = git_evidence::task_of_branch(&s, b) else {
                 continue;
             };
             let o = lifecycle::step(&mut s, &id, Event::Merged, Who::default(), &now);
@@ -485,9 +485,9 @@ impl Layout for Execute {
                 let fix = match state::read(cx, &state::last_good_path(&store.root))? {
                     Read::Valid(copy) => format!(
                         "the next session start (or `taskhook execute resume`) rebuilds it from {} and git",
-                        resume::copy_source(&copy.state)
+                        reconcile::copy_source(&copy.state)
                     ),
-                    _ => resume::no_copy(resume::bak_note(cx, store)?.as_deref()),
+                    _ => reconcile::no_copy(reconcile::bak_note(cx, store)?.as_deref()),
                 };
                 return Ok(Summary::problem(
                     NAME,
@@ -514,7 +514,7 @@ impl Layout for Execute {
     }
 
     fn reconcile(&self, cx: &Ctx, store: &StoreRef, _start: Option<Start>) -> Result<Reconciled> {
-        let Some(r) = resume::resume(cx, store, false)? else {
+        let Some(r) = reconcile::resume(cx, store, false)? else {
             return Ok(Reconciled::default());
         };
         let p = r.plan();
@@ -646,7 +646,7 @@ impl Layout for Execute {
     fn recover(&self, cx: &Ctx, store: &StoreRef) -> Result<String> {
         let path = state_path(&store.root);
         let dry = cx.store.is_dry_run();
-        let r = match resume::resume(cx, store, false)? {
+        let r = match reconcile::resume(cx, store, false)? {
             None => {
                 return Err(Error::NotFound(format!(
                     "`{}` does not exist; nothing to recover",

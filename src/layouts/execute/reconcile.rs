@@ -2,14 +2,14 @@
 //! state rebuilt from the copy of the latest valid state taskhook keeps
 //! (`.execute-state.json.last-good`, bad bytes moved aside; never from the `.bak` of the last
 //! reset, which is older), the copy refreshed when the state was written by someone else, git recovery
-//! ([`super::recovery`]), the seed's resume rules that need no git, stale temp files removed,
+//! ([`super::git_evidence`]), the seed's resume rules that need no git, stale temp files removed,
 //! everything derived again. Decided on an unlocked read; only a store with something to fix is
 //! locked and written.
 
 use super::derive::derive;
 use super::git;
+use super::git_evidence;
 use super::model::{RunStatus, Slot, State};
-use super::recovery;
 use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -273,7 +273,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             .collect();
         let git_skipped = match &view {
             Some(v) if v.problems.is_empty() || !v.worktrees.is_empty() => {
-                let found = recovery::apply(&mut s, v, &now);
+                let found = git_evidence::apply(&mut s, v, &now);
                 changes.extend(found.changes);
                 notes.extend(found.notes);
                 None
@@ -281,7 +281,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             Some(v) => Some(v.problems.join("; ")),
             None => Some("the project is not in a git repository".to_string()),
         };
-        changes.extend(recovery::settle(&mut s));
+        changes.extend(git_evidence::settle(&mut s));
         derive(&before, &mut s, &now);
         let dirty = rebuilt || copy_stale || !temps.is_empty() || differs(&before, &s);
         if pass.writes() && (rebuilt || differs(&before, &s)) {

@@ -8,13 +8,14 @@ use serde::Serialize;
 use serde_json::Map;
 
 use super::derive::derive;
+use super::hooks::{apply_event, cap, git_place};
 use super::lifecycle::{Event, Failure, Outcome, Who};
 use super::model::{
     Keyed, Layer, LayerStatus, Loose, Metrics, ResetRecord, RunStatus, Slot, Stop as StopRecord,
     Task, TaskStatus,
 };
 use super::state::{self, bak_path, lock_path, state_path, Doc};
-use super::{apply_event, git, git_root, messages, Layout as _, LAYOUT};
+use super::{git, git_root, messages, Layout as _, LAYOUT};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::{Reaction, StoreRef};
@@ -107,7 +108,7 @@ pub fn find_task(
 /// report, so instructions go to the person as notices. Returns the task after it and the step.
 pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(Task, Reaction)> {
     let (worktree, branch) = match ev {
-        HandEvent::Start => super::git_place(cx, store, id),
+        HandEvent::Start => git_place(cx, store, id),
         _ => (None, None),
     };
     let capped = match &ev {
@@ -116,9 +117,9 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(T
             details,
             feedback,
         } => Some((
-            super::cap(message),
-            details.as_deref().map(super::cap),
-            feedback.as_deref().map(super::cap),
+            cap(message),
+            details.as_deref().map(cap),
+            feedback.as_deref().map(cap),
         )),
         _ => None,
     };
@@ -198,7 +199,7 @@ pub enum Stop {
 pub fn stop(cx: &Ctx, store: &StoreRef, reason: Option<&str>) -> Result<Stop> {
     let now = cx.store.clock().stamp();
     let reason = reason
-        .map(|r| super::cap(&crate::error::one_line(r)))
+        .map(|r| cap(&crate::error::one_line(r)))
         .filter(|r| !r.is_empty());
     cx.store.with_lock(&lock_path(&store.root), || {
         let Doc {

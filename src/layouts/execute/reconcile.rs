@@ -10,10 +10,11 @@ use super::derive::derive;
 use super::git;
 use super::git_evidence;
 use super::model::{RunStatus, Slot, State};
-use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read};
+use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read, FILE};
+use super::{project_root, summary};
 use crate::context::Ctx;
-use crate::error::Result;
-use crate::layouts::StoreRef;
+use crate::error::{Error, Result};
+use crate::layouts::{Reconciled, StoreRef};
 use crate::store::fs;
 
 /// What resuming found and did.
@@ -304,4 +305,72 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             dirty,
         ))
     })
+}
+
+/// SessionStart's reconcile: [`resume`] (the stop kept), its summary and what changed.
+pub fn reconcile(cx: &Ctx, store: &StoreRef) -> Result<Reconciled> {
+    let Some(r) = resume(cx, store, false)? else {
+        return Ok(Reconciled::default());
+    };
+    let p = r.plan();
+    let tell_user = r
+        .changes
+        .iter()
+        .filter(|_| r.rebuilt)
+        .take(1)
+        .map(|c| format!("taskhook: execute {}: {c}", store.id))
+        .collect();
+    Ok(Reconciled {
+        summary: Some(summary::summarize(
+            store,
+            &project_root(cx, store),
+            &r.state,
+            &p,
+            r.notes,
+        )),
+        changes: r.changes,
+        tell_user,
+    })
+}
+
+/// `taskhook recover`: a resume (the stop kept), said in lines.
+pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
+    let path = state_path(&store.root);
+    let dry = cx.store.is_dry_run();
+    let r = match resume(cx, store, false)? {
+        None => {
+            return Err(Error::NotFound(format!(
+                "`{}` does not exist; nothing to recover",
+                path.display()
+            )))
+        }
+        Some(r) => r,
+    };
+    let mut lines = match (&r.unusable, dry) {
+        (Some(why), true) => vec![format!(
+            "Would rebuild {}: {FILE} is unusable ({why}).",
+            path.display()
+        )],
+        (None, _) if r.changes.is_empty() => {
+            return Ok(format!(
+                "{} is valid and agrees with git; nothing to recover.",
+                path.display()
+            ))
+        }
+        (_, true) => vec![format!(
+            "Would recover {}: {}.",
+            path.display(),
+            r.changes.join("; ")
+        )],
+        (_, false) => vec![format!(
+            "Recovered {}: {}.",
+            path.display(),
+            r.changes.join("; ")
+        )],
+    };
+    lines.extend(r.rebuild_report.iter().map(|l| format!("  {l}")));
+    if dry && r.unusable.is_some() {
+        lines.extend(r.changes.iter().skip(1).map(|c| format!("  then: {c}.")));
+    }
+    Ok(lines.join("\n"))
 }

@@ -7,6 +7,10 @@ use std::path::Path;
 use super::model::{RunStatus, State};
 use super::plan::Plan;
 use super::state::MAX_ATTEMPTS;
+use super::state::{self, state_path, Read, FILE};
+use super::{derive, plan, project_root, reconcile, NAME};
+use crate::context::Ctx;
+use crate::error::Result;
 use crate::layouts::{Item, StoreRef, Summary};
 
 /// The summary of a (derived) state and its plan; `project` shortens the path shown.
@@ -112,4 +116,52 @@ pub fn summarize(
         );
     }
     s
+}
+
+/// The summary of a store for `taskhook status` and the status line: a corrupt, missing or
+/// too big state is one problem line; no git (SessionStart and `execute status` check the queue
+/// against git).
+pub fn of_store(cx: &Ctx, store: &StoreRef) -> Result<Summary> {
+    let path = state_path(&store.root);
+    let state = match state::read(cx, &path)? {
+        Read::Valid(d) => d.state,
+        Read::Missing => return Ok(Summary::problem(NAME, &store.id, path, "missing".into())),
+        Read::TooBig(n) => {
+            return Ok(Summary::problem(
+                NAME,
+                &store.id,
+                path,
+                state::too_big(store, n).one_line(),
+            ))
+        }
+        Read::Invalid(why) => {
+            let fix = match state::read(cx, &state::last_good_path(&store.root))? {
+                Read::Valid(copy) => format!(
+                    "the next session start (or `taskhook execute resume`) rebuilds it from {} and git",
+                    reconcile::copy_source(&copy.state)
+                ),
+                _ => reconcile::no_copy(reconcile::bak_note(cx, store)?.as_deref()),
+            };
+            return Ok(Summary::problem(
+                NAME,
+                &store.id,
+                path,
+                format!("{FILE} is corrupt ({why}); {fix}"),
+            ));
+        }
+    };
+    let mut s = state.clone();
+    derive::derive(&state, &mut s, &cx.store.clock().stamp());
+    // No git here: `taskhook status` and the status line stay cheap (SessionStart and
+    // `taskhook execute status` check the merge queue against git's branches).
+    let p = plan::plan(&s);
+    Ok(summarize(
+        store,
+        &project_root(cx, store),
+        &s,
+        &p,
+        state::seed_temp_note(cx, store, state.updated_at.as_deref())
+            .into_iter()
+            .collect(),
+    ))
 }

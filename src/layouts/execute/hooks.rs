@@ -28,6 +28,36 @@ pub fn cap(text: &str) -> String {
     }
 }
 
+/// One change of the state under the store's lock, decided on an unlocked read first:
+/// `change` gets the state as read, a copy to change and the time, and says what to return and
+/// whether it changed anything. A change is derived ([`derive::derive`]) and written when the
+/// state then differs in more than the clock; no change writes nothing (not even a recount).
+/// Returns what `change` said and the state after.
+pub fn transition<T>(
+    cx: &Ctx,
+    store: &StoreRef,
+    mut change: impl FnMut(&State, &mut State, &str) -> (T, bool),
+) -> Result<(T, State)> {
+    let now = cx.store.clock().stamp();
+    cx.store.transact(&state::lock_path(&store.root), |pass| {
+        let Doc {
+            mut doc,
+            state: before,
+        } = load(cx, store)?;
+        let mut s = before.clone();
+        let (out, changed) = change(&before, &mut s, &now);
+        if !changed {
+            return Ok(((out, s), false));
+        }
+        derive::derive(&before, &mut s, &now);
+        let changed = state::differs(&before, &s);
+        if pass.writes() && changed {
+            state::save(cx, store, &mut doc, &s)?;
+        }
+        Ok(((out, s), changed))
+    })
+}
+
 /// Applies one lifecycle event to a task under the lock (decided on an unlocked read first);
 /// returns the outcome and the state after, `None` when the store has no such task.
 pub fn apply_event(
@@ -37,33 +67,21 @@ pub fn apply_event(
     ev: Event<'_>,
     who: Who<'_>,
 ) -> Result<Option<(Outcome, State)>> {
-    let now = cx.store.clock().stamp();
-    cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let Doc {
-            mut doc,
-            state: before,
-        } = load(cx, store)?;
+    let (out, s) = transition(cx, store, |before, s, now| {
         if before.task(id).is_none() {
-            return Ok((None, false));
+            return (None, false);
         }
-        let mut s = before.clone();
-        let out = lifecycle::step(&mut s, id, ev, who, &now);
-        if matches!(
+        let out = lifecycle::step(s, id, ev, who, now);
+        // A refused or empty step writes nothing (not even a recount).
+        let changed = !matches!(
             out.effect,
             lifecycle::Effect::Denied(_)
                 | lifecycle::Effect::Unchanged
                 | lifecycle::Effect::NotVerification { .. }
-        ) {
-            // A refused or empty step writes nothing (not even a recount).
-            return Ok((Some((out, s)), false));
-        }
-        derive::derive(&before, &mut s, &now);
-        let changed = state::differs(&before, &s);
-        if pass.writes() && changed {
-            state::save(cx, store, &mut doc, &s)?;
-        }
-        Ok((Some((out, s)), changed))
-    })
+        );
+        (Some(out), changed)
+    })?;
+    Ok(out.map(|o| (o, s)))
 }
 
 /// Where git has the task's worktree (`.worktrees/ID`, or under the state's `worktree_dir`) and
@@ -120,18 +138,12 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction>
         Some(a) => agents::binding(cx, &project_root(cx, store), a).unwrap_or_default(),
         None => Vec::new(),
     };
-    let now = cx.store.clock().stamp();
-    cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let Doc {
-            mut doc,
-            state: before,
-        } = load(cx, store)?;
-        let Some(id) = commit_task(&before, store, c, &bound) else {
-            return Ok(((), false));
+    transition(cx, store, |before, s, now| {
+        let Some(id) = commit_task(before, store, c, &bound) else {
+            return ((), false);
         };
-        let mut s = before.clone();
-        if !lifecycle::record_commit(&mut s, &id, &c.hash, None, &now) {
-            return Ok(((), false));
+        if !lifecycle::record_commit(s, &id, &c.hash, None, now) {
+            return ((), false);
         }
         if let Some(b) = c
             .branch
@@ -142,44 +154,28 @@ fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Result<Reaction>
                 let wt = project_root(cx, store).join(".worktrees").join(&id);
                 let wt = (check_id("task id", &id).is_ok() && fs::is_file(&wt.join(".git")))
                     .then(|| wt.display().to_string());
-                lifecycle::record_worktree(&mut s, &id, wt.as_deref(), Some(b));
+                lifecycle::record_worktree(s, &id, wt.as_deref(), Some(b));
             }
         }
-        derive::derive(&before, &mut s, &now);
-        if pass.writes() {
-            state::save(cx, store, &mut doc, &s)?;
-        }
-        Ok(((), true))
+        ((), true)
     })?;
     Ok(Reaction::default())
 }
 
 fn record_merge(cx: &Ctx, store: &StoreRef, branches: &[String]) -> Result<Reaction> {
-    let now = cx.store.clock().stamp();
-    let (done, after) = cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let Doc {
-            mut doc,
-            state: before,
-        } = load(cx, store)?;
-        let mut s = before.clone();
+    let (done, after) = transition(cx, store, |_, s, now| {
         let mut done = Vec::new();
         for b in branches {
-            let Some(id) = git_evidence::task_of_branch(&s, b) else {
+            let Some(id) = git_evidence::task_of_branch(s, b) else {
                 continue;
             };
-            let o = lifecycle::step(&mut s, &id, Event::Merged, Who::default(), &now);
+            let o = lifecycle::step(s, &id, Event::Merged, Who::default(), now);
             if let lifecycle::Effect::Merged { was, ahead } = o.effect {
                 done.push((id, ahead, was));
             }
         }
-        if done.is_empty() {
-            return Ok(((done, s), false));
-        }
-        derive::derive(&before, &mut s, &now);
-        if pass.writes() {
-            state::save(cx, store, &mut doc, &s)?;
-        }
-        Ok(((done, s), true))
+        let changed = !done.is_empty();
+        (done, changed)
     })?;
     Ok(Reaction {
         context: messages::merged(store, &done, &after),

@@ -208,6 +208,56 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Keyed<T> {
     }
 }
 
+/// Whole numbers as the schema takes them: an integer, or a number with no fraction (`2.0`,
+/// which JSON Schema counts as an integer too; written back as `2` when taskhook writes it).
+mod int {
+    use serde::de::{Deserializer, Error};
+    use serde::Deserialize;
+    use serde_json::Number;
+
+    use super::Slot;
+
+    fn whole<E: Error>(n: &Number) -> Result<i128, E> {
+        if let Some(i) = n.as_i64() {
+            return Ok(i.into());
+        }
+        if let Some(u) = n.as_u64() {
+            return Ok(u.into());
+        }
+        match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(f as i128),
+            _ => Err(E::custom(format!("{n} is not a whole number"))),
+        }
+    }
+
+    fn count<E: Error>(n: &Number) -> Result<u64, E> {
+        u64::try_from(whole::<E>(n)?).map_err(|_| E::custom(format!("{n} is not a count")))
+    }
+
+    pub fn u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        count(&Number::deserialize(d)?)
+    }
+
+    pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Option::<Number>::deserialize(d)?
+            .map(|n| count(&n))
+            .transpose()
+    }
+
+    pub fn slot_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Slot<u64>, D::Error> {
+        Ok(match opt_u64(d)? {
+            Some(n) => Slot::Is(n),
+            None => Slot::Null,
+        })
+    }
+
+    pub fn i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+        let n = Number::deserialize(d)?;
+        i64::try_from(whole::<D::Error>(&n)?)
+            .map_err(|_| D::Error::custom(format!("{n} is out of range")))
+    }
+}
+
 /// The run's status (seed 001's global status).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -339,7 +389,11 @@ pub struct State {
     pub status: Option<RunStatus>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub current_layer: Slot<String>,
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(
+        default,
+        deserialize_with = "int::slot_u64",
+        skip_serializing_if = "Slot::is_absent"
+    )]
     pub current_batch: Slot<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub started_at: Slot<String>,
@@ -396,11 +450,23 @@ impl State {
 pub struct Layer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<LayerStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tasks_total: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tasks_completed: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tasks_failed: Option<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub started_at: Slot<String>,
@@ -422,7 +488,11 @@ impl Layer {
 pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub attempts: Option<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub worktree_path: Slot<String>,
@@ -440,7 +510,11 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<String>,
     /// taskhook: the batch of its layer it was launched in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub batch: Option<u64>,
     /// taskhook: the subagent on it and the blocks it has had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -530,7 +604,11 @@ pub struct CommitRecord {
     /// `implementation` or `fix`.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub attempt: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
@@ -541,6 +619,7 @@ pub struct CommitRecord {
 /// A failed attempt.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorRecord {
+    #[serde(deserialize_with = "int::u64")]
     pub attempt: u64,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -554,6 +633,7 @@ pub struct ErrorRecord {
 /// The feedback for an attempt.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Feedback {
+    #[serde(deserialize_with = "int::u64")]
     pub attempt: u64,
     pub feedback: String,
     #[serde(flatten)]
@@ -565,6 +645,7 @@ pub struct Feedback {
 pub struct Subagent {
     #[serde(default)]
     pub agent_id: Slot<String>,
+    #[serde(deserialize_with = "int::u64")]
     pub blocks: u64,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -576,7 +657,11 @@ pub struct ResetRecord {
     pub reset_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub attempts: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<ErrorRecord>>,
@@ -584,7 +669,11 @@ pub struct ResetRecord {
     pub retry_feedback: Option<Vec<Feedback>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub merged_at: Slot<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub batch: Option<u64>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -594,7 +683,11 @@ pub struct ResetRecord {
 /// the main agent launches: `launched`, with the agents already bound then in `earlier`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub attempt: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_at: Option<String>,
@@ -623,6 +716,7 @@ pub struct Stop {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueueEntry {
     pub task_id: String,
+    #[serde(deserialize_with = "int::i64")]
     pub priority: i64,
     pub status: QueueStatus,
     #[serde(flatten)]
@@ -632,15 +726,35 @@ pub struct QueueEntry {
 /// The run's metrics.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub total_tasks: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub completed_tasks: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub failed_tasks: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub total_attempts: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "int::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub total_commits: Option<u64>,
     /// A number as written (an integer stays one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -673,6 +787,21 @@ mod tests {
             serde_json::to_string(&again).unwrap(),
             serde_json::to_string(&doc).unwrap()
         );
+    }
+
+    #[test]
+    fn whole_numbers_written_with_a_fraction_are_read() {
+        let doc = serde_json::json!({"status": "pending", "current_batch": 2.0,
+            "tasks": {"A": {"status": "failed", "attempts": 1.0}},
+            "merge_queue": [{"task_id": "A", "priority": -1.0, "status": "pending"}]});
+        let s: State = typed(&doc).unwrap();
+        assert_eq!(s.task("A").unwrap().attempts(), 1);
+        assert_eq!(
+            (s.current_batch.get(), s.queue()[0].priority),
+            (Some(&2), -1)
+        );
+        let half = serde_json::json!({"status": "pending", "tasks": {"A": {"attempts": 1.5}}});
+        assert!(typed::<State>(&half).is_err());
     }
 
     #[test]

@@ -201,45 +201,31 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
 /// returns to the status it had before the launch (`failed` when it has failed before, else
 /// `pending`). Only an `in_progress` task is given back (one being verified finishes its pass).
 pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
-    let now = cx.store.clock().stamp();
-    let result = cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let state::Doc {
-            mut doc,
-            state: before,
-        } = load(cx, store)?;
-        let Some(t) = before.task(unit) else {
-            return Ok((Err(format!("there is no task {unit}")), false));
+    let (result, after) = super::hooks::transition(cx, store, |_, s, _| {
+        let Some(t) = s.task_mut(unit) else {
+            return (Err(format!("there is no task {unit}")), false);
         };
         let st = t.status();
         if st != TaskStatus::InProgress {
-            return Ok((
-                Err(format!(
-                    "{unit} is {st}, not in_progress; nothing to release"
-                )),
-                false,
-            ));
+            let why = format!("{unit} is {st}, not in_progress; nothing to release");
+            return (Err(why), false);
         }
         let failed_before = !t.errors().is_empty();
-        let mut s = before.clone();
-        if let Some(m) = s.task_mut(unit) {
-            m.attempts = Some(m.attempts().saturating_sub(1));
-            m.status = Some(if failed_before {
-                TaskStatus::Failed
-            } else {
-                TaskStatus::Pending
-            });
-        }
-        super::derive::derive(&before, &mut s, &now);
-        if pass.writes() {
-            state::save(cx, store, &mut doc, &s)?;
-        }
-        let to = s
+        t.attempts = Some(t.attempts().saturating_sub(1));
+        t.status = Some(if failed_before {
+            TaskStatus::Failed
+        } else {
+            TaskStatus::Pending
+        });
+        (Ok(()), true)
+    })?;
+    let result = result.map(|()| {
+        after
             .task(unit)
             .map_or(TaskStatus::Pending, Task::status)
             .as_str()
-            .to_string();
-        Ok((Ok(to), true))
-    })?;
+            .to_string()
+    });
     Ok(match result {
         Ok(to) => Reaction {
             status: Some(to),

@@ -3,13 +3,18 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::execute::commands::{self, HandEvent};
 use crate::layouts::execute::init::{self as new_run, Init};
-use crate::layouts::execute::{derive, resume, state};
+use crate::layouts::execute::model::{
+    Keyed, Layer, LayerStatus, Metrics, QueueEntry, RunStatus, Slot, Task, TaskStatus,
+};
+use crate::layouts::execute::plan::Plan;
+use crate::layouts::execute::{derive, reconcile, state};
 use crate::layouts::{Reaction, StoreRef};
 
 use super::paint::Paint;
@@ -99,7 +104,7 @@ fn print_step(
     io: &mut Io<'_>,
     json: bool,
     id: &str,
-    t: &Value,
+    t: &Task,
     step: &Reaction,
     store: &StoreRef,
 ) -> Result<()> {
@@ -107,17 +112,17 @@ fn print_step(
     if json {
         return super::out_json(
             io,
-            &json!({"store": store.id, "task": id, "status": t["status"], "attempts": t["attempts"],
+            &json!({"store": store.id, "task": id, "status": t.status, "attempts": t.attempts,
                 "state": t, "messages": messages}),
         );
     }
-    let status = t["status"].as_str().unwrap_or("?");
+    let status = t.status.map_or("?", TaskStatus::as_str);
     super::out(
         io,
         &format!(
             "{id}: {} (attempt {} of {})",
             Paint::of(io).status(status, status),
-            state::attempts(t),
+            t.attempts(),
             state::MAX_ATTEMPTS
         ),
     )?;
@@ -127,92 +132,125 @@ fn print_step(
     Ok(())
 }
 
-fn status_of(cx: &Ctx, s: &StoreRef) -> Result<Value> {
-    let st = state::load(cx, s)?;
+/// One task in `taskhook execute status`.
+#[derive(Serialize)]
+struct TaskRow {
+    status: TaskStatus,
+    attempts: u64,
+    commits: usize,
+    layer: Option<String>,
+}
+
+/// One run in `taskhook execute status`.
+#[derive(Serialize)]
+struct RunView {
+    store: String,
+    path: PathBuf,
+    status: Option<RunStatus>,
+    current_layer: Slot<String>,
+    current_batch: Slot<u64>,
+    layers: Option<Keyed<Layer>>,
+    tasks: Keyed<TaskRow>,
+    merge_queue: Option<Vec<QueueEntry>>,
+    metrics: Option<Metrics>,
+    plan: Plan,
+    plan_lines: Vec<String>,
+}
+
+fn status_of(cx: &Ctx, s: &StoreRef) -> Result<RunView> {
+    let st = state::load(cx, s)?.state;
     let mut d = st.clone();
     derive::derive(&st, &mut d, &cx.store.clock().stamp());
     let p = crate::layouts::execute::plan_with_git(cx, s, &d);
-    let tasks: serde_json::Map<String, Value> = state::task_ids(&d)
-        .into_iter()
-        .map(|id| {
-            let t = &d["tasks"][&id];
-            let commits = t["commits"].as_array().map_or(0, Vec::len);
-            let v = json!({"status": state::status(t), "attempts": state::attempts(t), "commits": commits,
-                "layer": state::layer_of(&d, &id)});
-            (id, v)
-        })
-        .collect();
-    Ok(
-        json!({"store": s.id, "path": state::state_path(&s.root), "status": d["status"],
-        "current_layer": d["current_layer"], "current_batch": d["current_batch"],
-        "layers": d["layers"], "tasks": tasks, "merge_queue": d["merge_queue"],
-        "metrics": d["metrics"], "plan": p, "plan_lines": p.lines()}),
+    let mut tasks = Keyed::default();
+    for (id, t) in d.tasks.iter() {
+        let row = TaskRow {
+            status: t.status(),
+            attempts: t.attempts(),
+            commits: t.commits().len(),
+            layer: state::layer_of(&d, id),
+        };
+        tasks.insert(id.clone(), row);
+    }
+    Ok(RunView {
+        store: s.id.clone(),
+        path: state::state_path(&s.root),
+        plan_lines: p.lines(),
+        plan: p,
+        status: d.status,
+        current_layer: d.current_layer,
+        current_batch: d.current_batch,
+        layers: d.layers,
+        tasks,
+        merge_queue: d.merge_queue,
+        metrics: d.metrics,
+    })
+}
+
+/// A count as the JSON shows it (`null` when missing).
+fn num(n: Option<u64>) -> String {
+    n.map_or_else(|| "null".to_string(), |n| n.to_string())
+}
+
+/// The metrics in one line: `C/T tasks completed, F failed, A attempts, K commits, S s`.
+fn metrics_line(m: Option<&Metrics>) -> String {
+    let m = m.cloned().unwrap_or_default();
+    format!(
+        "{}/{} tasks completed, {} failed, {} attempts, {} commits, {} s",
+        num(m.completed_tasks),
+        num(m.total_tasks),
+        num(m.failed_tasks),
+        num(m.total_attempts),
+        num(m.total_commits),
+        m.elapsed_time_seconds
+            .map_or_else(|| "null".to_string(), |n| n.to_string())
     )
 }
 
-fn print_status(io: &mut Io<'_>, v: &Value) -> Result<()> {
-    super::out(
-        io,
-        &format!(
-            "execute  {}  {}",
-            v["store"].as_str().unwrap_or(""),
-            v["path"].as_str().unwrap_or("")
-        ),
-    )?;
-    let batch = v["current_batch"]
-        .as_u64()
+fn print_status(io: &mut Io<'_>, v: &RunView) -> Result<()> {
+    super::out(io, &format!("execute  {}  {}", v.store, v.path.display()))?;
+    let batch = v
+        .current_batch
+        .get()
         .map(|b| format!(" · batch {b}"))
         .unwrap_or_default();
     super::out(
         io,
         &format!(
             "  run {} · current layer {}{batch}",
-            v["status"].as_str().unwrap_or("?"),
-            v["current_layer"].as_str().unwrap_or("none")
+            v.status.map_or("?", RunStatus::as_str),
+            v.current_layer.as_deref().unwrap_or("none")
         ),
     )?;
-    if let Some(layers) = v["layers"].as_object() {
-        for (name, l) in layers {
-            super::out(
-                io,
-                &format!(
-                    "  layer {name:<16} {:<12} {}/{} completed, {} failed",
-                    l["status"].as_str().unwrap_or("?"),
-                    l["tasks_completed"],
-                    l["tasks_total"],
-                    l["tasks_failed"]
-                ),
-            )?;
-        }
+    for (name, l) in v.layers.iter().flat_map(Keyed::iter) {
+        super::out(
+            io,
+            &format!(
+                "  layer {name:<16} {:<12} {}/{} completed, {} failed",
+                l.status.map_or("?", LayerStatus::as_str),
+                num(l.tasks_completed),
+                num(l.tasks_total),
+                num(l.tasks_failed)
+            ),
+        )?;
     }
-    if let Some(tasks) = v["tasks"].as_object() {
-        for (id, t) in tasks {
-            super::out(
-                io,
-                &format!(
-                    "    {id:<10} {:<12} attempts {} · commits {}",
-                    t["status"].as_str().unwrap_or("?"),
-                    t["attempts"],
-                    t["commits"]
-                ),
-            )?;
-        }
+    for (id, t) in v.tasks.iter() {
+        super::out(
+            io,
+            &format!(
+                "    {id:<10} {:<12} attempts {} · commits {}",
+                t.status.as_str(),
+                t.attempts,
+                t.commits
+            ),
+        )?;
     }
-    let m = &v["metrics"];
     super::out(
         io,
-        &format!(
-            "  metrics: {}/{} tasks completed, {} failed, {} attempts, {} commits, {} s",
-            m["completed_tasks"],
-            m["total_tasks"],
-            m["failed_tasks"],
-            m["total_attempts"],
-            m["total_commits"],
-            m["elapsed_time_seconds"]
-        ),
+        &format!("  metrics: {}", metrics_line(v.metrics.as_ref())),
     )?;
-    for line in v["plan_lines"].as_array().into_iter().flatten() {
-        super::out(io, &format!("  {}", line.as_str().unwrap_or("")))?;
+    for line in &v.plan_lines {
+        super::out(io, &format!("  {line}"))?;
     }
     Ok(())
 }
@@ -262,7 +300,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                         "Created {} ({} layer(s), {} task(s)).",
                         path.display(),
                         i.layers.len(),
-                        state::task_ids(&s).len()
+                        i.layers.iter().map(|(_, ids)| ids.len()).sum::<usize>()
                     ),
                 )?;
             }
@@ -272,16 +310,21 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             let stores = commands::selected(cx, &project, store_flag)?;
             let mut all = Vec::new();
             for s in &stores {
-                let v = status_of(cx, s).unwrap_or_else(|e| {
-                    json!({"store": s.id, "path": state::state_path(&s.root), "problem": e.one_line()})
-                });
-                if !json {
-                    match v["problem"].as_str() {
-                        Some(p) => super::out(io, &format!("execute  {}  problem: {p}", s.id))?,
-                        None => print_status(io, &v)?,
+                match status_of(cx, s) {
+                    Ok(v) => {
+                        if !json {
+                            print_status(io, &v)?;
+                        }
+                        all.push(json!(v));
+                    }
+                    Err(e) => {
+                        let p = e.one_line();
+                        if !json {
+                            super::out(io, &format!("execute  {}  problem: {p}", s.id))?;
+                        }
+                        all.push(json!({"store": s.id, "path": state::state_path(&s.root), "problem": p}));
                     }
                 }
-                all.push(v);
             }
             if json {
                 super::out_json(io, &json!({"stores": all}))?;
@@ -319,7 +362,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             if json {
                 super::out_json(
                     io,
-                    &json!({"store": store.id, "task": id, "status": t["status"], "state": t, "messages": lines}),
+                    &json!({"store": store.id, "task": id, "status": t.status, "state": t, "messages": lines}),
                 )?;
             } else {
                 for l in &lines {
@@ -332,7 +375,7 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             let stores = commands::selected(cx, &project, store_flag)?;
             let mut all = Vec::new();
             for s in &stores {
-                let Some(r) = resume::resume(cx, s, true)? else {
+                let Some(r) = reconcile::resume(cx, s, true)? else {
                     continue;
                 };
                 let p = r.plan();
@@ -386,10 +429,10 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
                 commands::Stop::Stopped(r) => (r, format!(
                     "Stopped run {}: launches of its tasks are refused until `taskhook execute resume`{}.",
                     store.id,
-                    r["reason"].as_str().map(|w| format!(" (reason: {w})")).unwrap_or_default()
+                    r.reason.as_deref().map(|w| format!(" (reason: {w})")).unwrap_or_default()
                 )),
                 commands::Stop::Already(r) => {
-                    let since = match (r["at"].as_str(), r["reason"].as_str()) {
+                    let since = match (r.at.as_deref(), r.reason.as_deref()) {
                         (Some(at), Some(w)) => format!(" (since {at}: {w})"),
                         (Some(at), None) => format!(" (since {at})"),
                         (None, Some(w)) => format!(" ({w})"),
@@ -454,13 +497,12 @@ pub fn run(cx: &Ctx, args: Args, io: &mut Io<'_>) -> Result<u8> {
             for s in &stores {
                 let v = commands::metrics(cx, s)?;
                 if !json {
-                    let m = &v["metrics"];
-                    super::out(io, &format!(
-                        "{}: {}/{} tasks completed, {} failed, {} attempts, {} commits, {} s elapsed",
-                        s.id, m["completed_tasks"], m["total_tasks"], m["failed_tasks"], m["total_attempts"], m["total_commits"], m["elapsed_time_seconds"]
-                    ))?;
+                    super::out(
+                        io,
+                        &format!("{}: {} elapsed", s.id, metrics_line(Some(&v.metrics))),
+                    )?;
                 }
-                all.push(v);
+                all.push(json!(v));
             }
             if json {
                 super::out_json(io, &json!({"stores": all}))?;

@@ -4,12 +4,18 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::Map;
 
 use super::derive::derive;
+use super::hooks::{apply_event, cap, git_place};
 use super::lifecycle::{Event, Failure, Outcome, Who};
-use super::state::{self, bak_path, lock_path, state_path, task};
-use super::{apply_event, git, git_root, messages, Layout as _, LAYOUT};
+use super::model::{
+    Keyed, Layer, LayerStatus, Loose, Metrics, ResetRecord, RunStatus, Slot, Stop as StopRecord,
+    Task, TaskStatus,
+};
+use super::state::{self, bak_path, lock_path, state_path, Doc};
+use super::{git, git_root, messages, Layout as _, LAYOUT};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::{Reaction, StoreRef};
@@ -77,9 +83,9 @@ pub fn find_task(
     };
     let mut hits: Vec<(StoreRef, bool)> = Vec::new();
     for s in candidates {
-        let st = state::load(cx, &s)?;
-        if let Some(t) = task(&st, &id) {
-            hits.push((s, state::is_active(state::status(t))));
+        let st = state::load(cx, &s)?.state;
+        if let Some(t) = st.task(&id) {
+            hits.push((s, t.status().is_active()));
         }
     }
     if hits.len() > 1 && hits.iter().filter(|(_, a)| *a).count() == 1 {
@@ -100,9 +106,9 @@ pub fn find_task(
 
 /// A lifecycle event by hand (`start`, `done`, `fail`): the step a hook takes for an unbound
 /// report, so instructions go to the person as notices. Returns the task after it and the step.
-pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(Value, Reaction)> {
+pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(Task, Reaction)> {
     let (worktree, branch) = match ev {
-        HandEvent::Start => super::git_place(cx, store, id),
+        HandEvent::Start => git_place(cx, store, id),
         _ => (None, None),
     };
     let capped = match &ev {
@@ -111,9 +117,9 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
             details,
             feedback,
         } => Some((
-            super::cap(message),
-            details.as_deref().map(super::cap),
-            feedback.as_deref().map(super::cap),
+            cap(message),
+            details.as_deref().map(cap),
+            feedback.as_deref().map(cap),
         )),
         _ => None,
     };
@@ -148,7 +154,7 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(V
             deny.trim_start_matches("taskhook: ").to_string(),
         ));
     }
-    Ok((task(&s, id).cloned().unwrap_or_default(), step))
+    Ok((s.task(id).cloned().unwrap_or_default(), step))
 }
 
 /// What a person reports by hand.
@@ -164,7 +170,7 @@ pub enum HandEvent {
 }
 
 /// `taskhook execute merged ID`: the task's branch was merged another way.
-pub fn merged(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(Value, Vec<String>)> {
+pub fn merged(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(Task, Vec<String>)> {
     let Some((out, s)) = apply_event(cx, store, id, Event::Merged, Who::default())? else {
         return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
     };
@@ -175,16 +181,16 @@ pub fn merged(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(Value, Vec<String
         } => messages::merged(store, &[(id.to_string(), ahead, was)], &s),
         _ => vec![format!("{id} was already completed; nothing changed.")],
     };
-    Ok((task(&s, id).cloned().unwrap_or_default(), lines))
+    Ok((s.task(id).cloned().unwrap_or_default(), lines))
 }
 
 /// What `taskhook execute stop` did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stop {
     /// The run is stopped now: its `stop` record (`{at, reason?}`).
-    Stopped(Value),
+    Stopped(StopRecord),
     /// It already was: since when and why.
-    Already(Value),
+    Already(StopRecord),
 }
 
 /// `taskhook execute stop [--reason]`: the run becomes `stopped`, with `stop: {at, reason}`;
@@ -193,33 +199,34 @@ pub enum Stop {
 pub fn stop(cx: &Ctx, store: &StoreRef, reason: Option<&str>) -> Result<Stop> {
     let now = cx.store.clock().stamp();
     let reason = reason
-        .map(|r| super::cap(&crate::error::one_line(r)))
+        .map(|r| cap(&crate::error::one_line(r)))
         .filter(|r| !r.is_empty());
     cx.store.with_lock(&lock_path(&store.root), || {
-        let before = state::load(cx, store)?;
+        let Doc {
+            mut doc,
+            state: before,
+        } = state::load(cx, store)?;
         let mut s = before.clone();
         derive(&before, &mut s, &now);
-        if state::global(&s) == "completed" {
+        if s.status() == RunStatus::Completed {
             return Err(Error::Rule(format!(
                 "run {} is completed; there is nothing to stop",
                 store.id
             )));
         }
         if super::policy::stop_of(&s).is_some() {
-            let mut record = s["stop"].clone();
-            if !record.is_object() {
-                record = json!({});
-            }
-            return Ok(Stop::Already(record));
+            let record = s.stop.get().and_then(Loose::typed).cloned();
+            return Ok(Stop::Already(record.unwrap_or_default()));
         }
-        let mut record = json!({"at": now});
-        if let Some(r) = &reason {
-            record["reason"] = json!(r);
-        }
-        s["stop"] = record.clone();
-        s["status"] = json!("stopped");
+        let record = StopRecord {
+            at: Some(now.clone()),
+            reason,
+            rest: Map::new(),
+        };
+        s.stop = Slot::Is(Loose::Typed(record.clone()));
+        s.status = Some(RunStatus::Stopped);
         derive(&before, &mut s, &now);
-        state::save(cx, store, &s)?;
+        state::save(cx, store, &mut doc, &s)?;
         Ok(Stop::Stopped(record))
     })
 }
@@ -238,42 +245,41 @@ fn backup(cx: &Ctx, store: &StoreRef) -> Result<PathBuf> {
 /// `reset-task ID`: backup first; then the task is pending with a fresh attempt count, its
 /// merge-queue entry removed; its commits, worktree and branch stay, and the rest of its run
 /// (status, attempts, errors, retry feedback, merge time) moves to `resets`.
-pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Value)> {
+pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Task)> {
     let now = cx.store.clock().stamp();
     cx.store.with_lock(&lock_path(&store.root), || {
-        let before = state::load(cx, store)?;
-        if task(&before, id).is_none() {
+        let Doc {
+            mut doc,
+            state: before,
+        } = state::load(cx, store)?;
+        if before.task(id).is_none() {
             return Err(Error::NotFound(format!("{} has no task {id:?}", store.id)));
         }
         let bak = backup(cx, store)?;
         let mut s = before.clone();
-        if let Some(t) = state::task_mut(&mut s, id) {
-            let mut old = Map::new();
-            old.insert("reset_at".into(), json!(now));
-            for key in [
-                "status",
-                "attempts",
-                "errors",
-                "retry_feedback",
-                "merged_at",
-                "batch",
-            ] {
-                if let Some(v) = t.shift_remove(key) {
-                    old.insert(key.into(), v);
-                }
-            }
-            t.shift_remove("subagent");
-            t.shift_remove("verification");
-            t.insert("status".into(), json!("pending"));
-            t.insert("attempts".into(), json!(0));
-            crate::layouts::json::array_at(t, "resets").push(Value::Object(old));
+        if let Some(t) = s.task_mut(id) {
+            let old = ResetRecord {
+                reset_at: now.clone(),
+                status: t.status.take(),
+                attempts: t.attempts.take(),
+                errors: t.errors.take(),
+                retry_feedback: t.retry_feedback.take(),
+                merged_at: std::mem::take(&mut t.merged_at),
+                batch: t.batch.take(),
+                rest: Map::new(),
+            };
+            t.subagent = None;
+            t.verification = Slot::Absent;
+            t.status = Some(TaskStatus::Pending);
+            t.attempts = Some(0);
+            t.resets.get_or_insert_with(Vec::new).push(old);
         }
-        if let Some(q) = s["merge_queue"].as_array_mut() {
-            q.retain(|e| e["task_id"] != id);
+        if let Some(q) = s.merge_queue.as_mut() {
+            q.retain(|e| e.task_id != id);
         }
         derive(&before, &mut s, &now);
-        state::save(cx, store, &s)?;
-        Ok((bak, task(&s, id).cloned().unwrap_or_default()))
+        state::save(cx, store, &mut doc, &s)?;
+        Ok((bak, s.task(id).cloned().unwrap_or_default()))
     })
 }
 
@@ -283,59 +289,54 @@ pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Valu
 pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
     let now = cx.store.clock().stamp();
     let bak = cx.store.with_lock(&lock_path(&store.root), || {
-        let current = state::load(cx, store)?;
+        let Doc {
+            mut doc,
+            state: current,
+        } = state::load(cx, store)?;
         let mut counted = current.clone();
         derive(&current, &mut counted, &now);
         let bak = backup(cx, store)?;
         let mut s = counted.clone();
-        for (k, v) in [
-            ("status", json!("pending")),
-            ("current_batch", Value::Null),
-            ("started_at", Value::Null),
-            ("completed_at", Value::Null),
-            ("merge_queue", json!([])),
-        ] {
-            s[k] = v;
-        }
+        s.status = Some(RunStatus::Pending);
+        s.current_batch = Slot::Null;
+        s.started_at = Slot::Null;
+        s.completed_at = Slot::Null;
+        s.merge_queue = Some(Vec::new());
         let order = state::layer_order(&s);
-        s["current_layer"] = json!(order.first());
-        if let Some(layers) = s["layers"].as_object_mut() {
-            for l in layers.values_mut() {
-                if let Some(m) = l.as_object_mut() {
-                    m.insert("status".into(), json!("pending"));
-                    m.insert("tasks_completed".into(), json!(0));
-                    m.insert("tasks_failed".into(), json!(0));
-                    m.shift_remove("started_at");
-                    m.shift_remove("completed_at");
-                }
-            }
+        s.current_layer.set(order.first().cloned());
+        for l in s.layers.iter_mut().flat_map(Keyed::values_mut) {
+            l.status = Some(LayerStatus::Pending);
+            l.tasks_completed = Some(0);
+            l.tasks_failed = Some(0);
+            l.started_at = Slot::Absent;
+            l.completed_at = Slot::Absent;
         }
-        for id in state::task_ids(&s) {
-            if let Some(t) = state::task_mut(&mut s, &id) {
-                for key in [
-                    "commits",
-                    "errors",
-                    "retry_feedback",
-                    "merged_at",
-                    "subagent",
-                    "verification",
-                    "batch",
-                    "resets",
-                ] {
-                    t.shift_remove(key);
-                }
-                t.insert("status".into(), json!("pending"));
-                t.insert("attempts".into(), json!(0));
-                t.insert("worktree_path".into(), Value::Null);
-                t.insert("branch".into(), Value::Null);
-            }
+        for t in s.tasks.values_mut() {
+            t.commits = None;
+            t.errors = None;
+            t.retry_feedback = None;
+            t.merged_at = Slot::Absent;
+            t.subagent = None;
+            t.verification = Slot::Absent;
+            t.batch = None;
+            t.resets = None;
+            t.status = Some(TaskStatus::Pending);
+            t.attempts = Some(0);
+            t.worktree_path = Slot::Null;
+            t.branch = Slot::Null;
         }
-        let total = counted["metrics"]["total_tasks"].clone();
-        s["metrics"] = json!({"total_tasks": total, "completed_tasks": 0, "failed_tasks": 0,
-            "total_attempts": 0, "total_commits": 0, "elapsed_time_seconds": 0});
+        s.metrics = Some(Metrics {
+            total_tasks: counted.metrics().total_tasks,
+            completed_tasks: Some(0),
+            failed_tasks: Some(0),
+            total_attempts: Some(0),
+            total_commits: Some(0),
+            elapsed_time_seconds: Some(0.into()),
+            rest: Map::new(),
+        });
         let fresh = s.clone();
         derive(&fresh, &mut s, &now);
-        state::save(cx, store, &s)?;
+        state::save(cx, store, &mut doc, &s)?;
         Ok(bak)
     })?;
     let mut left = Vec::new();
@@ -364,13 +365,28 @@ pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
     Ok((bak, left))
 }
 
+/// A run's metrics and layer counters, recounted (`taskhook execute metrics`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunMetrics {
+    pub store: String,
+    pub metrics: Metrics,
+    pub layers: Option<Keyed<Layer>>,
+    pub status: Option<RunStatus>,
+    pub current_layer: Slot<String>,
+    pub current_batch: Slot<u64>,
+}
+
 /// The metrics and layer counters, recounted (read-only).
-pub fn metrics(cx: &Ctx, store: &StoreRef) -> Result<Value> {
-    let s = state::load(cx, store)?;
+pub fn metrics(cx: &Ctx, store: &StoreRef) -> Result<RunMetrics> {
+    let s = state::load(cx, store)?.state;
     let mut d = s.clone();
     derive(&s, &mut d, &cx.store.clock().stamp());
-    Ok(
-        json!({"store": store.id, "metrics": d["metrics"], "layers": d["layers"],
-        "status": d["status"], "current_layer": d["current_layer"], "current_batch": d["current_batch"]}),
-    )
+    Ok(RunMetrics {
+        store: store.id.clone(),
+        metrics: d.metrics(),
+        layers: d.layers,
+        status: d.status,
+        current_layer: d.current_layer,
+        current_batch: d.current_batch,
+    })
 }

@@ -12,10 +12,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Number};
 
-use super::state::{attempts, id_layer_number, layer_order, leading_number, status};
-use crate::layouts::json::object_at;
+use super::model::{
+    Layer, LayerStatus, QueueEntry, QueueStatus, RunStatus, Slot, State, Task, TaskStatus,
+};
+use super::state::{id_layer_number, layer_order, leading_number};
 use crate::store::clock::parse_time;
 
 /// Task counters of a layer (or of the whole run).
@@ -35,11 +37,11 @@ impl Counts {
         }
     }
 
-    fn count(&mut self, status: &str) {
+    fn count(&mut self, status: TaskStatus) {
         self.total += 1;
         match status {
-            "completed" => self.completed += 1,
-            "failed" | "abandoned" => self.failed += 1,
+            TaskStatus::Completed => self.completed += 1,
+            TaskStatus::Failed | TaskStatus::Abandoned => self.failed += 1,
             _ => {}
         }
     }
@@ -63,11 +65,13 @@ impl Counts {
     }
 
     /// The baseline after a task it counted became listed with `status`.
-    fn without(mut self, status: &str) -> Counts {
+    fn without(mut self, status: TaskStatus) -> Counts {
         self.total = self.total.saturating_sub(1);
         match status {
-            "completed" => self.completed = self.completed.saturating_sub(1),
-            "failed" | "abandoned" => self.failed = self.failed.saturating_sub(1),
+            TaskStatus::Completed => self.completed = self.completed.saturating_sub(1),
+            TaskStatus::Failed | TaskStatus::Abandoned => {
+                self.failed = self.failed.saturating_sub(1)
+            }
             _ => {}
         }
         self.completed = self.completed.min(self.total);
@@ -84,57 +88,49 @@ struct Totals {
     commits: u64,
 }
 
-fn n(v: &Value, key: &str) -> Option<u64> {
-    v.get(key).and_then(Value::as_u64)
-}
-
-fn written_counts(layer: &Value) -> Option<Counts> {
+fn written_counts(layer: &Layer) -> Option<Counts> {
     Some(Counts {
-        total: n(layer, "tasks_total")?,
-        completed: n(layer, "tasks_completed").unwrap_or(0),
-        failed: n(layer, "tasks_failed").unwrap_or(0),
+        total: layer.tasks_total?,
+        completed: layer.tasks_completed.unwrap_or(0),
+        failed: layer.tasks_failed.unwrap_or(0),
     })
 }
 
 /// A task the state lists, as the counts see it.
 struct Listed {
     id: String,
-    status: String,
+    status: TaskStatus,
     /// Its layer, as [`super::state::layer_of`] finds it.
     layer: Option<String>,
+    batch: Option<u64>,
 }
 
 /// The tasks a state lists, in the file's order, each with its status and layer: worked out
 /// once per state, each layer found in a table of the layer keys by number (not by a scan of
 /// the keys per task).
-fn listing(state: &Value) -> Vec<Listed> {
-    let layers = state.get("layers").and_then(Value::as_object);
+fn listing(state: &State) -> Vec<Listed> {
+    let layers = state.layers.as_ref();
     let mut by_number: HashMap<u64, &str> = HashMap::new();
     for k in layers.into_iter().flat_map(|m| m.keys()) {
         if let Some(n) = leading_number(k) {
             by_number.entry(n).or_insert(k);
         }
     }
-    let layer_of = |id: &str, t: &Value| -> Option<String> {
+    let layer_of = |id: &str, t: &Task| -> Option<String> {
         let layers = layers?;
-        if let Some(l) = t
-            .get("layer")
-            .and_then(Value::as_str)
-            .filter(|l| layers.contains_key(*l))
-        {
+        if let Some(l) = t.layer.as_deref().filter(|l| layers.contains_key(l)) {
             return Some(l.to_string());
         }
         by_number.get(&id_layer_number(id)?).map(|k| k.to_string())
     };
     state
-        .get("tasks")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
+        .tasks
+        .iter()
         .map(|(id, t)| Listed {
             id: id.clone(),
-            status: status(t).to_string(),
+            status: t.status(),
             layer: layer_of(id, t),
+            batch: t.batch,
         })
         .collect()
 }
@@ -145,35 +141,32 @@ fn listed(list: &[Listed]) -> (BTreeMap<String, Counts>, Counts) {
     let mut free = Counts::default();
     for t in list {
         match &t.layer {
-            Some(l) => per.entry(l.clone()).or_default().count(&t.status),
-            None => free.count(&t.status),
+            Some(l) => per.entry(l.clone()).or_default().count(t.status),
+            None => free.count(t.status),
         }
     }
     (per, free)
 }
 
-fn listed_work(state: &Value) -> (u64, u64) {
+fn listed_work(state: &State) -> (u64, u64) {
     let mut a = 0;
     let mut c = 0;
-    if let Some(tasks) = state.get("tasks").and_then(Value::as_object) {
-        for t in tasks.values() {
-            a += attempts(t);
-            c += t
-                .get("commits")
-                .and_then(Value::as_array)
-                .map_or(0, |x| x.len() as u64);
-        }
+    for t in state.tasks.values() {
+        a += t.attempts();
+        c += t.commits().len() as u64;
     }
     (a, c)
 }
 
 /// Per layer: what the file counts beyond the tasks it lists.
-fn layer_baselines(state: &Value, list: &[Listed]) -> BTreeMap<String, Counts> {
+fn layer_baselines(state: &State, list: &[Listed]) -> BTreeMap<String, Counts> {
     let (per, _) = listed(list);
     layer_order(state)
         .into_iter()
         .map(|l| {
-            let b = written_counts(&state["layers"][&l])
+            let b = state
+                .layer(&l)
+                .and_then(written_counts)
                 .map(|w| Counts::beyond(w, per.get(&l).copied().unwrap_or_default()))
                 .unwrap_or_default();
             (l, b)
@@ -182,7 +175,7 @@ fn layer_baselines(state: &Value, list: &[Listed]) -> BTreeMap<String, Counts> {
 }
 
 /// The run's totals counted from the layers (with their baselines) and the listed tasks.
-fn totals(state: &Value, list: &[Listed], baselines: &BTreeMap<String, Counts>) -> Totals {
+fn totals(state: &State, list: &[Listed], baselines: &BTreeMap<String, Counts>) -> Totals {
     let (per, free) = listed(list);
     let mut tasks = free;
     for l in layer_order(state) {
@@ -198,36 +191,30 @@ fn totals(state: &Value, list: &[Listed], baselines: &BTreeMap<String, Counts>) 
 }
 
 /// What the file's `metrics` count beyond `recount`.
-fn metrics_baseline(state: &Value, recount: Totals) -> Totals {
-    let m = &state["metrics"];
-    let tasks = match n(m, "total_tasks") {
+fn metrics_baseline(state: &State, recount: Totals) -> Totals {
+    let m = state.metrics();
+    let tasks = match m.total_tasks {
         Some(total) => Counts::beyond(
             Counts {
                 total,
-                completed: n(m, "completed_tasks").unwrap_or(0),
-                failed: n(m, "failed_tasks").unwrap_or(0),
+                completed: m.completed_tasks.unwrap_or(0),
+                failed: m.failed_tasks.unwrap_or(0),
             },
             recount.tasks,
         ),
         None => Counts::default(),
     };
-    let more = |key: &str, have: u64| n(m, key).map_or(0, |w| w.saturating_sub(have));
+    let more = |written: Option<u64>, have: u64| written.map_or(0, |w| w.saturating_sub(have));
     Totals {
         tasks,
-        attempts: more("total_attempts", recount.attempts),
-        commits: more("total_commits", recount.commits),
-    }
-}
-
-fn set_if_changed(m: &mut Map<String, Value>, key: &str, v: Value) {
-    if m.get(key) != Some(&v) {
-        m.insert(key.to_string(), v);
+        attempts: more(m.total_attempts, recount.attempts),
+        commits: more(m.total_commits, recount.commits),
     }
 }
 
 /// Recomputes everything derived in `state`; `before` is the file as it was before this
 /// change (for the baselines and the transitions that stamp times).
-pub fn derive(before: &Value, state: &mut Value, now: &str) {
+pub fn derive(before: &State, state: &mut State, now: &str) {
     let before_list = listing(before);
     let mut baselines = layer_baselines(before, &before_list);
     let before_totals = totals(before, &before_list, &baselines);
@@ -240,19 +227,19 @@ pub fn derive(before: &Value, state: &mut Value, now: &str) {
         match &t.layer {
             Some(l) => {
                 let b = baselines.entry(l.clone()).or_default();
-                *b = b.without(&t.status);
+                *b = b.without(t.status);
             }
-            None => extra.tasks = extra.tasks.without(&t.status),
+            None => extra.tasks = extra.tasks.without(t.status),
         }
     }
     let order = layer_order(state);
     let (per, _) = listed(&list);
     let moving: HashSet<&str> = list
         .iter()
-        .filter(|t| t.status != "pending")
+        .filter(|t| t.status != TaskStatus::Pending)
         .filter_map(|t| t.layer.as_deref())
         .collect();
-    let mut layer_status: Vec<(String, String, Counts)> = Vec::new();
+    let mut layer_status: Vec<(String, LayerStatus, Counts)> = Vec::new();
     for l in &order {
         let c = per
             .get(l)
@@ -260,37 +247,34 @@ pub fn derive(before: &Value, state: &mut Value, now: &str) {
             .unwrap_or_default()
             .add(baselines.get(l).copied().unwrap_or_default());
         let started = moving.contains(l.as_str()) || c.completed + c.failed > 0;
-        let old = before["layers"][l]["status"]
-            .as_str()
-            .unwrap_or("pending")
-            .to_string();
-        let written = state["layers"][l]["status"]
-            .as_str()
-            .unwrap_or("pending")
-            .to_string();
+        let old = before.layer(l).map_or(LayerStatus::Pending, Layer::status);
+        let written = state.layer(l).map_or(LayerStatus::Pending, Layer::status);
         let st = if c.total == 0 {
             written
         } else if c.completed == c.total {
-            "completed".to_string()
-        } else if started || old != "pending" {
-            "in_progress".to_string()
+            LayerStatus::Completed
+        } else if started || old != LayerStatus::Pending {
+            LayerStatus::InProgress
         } else {
-            "pending".to_string()
+            LayerStatus::Pending
         };
-        let layers = object_at(crate::layouts::json::ensure_object(state), "layers");
-        let m = crate::layouts::json::ensure_object(layers.entry(l.clone()).or_insert(json!({})));
-        set_if_changed(m, "status", json!(st));
-        set_if_changed(m, "tasks_total", json!(c.total));
-        set_if_changed(m, "tasks_completed", json!(c.completed));
-        set_if_changed(m, "tasks_failed", json!(c.failed));
-        if old == "pending" && st != "pending" && !m.get("started_at").is_some_and(Value::is_string)
-        {
-            m.insert("started_at".into(), json!(now));
+        let layers = state.layers.get_or_insert_with(Default::default);
+        if !layers.contains_key(l) {
+            layers.insert(l.clone(), Layer::default());
         }
-        if st == "completed" && old != "completed" {
-            m.insert("completed_at".into(), json!(now));
-        } else if st != "completed" && m.get("completed_at").is_some_and(|v| !v.is_null()) {
-            m.insert("completed_at".into(), Value::Null);
+        let Some(m) = layers.get_mut(l) else { continue };
+        m.status = Some(st);
+        m.tasks_total = Some(c.total);
+        m.tasks_completed = Some(c.completed);
+        m.tasks_failed = Some(c.failed);
+        if old == LayerStatus::Pending && st != LayerStatus::Pending && m.started_at.get().is_none()
+        {
+            m.started_at = Slot::Is(now.to_string());
+        }
+        if st == LayerStatus::Completed && old != LayerStatus::Completed {
+            m.completed_at = Slot::Is(now.to_string());
+        } else if st != LayerStatus::Completed {
+            m.completed_at.clear();
         }
         layer_status.push((l.clone(), st, c));
     }
@@ -299,25 +283,25 @@ pub fn derive(before: &Value, state: &mut Value, now: &str) {
     let after = totals(state, &list, &baselines);
     let tasks = after.tasks.add(extra.tasks);
     let elapsed = elapsed(state, now);
-    let root = crate::layouts::json::ensure_object(state);
-    let m = object_at(root, "metrics");
-    set_if_changed(m, "total_tasks", json!(tasks.total));
-    set_if_changed(m, "completed_tasks", json!(tasks.completed));
-    set_if_changed(m, "failed_tasks", json!(tasks.failed));
-    set_if_changed(m, "total_attempts", json!(after.attempts + extra.attempts));
-    set_if_changed(m, "total_commits", json!(after.commits + extra.commits));
-    set_if_changed(m, "elapsed_time_seconds", json!(elapsed));
-    root.insert("updated_at".into(), json!(now));
+    let m = state.metrics.get_or_insert_with(Default::default);
+    m.total_tasks = Some(tasks.total);
+    m.completed_tasks = Some(tasks.completed);
+    m.failed_tasks = Some(tasks.failed);
+    m.total_attempts = Some(after.attempts + extra.attempts);
+    m.total_commits = Some(after.commits + extra.commits);
+    m.elapsed_time_seconds = Some(Number::from(elapsed));
+    state.updated_at = Slot::Is(now.to_string());
 }
 
 /// Seconds from `started_at` to `completed_at` (a finished run) or now.
-fn elapsed(state: &Value, now: &str) -> u64 {
-    let Some(start) = state["started_at"].as_str().and_then(parse_time) else {
+fn elapsed(state: &State, now: &str) -> u64 {
+    let Some(start) = state.started_at.as_deref().and_then(parse_time) else {
         return 0;
     };
-    let end = state["completed_at"]
-        .as_str()
-        .filter(|_| state["status"] == "completed")
+    let end = state
+        .completed_at
+        .as_deref()
+        .filter(|_| state.status == Some(RunStatus::Completed))
         .unwrap_or(now);
     parse_time(end)
         .map(|e| (e - start).num_seconds().max(0) as u64)
@@ -326,62 +310,66 @@ fn elapsed(state: &Value, now: &str) -> u64 {
 
 /// Global status, start and completion times, current layer and batch.
 fn derive_run(
-    before: &Value,
-    state: &mut Value,
-    layers: &[(String, String, Counts)],
+    before: &State,
+    state: &mut State,
+    layers: &[(String, LayerStatus, Counts)],
     now: &str,
     list: &[Listed],
 ) {
     let free_done = list
         .iter()
         .filter(|t| t.layer.is_none())
-        .all(|t| t.status == "completed");
+        .all(|t| t.status == TaskStatus::Completed);
     let all_done = (!layers.is_empty() || !list.is_empty())
-        && layers.iter().all(|(_, s, _)| s == "completed")
+        && layers.iter().all(|(_, s, _)| *s == LayerStatus::Completed)
         && free_done;
-    let started =
-        list.iter().any(|t| t.status != "pending") || layers.iter().any(|(_, s, _)| s != "pending");
-    let written = super::state::global(state).to_string();
-    let st = if list.iter().any(|t| t.status == "abandoned") {
-        "abandoned"
-    } else if written == "stopped" || state.get("stop").is_some_and(Value::is_object) {
-        "stopped"
+    let started = list.iter().any(|t| t.status != TaskStatus::Pending)
+        || layers.iter().any(|(_, s, _)| *s != LayerStatus::Pending);
+    let st = if list.iter().any(|t| t.status == TaskStatus::Abandoned) {
+        RunStatus::Abandoned
+    } else if state.status() == RunStatus::Stopped
+        || state.stop.get().is_some_and(|s| s.is_object())
+    {
+        RunStatus::Stopped
     } else if all_done {
-        "completed"
+        RunStatus::Completed
     } else if started {
-        "in_progress"
+        RunStatus::InProgress
     } else {
-        "pending"
+        RunStatus::Pending
     };
     let current = layers
         .iter()
-        .find(|(_, s, _)| s != "completed")
+        .find(|(_, s, _)| *s != LayerStatus::Completed)
         .map(|(l, _, _)| l.clone());
     let batch = current.as_ref().and_then(|l| {
         list.iter()
             .filter(|t| t.layer.as_ref() == Some(l))
-            .filter_map(|t| state["tasks"][&t.id]["batch"].as_u64())
+            .filter_map(|t| t.batch)
             .max()
     });
-    let same_layer = before.get("current_layer") == Some(&json!(current));
-    let root = crate::layouts::json::ensure_object(state);
-    set_if_changed(root, "status", json!(st));
-    if st != "pending" && !root.get("started_at").is_some_and(Value::is_string) {
-        root.insert("started_at".into(), json!(now));
+    let same_layer = match (&before.current_layer, &current) {
+        (Slot::Null, None) => true,
+        (Slot::Is(a), Some(b)) => a == b,
+        _ => false,
+    };
+    state.status = Some(st);
+    if st != RunStatus::Pending && state.started_at.get().is_none() {
+        state.started_at = Slot::Is(now.to_string());
     }
-    if st == "completed" {
-        if !root.get("completed_at").is_some_and(Value::is_string) {
-            root.insert("completed_at".into(), json!(now));
+    if st == RunStatus::Completed {
+        if state.completed_at.get().is_none() {
+            state.completed_at = Slot::Is(now.to_string());
         }
-    } else if root.get("completed_at").is_some_and(|v| !v.is_null()) {
-        root.insert("completed_at".into(), Value::Null);
+    } else {
+        state.completed_at.clear();
     }
     if !layers.is_empty() {
-        set_if_changed(root, "current_layer", json!(current));
+        state.current_layer.set(current);
         match batch {
-            Some(b) => set_if_changed(root, "current_batch", json!(b)),
+            Some(b) => state.current_batch = Slot::Is(b),
             None if same_layer => {}
-            None => set_if_changed(root, "current_batch", Value::Null),
+            None => state.current_batch = Slot::Null,
         }
     }
 }
@@ -389,57 +377,45 @@ fn derive_run(
 /// The queue's statuses follow the tasks (completed → merged, merging → merging, verified →
 /// ready, anything else → pending); a verified or merging task missing from the queue joins it
 /// at the next priority. Entries of tasks the state does not list are left as they are.
-fn derive_queue(state: &mut Value, list: &[Listed]) {
-    let task_status: BTreeMap<&str, &str> = list
-        .iter()
-        .map(|t| (t.id.as_str(), t.status.as_str()))
-        .collect();
-    let root = crate::layouts::json::ensure_object(state);
-    let queue = crate::layouts::json::array_at(root, "merge_queue");
+fn derive_queue(state: &mut State, list: &[Listed]) {
+    let task_status: BTreeMap<&str, TaskStatus> =
+        list.iter().map(|t| (t.id.as_str(), t.status)).collect();
+    let queue = state.merge_queue.get_or_insert_with(Vec::new);
     for e in queue.iter_mut() {
-        let Some(id) = e["task_id"].as_str() else {
+        let Some(ts) = task_status.get(e.task_id.as_str()) else {
             continue;
         };
-        let Some(ts) = task_status.get(id) else {
-            continue;
+        e.status = match ts {
+            TaskStatus::Completed => QueueStatus::Merged,
+            TaskStatus::Merging => QueueStatus::Merging,
+            TaskStatus::Verified => QueueStatus::Ready,
+            _ => QueueStatus::Pending,
         };
-        let want = match *ts {
-            "completed" => "merged",
-            "merging" => "merging",
-            "verified" => "ready",
-            _ => "pending",
-        };
-        if e["status"] != want {
-            e["status"] = json!(want);
-        }
     }
-    let mut queued: HashSet<String> = queue
-        .iter()
-        .filter_map(|e| e["task_id"].as_str().map(str::to_string))
-        .collect();
+    let mut queued: HashSet<String> = queue.iter().map(|e| e.task_id.clone()).collect();
     let mut next = None;
     for (id, ts) in task_status {
         let want = match ts {
-            "verified" => "ready",
-            "merging" => "merging",
+            TaskStatus::Verified => QueueStatus::Ready,
+            TaskStatus::Merging => QueueStatus::Merging,
             _ => continue,
         };
         if queued.insert(id.to_string()) {
             let p = *next.get_or_insert_with(|| next_priority(queue));
             next = Some(p + 1);
-            queue.push(json!({"task_id": id, "priority": p, "status": want}));
+            queue.push(QueueEntry {
+                task_id: id.to_string(),
+                priority: p,
+                status: want,
+                rest: Map::new(),
+            });
         }
     }
 }
 
 /// The priority after the highest in the queue (1 for an empty queue).
-pub fn next_priority(queue: &[Value]) -> i64 {
-    queue
-        .iter()
-        .filter_map(|e| e["priority"].as_i64())
-        .max()
-        .unwrap_or(0)
-        + 1
+pub fn next_priority(queue: &[QueueEntry]) -> i64 {
+    queue.iter().map(|e| e.priority).max().unwrap_or(0) + 1
 }
 
 #[cfg(test)]

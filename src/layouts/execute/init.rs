@@ -4,13 +4,16 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::derive::derive;
+use super::model::State;
 use super::state::{self, layer_by_convention, lock_path, state_path, FILE};
 use super::NAME;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::layouts::json::typed;
 use crate::layouts::StoreRef;
 use crate::project::Project;
 use crate::store::check_unit_id;
@@ -27,6 +30,28 @@ pub struct Init {
     pub layers: Vec<(String, Vec<String>)>,
 }
 
+/// A plan file as `read_plan` takes it: any JSON in each field, what is not of use ignored.
+#[derive(Deserialize)]
+struct PlanFile {
+    #[serde(default)]
+    layers: Value,
+    #[serde(default)]
+    prd_slug: Value,
+    #[serde(default)]
+    project_path: Value,
+    #[serde(default)]
+    worktree_dir: Value,
+}
+
+/// One layer of a plan file's `layers` list.
+#[derive(Deserialize)]
+struct PlanLayer {
+    #[serde(default)]
+    name: Value,
+    #[serde(default)]
+    tasks: Value,
+}
+
 /// Reads a plan file: `{"layers": {"NAME": ["ID", …]} | [{"name", "tasks"}], "prd_slug"?,
 /// "project_path"?, "worktree_dir"?}`.
 pub fn read_plan(cx: &Ctx, path: &Path, init: &mut Init) -> Result<()> {
@@ -36,6 +61,13 @@ pub fn read_plan(cx: &Ctx, path: &Path, init: &mut Init) -> Result<()> {
         .ok_or_else(|| Error::NotFound(format!("no plan file `{}`", path.display())))?;
     let v: Value = serde_json::from_slice(&bytes)
         .map_err(|e| Error::BadInput(format!("`{}` is not a JSON plan: {e}", path.display())))?;
+    let no_layers = || {
+        Error::BadInput(format!(
+            "`{}` has no \"layers\" (expected {{\"layers\": {{\"0-setup\": [\"L0-001\"]}}}})",
+            path.display()
+        ))
+    };
+    let plan = PlanFile::deserialize(&v).map_err(|_| no_layers())?;
     let ids = |t: &Value| -> Vec<String> {
         t.as_array()
             .into_iter()
@@ -44,28 +76,24 @@ pub fn read_plan(cx: &Ctx, path: &Path, init: &mut Init) -> Result<()> {
             .map(str::to_string)
             .collect()
     };
-    match &v["layers"] {
+    match &plan.layers {
         Value::Object(m) => init
             .layers
             .extend(m.iter().map(|(k, t)| (k.clone(), ids(t)))),
         Value::Array(a) => init.layers.extend(
             a.iter()
-                .filter_map(|l| Some((l["name"].as_str()?.to_string(), ids(&l["tasks"])))),
+                .filter_map(|l| PlanLayer::deserialize(l).ok())
+                .filter_map(|l| Some((l.name.as_str()?.to_string(), ids(&l.tasks)))),
         ),
-        _ => {
-            return Err(Error::BadInput(format!(
-                "`{}` has no \"layers\" (expected {{\"layers\": {{\"0-setup\": [\"L0-001\"]}}}})",
-                path.display()
-            )))
-        }
+        _ => return Err(no_layers()),
     }
-    for (key, slot) in [
-        ("prd_slug", &mut init.prd_slug),
-        ("project_path", &mut init.project_path),
-        ("worktree_dir", &mut init.worktree_dir),
+    for (given, slot) in [
+        (&plan.prd_slug, &mut init.prd_slug),
+        (&plan.project_path, &mut init.project_path),
+        (&plan.worktree_dir, &mut init.worktree_dir),
     ] {
         if slot.is_none() {
-            *slot = v[key].as_str().map(str::to_string);
+            *slot = given.as_str().map(str::to_string);
         }
     }
     Ok(())
@@ -118,7 +146,7 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
             let mut t =
                 json!({"status": "pending", "attempts": 0, "worktree_path": null, "branch": null});
             if layer_by_convention(&layer_names, id).as_ref() != Some(name) {
-                t["layer"] = json!(name);
+                crate::layouts::json::ensure_object(&mut t).insert("layer".into(), json!(name));
             }
             tasks.insert(id.clone(), t);
         }
@@ -153,8 +181,9 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
         "merge_queue": [],
         "metrics": {},
     });
-    let before = s.clone();
-    derive(&before, &mut s, &now);
+    let before: State = typed(&s).map_err(Error::BadInput)?;
+    let mut run = before.clone();
+    derive(&before, &mut run, &now);
     let store = StoreRef {
         project: project.root.clone(),
         layout: NAME,
@@ -170,7 +199,7 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
         if cx.store.exists(&file) {
             return Err(Error::Rule(format!("`{}` already exists", file.display())));
         }
-        state::save(cx, &store, &s).map(|_| ())
+        state::save(cx, &store, &mut s, &run).map(|_| ())
     })?;
     let under_docs = rel.parent() == Some(Path::new("docs/tasks"));
     if !under_docs {

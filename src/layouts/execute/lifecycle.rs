@@ -16,11 +16,15 @@
 //! sent: that subagent is let go with the state exact, and the main agent is told to launch a
 //! new one, which continues the same attempt count.
 
-use serde_json::{json, Map, Value};
+use serde_json::Map;
 
 use super::derive::{derive, next_priority};
+use super::model::{
+    CommitRecord, ErrorRecord, Feedback, Loose, QueueEntry, QueueStatus, Slot, State, Subagent,
+    Task, TaskStatus, Verification,
+};
 use super::policy::{may_launch, Hold};
-use super::state::{attempts, layer_of, layer_tasks, status, task_mut, MAX_ATTEMPTS};
+use super::state::{layer_of, layer_tasks, MAX_ATTEMPTS};
 
 /// Most blocks Claude Code follows in a row for one subagent.
 pub const MAX_BLOCKS: u64 = 8;
@@ -119,22 +123,27 @@ pub enum NotAsked {
 /// subagent bound to the task that was launched after the pass was asked for (and not one
 /// already working on it then). A task verifying with no record of the request (a state the
 /// seed's own skill wrote) takes any DONE, as the seed says.
-fn verification_pass(task: &Value, who: Who<'_>) -> Result<(), NotAsked> {
-    let v = &task["verification"];
-    if who.by_hand || !v.is_object() {
+fn verification_pass(task: &Task, who: Who<'_>) -> Result<(), NotAsked> {
+    let Some(record) = task.verification.get().filter(|v| v.is_object()) else {
+        return Ok(());
+    };
+    if who.by_hand {
         return Ok(());
     }
-    let asked = v["asked"].as_str();
+    let blank = Verification::default();
+    let v = record.typed().unwrap_or(&blank);
+    let asked = v.asked.as_deref();
     if asked.is_some() && asked == who.agent {
         return Ok(());
     }
     if !who.bound {
         return Err(NotAsked::Unbound);
     }
-    let earlier = v["earlier"]
-        .as_array()
+    let earlier = v
+        .earlier
+        .as_ref()
         .is_some_and(|e| who.agent.is_some_and(|a| e.iter().any(|x| x == a)));
-    match (v["launched"].as_bool().unwrap_or(false), asked) {
+    match (v.launched.unwrap_or(false), asked) {
         (true, _) if earlier => Err(NotAsked::Earlier),
         (true, _) => Ok(()),
         (false, Some(a)) => Err(NotAsked::AskedOf(a.to_string())),
@@ -163,106 +172,87 @@ impl Outcome {
 }
 
 /// The blocks `agent` has had for this task.
-fn blocks_used(task: &Value, agent: Option<&str>) -> u64 {
-    let s = &task["subagent"];
-    if s.get("agent_id").and_then(Value::as_str) != agent {
-        return 0;
+fn blocks_used(task: &Task, agent: Option<&str>) -> u64 {
+    match &task.subagent {
+        Some(s) if s.agent_id.as_deref() == agent => s.blocks,
+        Some(_) => 0,
+        None => 0,
     }
-    s.get("blocks").and_then(Value::as_u64).unwrap_or(0)
 }
 
 /// Records one block for `agent`.
-fn count_block(state: &mut Value, id: &str, agent: Option<&str>) {
-    let used = super::state::task(state, id).map_or(0, |t| blocks_used(t, agent));
-    if let Some(t) = task_mut(state, id) {
-        t.insert(
-            "subagent".into(),
-            json!({"agent_id": agent, "blocks": used + 1}),
-        );
+fn count_block(state: &mut State, id: &str, agent: Option<&str>) {
+    if let Some(t) = state.task_mut(id) {
+        let used = blocks_used(t, agent);
+        let mut agent_id = Slot::Absent;
+        agent_id.set(agent.map(str::to_string));
+        t.subagent = Some(Subagent {
+            agent_id,
+            blocks: used + 1,
+            rest: Map::new(),
+        });
     }
 }
 
 /// The batch a launch joins: the running batch of its layer when a task of the layer is
 /// running, else the next one.
-fn batch_for(state: &Value, id: &str) -> Option<u64> {
+fn batch_for(state: &State, id: &str) -> Option<u64> {
     let layer = layer_of(state, id)?;
-    let others: Vec<String> = layer_tasks(state, &layer)
-        .into_iter()
-        .filter(|t| t != id)
-        .collect();
-    let current = (state["current_layer"] == layer.as_str())
-        .then(|| state["current_batch"].as_u64())
-        .flatten();
-    let batch = |t: &String| state["tasks"][t]["batch"].as_u64();
-    let running: Vec<&String> = others
+    let others: Vec<&Task> = layer_tasks(state, &layer)
         .iter()
-        .filter(|t| is_running(status(&state["tasks"][t.as_str()])))
+        .filter(|t| t.as_str() != id)
+        .filter_map(|t| state.task(t))
         .collect();
+    let current = (state.current_layer.as_deref() == Some(layer.as_str()))
+        .then(|| state.current_batch.get().copied())
+        .flatten();
+    let running: Vec<&&Task> = others.iter().filter(|t| t.status().is_running()).collect();
     if !running.is_empty() {
         return running
             .iter()
-            .filter_map(|t| batch(t))
+            .filter_map(|t| t.batch)
             .max()
             .or(current)
             .or(Some(1));
     }
-    let last = others.iter().filter_map(batch).max().unwrap_or(0);
+    let last = others.iter().filter_map(|t| t.batch).max().unwrap_or(0);
     Some(last.max(current.unwrap_or(0)) + 1)
 }
 
 /// Moves a pending or failed task into its next attempt; returns the attempt.
-fn start(state: &mut Value, id: &str) -> u64 {
+fn start(state: &mut State, id: &str) -> u64 {
     let batch = batch_for(state, id);
-    let attempt = super::state::task(state, id).map_or(0, attempts) + 1;
-    if let Some(t) = task_mut(state, id) {
-        t.insert("attempts".into(), json!(attempt));
-        t.insert("status".into(), json!("in_progress"));
-        if let Some(b) = batch {
-            t.insert("batch".into(), json!(b));
-        }
+    let Some(t) = state.task_mut(id) else {
+        return 1;
+    };
+    let attempt = t.attempts() + 1;
+    t.attempts = Some(attempt);
+    t.status = Some(TaskStatus::InProgress);
+    if let Some(b) = batch {
+        t.batch = Some(b);
     }
     attempt
 }
 
-/// A task no subagent will be sent back on again keeps no block count.
-fn forget_subagent(state: &mut Value, id: &str) {
-    if let Some(t) = task_mut(state, id) {
-        t.shift_remove("subagent");
-    }
-}
-
-/// A task no longer verifying keeps no record of the verification asked for.
-fn forget_verification(state: &mut Value, id: &str) {
-    if let Some(t) = task_mut(state, id) {
-        t.shift_remove("verification");
-    }
-}
-
-fn set(state: &mut Value, id: &str, key: &str, v: Value) {
-    if let Some(t) = task_mut(state, id) {
-        t.insert(key.into(), v);
-    }
-}
-
-fn record_git(t: &mut Map<String, Value>, worktree: Option<&str>, branch: Option<&str>) {
-    for (key, v) in [("worktree_path", worktree), ("branch", branch)] {
+fn record_git(t: &mut Task, worktree: Option<&str>, branch: Option<&str>) {
+    for (slot, v) in [(&mut t.worktree_path, worktree), (&mut t.branch, branch)] {
         if let Some(v) = v {
-            if t.get(key).and_then(Value::as_str) != Some(v) {
-                t.insert(key.into(), json!(v));
+            if slot.as_deref() != Some(v) {
+                *slot = Slot::Is(v.to_string());
             }
         }
     }
 }
 
 /// Applies one event to task `id`. `now` stamps errors and merges.
-pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str) -> Outcome {
-    let Some(task) = super::state::task(state, id) else {
+pub fn step(state: &mut State, id: &str, ev: Event<'_>, who: Who<'_>, now: &str) -> Outcome {
+    let Some(task) = state.task(id) else {
         return Outcome::of(Effect::Unchanged);
     };
-    let st = status(task).to_string();
+    let st = task.status();
     let can_block = who.bound && blocks_used(task, who.agent) < MAX_BLOCKS;
     let limit = who.bound && !can_block;
-    let sent_back = |state: &mut Value, effect: Effect| {
+    let sent_back = |state: &mut State, effect: Effect| {
         if can_block {
             count_block(state, id, who.agent);
         }
@@ -283,85 +273,89 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
             if let Err(hold) = may_launch(&view, id) {
                 return Outcome::of(Effect::Denied(hold));
             }
-            match st.as_str() {
-                "pending" | "failed" | "in_progress" | "verifying" => {
-                    let resumed = is_running(&st);
-                    let attempt = if resumed {
-                        super::state::task(state, id).map_or(0, attempts).max(1)
-                    } else {
-                        start(state, id)
-                    };
-                    set(state, id, "attempts", json!(attempt));
-                    if let Some(t) = task_mut(state, id) {
-                        record_git(t, worktree, branch);
-                        if let Some(v) = t.get_mut("verification").and_then(Value::as_object_mut) {
-                            // A launch while verifying is the verifier asked for.
-                            v.insert("launched".into(), json!(true));
-                            v.insert("earlier".into(), json!(bound_before));
-                        }
-                    }
-                    Outcome::of(Effect::Started { attempt, resumed })
-                }
-                _ => Outcome::of(Effect::Unchanged),
+            if !(st.starts() || st.is_running()) {
+                return Outcome::of(Effect::Unchanged);
             }
+            let resumed = st.is_running();
+            let attempt = if resumed {
+                state.task(id).map_or(0, Task::attempts).max(1)
+            } else {
+                start(state, id)
+            };
+            if let Some(t) = state.task_mut(id) {
+                t.attempts = Some(attempt);
+                record_git(t, worktree, branch);
+                if let Slot::Is(Loose::Typed(v)) = &mut t.verification {
+                    // A launch while verifying is the verifier asked for.
+                    v.launched = Some(true);
+                    v.earlier = Some(bound_before.to_vec());
+                }
+            }
+            Outcome::of(Effect::Started { attempt, resumed })
         }
         Event::Done => {
-            let st = if matches!(st.as_str(), "pending" | "failed") {
+            let st = if st.starts() {
                 start(state, id);
-                "in_progress".to_string()
+                TaskStatus::InProgress
             } else {
                 st
             };
-            let attempt = super::state::task(state, id).map_or(0, attempts).max(1);
-            match st.as_str() {
-                "in_progress" => {
-                    set(state, id, "status", json!("verifying"));
-                    let asked = if can_block { who.agent } else { None };
-                    set(
-                        state,
-                        id,
-                        "verification",
-                        json!({"attempt": attempt, "requested_at": now, "asked": asked, "launched": false}),
-                    );
+            let Some(t) = state.task_mut(id) else {
+                return Outcome::of(Effect::Unchanged);
+            };
+            let attempt = t.attempts().max(1);
+            match st {
+                TaskStatus::InProgress => {
+                    t.status = Some(TaskStatus::Verifying);
+                    let mut asked = Slot::Absent;
+                    asked.set(who.agent.filter(|_| can_block).map(str::to_string));
+                    t.verification = Slot::Is(Loose::Typed(Verification {
+                        attempt: Some(attempt),
+                        requested_at: Some(now.to_string()),
+                        asked,
+                        launched: Some(false),
+                        earlier: None,
+                        rest: Map::new(),
+                    }));
                     sent_back(state, Effect::Verify { attempt })
                 }
-                "verifying" => {
-                    let t = super::state::task(state, id).cloned().unwrap_or_default();
-                    if let Err(why) = verification_pass(&t, who) {
+                TaskStatus::Verifying => {
+                    if let Err(why) = verification_pass(t, who) {
                         return Outcome::of(Effect::NotVerification {
                             from: who.agent.map(str::to_string),
                             why,
                         });
                     }
-                    set(state, id, "status", json!("verified"));
-                    forget_subagent(state, id);
-                    forget_verification(state, id);
-                    let priority = queue_entry(state, id, "ready");
+                    t.status = Some(TaskStatus::Verified);
+                    t.subagent = None;
+                    t.verification = Slot::Absent;
+                    let priority = queue_entry(state, id, QueueStatus::Ready);
                     Outcome::of(Effect::Verified { priority })
                 }
                 _ => Outcome::of(Effect::Unchanged),
             }
         }
         Event::Failed(f) => {
-            if matches!(st.as_str(), "pending" | "failed") {
+            if st.starts() {
                 start(state, id);
-            } else if !is_running(&st) {
+            } else if !st.is_running() {
                 return Outcome::of(Effect::Unchanged);
             }
-            let n = super::state::task(state, id).map_or(0, attempts).max(1);
-            let mut err = json!({"attempt": n, "message": f.message});
-            if let Some(d) = f.details {
-                err["details"] = json!(d);
-            }
-            err["timestamp"] = json!(now);
-            forget_verification(state, id);
-            let Some(t) = task_mut(state, id) else {
+            let Some(t) = state.task_mut(id) else {
                 return Outcome::of(Effect::Unchanged);
             };
-            crate::layouts::json::array_at(t, "errors").push(err);
+            let n = t.attempts().max(1);
+            t.verification = Slot::Absent;
+            t.errors.get_or_insert_with(Vec::new).push(ErrorRecord {
+                attempt: n,
+                message: f.message.to_string(),
+                details: f.details.map(str::to_string),
+                timestamp: Some(now.to_string()),
+                rest: Map::new(),
+            });
             if n >= MAX_ATTEMPTS {
-                t.insert("status".into(), json!("abandoned"));
-                t.shift_remove("subagent");
+                t.status = Some(TaskStatus::Abandoned);
+                t.subagent = None;
                 return Outcome::of(Effect::Abandoned {
                     message: f.message.to_string(),
                 });
@@ -371,13 +365,18 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
                 (None, Some(d)) => format!("Fix what failed: {} ({d})", f.message),
                 (None, None) => format!("Fix what failed: {}", f.message),
             };
-            crate::layouts::json::array_at(t, "retry_feedback")
-                .push(json!({"attempt": n + 1, "feedback": feedback}));
+            t.retry_feedback
+                .get_or_insert_with(Vec::new)
+                .push(Feedback {
+                    attempt: n + 1,
+                    feedback: feedback.clone(),
+                    rest: Map::new(),
+                });
             if can_block {
-                t.insert("attempts".into(), json!(n + 1));
-                t.insert("status".into(), json!("in_progress"));
+                t.attempts = Some(n + 1);
+                t.status = Some(TaskStatus::InProgress);
             } else {
-                t.insert("status".into(), json!("failed"));
+                t.status = Some(TaskStatus::Failed);
             }
             sent_back(
                 state,
@@ -388,50 +387,54 @@ pub fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
                 },
             )
         }
-        Event::Blocked(reason) if is_running(&st) => Outcome::of(Effect::Reported(
+        Event::Blocked(reason) if st.is_running() => Outcome::of(Effect::Reported(
             reason.unwrap_or("no reason given").to_string(),
         )),
-        Event::NoSignal if is_running(&st) => sent_back(state, Effect::Nudge),
+        Event::NoSignal if st.is_running() => sent_back(state, Effect::Nudge),
         Event::Blocked(_) | Event::NoSignal => Outcome::of(Effect::Unchanged),
         Event::Merged => {
-            if st == "completed" {
+            if st == TaskStatus::Completed {
                 return Outcome::of(Effect::Unchanged);
             }
-            set(state, id, "status", json!("completed"));
-            set(state, id, "merged_at", json!(now));
-            set(state, id, "worktree_path", Value::Null);
-            set(state, id, "branch", Value::Null);
-            forget_subagent(state, id);
-            forget_verification(state, id);
-            let mine = queue_entry(state, id, "merged");
-            let ahead = state["merge_queue"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|e| e["status"] == "ready" && e["task_id"] != id)
-                .filter(|e| e["priority"].as_i64().is_some_and(|p| p < mine))
-                .min_by_key(|e| e["priority"].as_i64())
-                .and_then(|e| e["task_id"].as_str().map(str::to_string));
-            Outcome::of(Effect::Merged { was: st, ahead })
+            if let Some(t) = state.task_mut(id) {
+                t.status = Some(TaskStatus::Completed);
+                t.merged_at = Slot::Is(now.to_string());
+                t.worktree_path = Slot::Null;
+                t.branch = Slot::Null;
+                t.subagent = None;
+                t.verification = Slot::Absent;
+            }
+            let mine = queue_entry(state, id, QueueStatus::Merged);
+            let ahead = state
+                .queue()
+                .iter()
+                .filter(|e| e.status == QueueStatus::Ready && e.task_id != id)
+                .filter(|e| e.priority < mine)
+                .min_by_key(|e| e.priority)
+                .map(|e| e.task_id.clone());
+            Outcome::of(Effect::Merged {
+                was: st.as_str().to_string(),
+                ahead,
+            })
         }
     }
 }
 
-fn is_running(st: &str) -> bool {
-    matches!(st, "in_progress" | "verifying")
-}
-
 /// Sets the task's merge-queue entry to `status` (a new entry takes the next priority);
 /// returns its priority.
-fn queue_entry(state: &mut Value, id: &str, status: &str) -> i64 {
-    let root = crate::layouts::json::ensure_object(state);
-    let queue = crate::layouts::json::array_at(root, "merge_queue");
-    if let Some(e) = queue.iter_mut().find(|e| e["task_id"] == id) {
-        e["status"] = json!(status);
-        return e["priority"].as_i64().unwrap_or(0);
+fn queue_entry(state: &mut State, id: &str, status: QueueStatus) -> i64 {
+    let queue = state.merge_queue.get_or_insert_with(Vec::new);
+    if let Some(e) = queue.iter_mut().find(|e| e.task_id == id) {
+        e.status = status;
+        return e.priority;
     }
     let p = next_priority(queue);
-    queue.push(json!({"task_id": id, "priority": p, "status": status}));
+    queue.push(QueueEntry {
+        task_id: id.to_string(),
+        priority: p,
+        status,
+        rest: Map::new(),
+    });
     p
 }
 
@@ -439,7 +442,7 @@ fn queue_entry(state: &mut Value, id: &str, status: &str) -> i64 {
 /// prefix): `{hash, type: implementation on attempt 1 else fix, attempt, created_at}`.
 /// `attempt` is the attempt it was made in (default: the task's current one).
 pub fn record_commit(
-    state: &mut Value,
+    state: &mut State,
     id: &str,
     hash: &str,
     attempt: Option<u64>,
@@ -448,39 +451,37 @@ pub fn record_commit(
     if has_commit(state, hash) {
         return false;
     }
-    let Some(current) = super::state::task(state, id).map(attempts) else {
+    let Some(t) = state.task_mut(id) else {
         return false;
     };
-    let attempt = attempt.unwrap_or(current.max(1));
-    let Some(t) = task_mut(state, id) else {
-        return false;
-    };
+    let attempt = attempt.unwrap_or(t.attempts().max(1));
     let kind = if attempt <= 1 {
         "implementation"
     } else {
         "fix"
     };
-    crate::layouts::json::array_at(t, "commits").push(json!({
-        "hash": hash, "type": kind, "attempt": attempt, "created_at": created_at,
-    }));
+    t.commits.get_or_insert_with(Vec::new).push(CommitRecord {
+        hash: hash.to_string(),
+        kind: Some(kind.to_string()),
+        attempt: Some(attempt),
+        created_at: Some(created_at.to_string()),
+        rest: Map::new(),
+    });
     true
 }
 
 /// Whether any task already records this commit (short and full hashes match by prefix).
-pub fn has_commit(state: &Value, hash: &str) -> bool {
+pub fn has_commit(state: &State, hash: &str) -> bool {
     let same = |a: &str| !a.is_empty() && (a.starts_with(hash) || hash.starts_with(a));
-    state["tasks"].as_object().is_some_and(|tasks| {
-        tasks.values().any(|t| {
-            t["commits"]
-                .as_array()
-                .is_some_and(|c| c.iter().any(|c| c["hash"].as_str().is_some_and(same)))
-        })
-    })
+    state
+        .tasks
+        .values()
+        .any(|t| t.commits().iter().any(|c| same(&c.hash)))
 }
 
 /// Records the worktree and branch a task works in (a commit on `worktree-ID`, recovery).
-pub fn record_worktree(state: &mut Value, id: &str, worktree: Option<&str>, branch: Option<&str>) {
-    if let Some(t) = task_mut(state, id) {
+pub fn record_worktree(state: &mut State, id: &str, worktree: Option<&str>, branch: Option<&str>) {
+    if let Some(t) = state.task_mut(id) {
         record_git(t, worktree, branch);
     }
 }

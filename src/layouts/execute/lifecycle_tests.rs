@@ -1,6 +1,16 @@
 //! Tests of the execute lifecycle step (`lifecycle.rs`).
 
 use super::*;
+use crate::layouts::json::{typed, write_back};
+use serde_json::{json, Value};
+
+/// [`super::step`] over a state given as JSON: typed, stepped, written back.
+fn step(state: &mut Value, id: &str, ev: Event<'_>, who: Who<'_>, now: &str) -> Outcome {
+    let mut s: State = typed(state).unwrap();
+    let out = super::step(&mut s, id, ev, who, now);
+    write_back(state, &s).unwrap();
+    out
+}
 
 fn one(status: &str, attempts: u64) -> Value {
     json!({"status": "in_progress", "current_layer": "1-a",

@@ -3,11 +3,10 @@
 //! agent (verified and queued, failed and waiting for a relaunch, abandoned and the layer
 //! stopped, a subagent let go at Claude Code's 8-block limit).
 
-use serde_json::Value;
-
 use super::lifecycle::{Effect, NotAsked, Outcome, MAX_BLOCKS};
+use super::model::{LayerStatus, RunStatus, State, Task};
 use super::plan::plan;
-use super::state::{attempts, branch_of, layer_of, status, task, MAX_ATTEMPTS};
+use super::state::{layer_of, MAX_ATTEMPTS};
 use crate::layouts::unit::Budget;
 use crate::layouts::{Reaction, StoreRef};
 
@@ -19,9 +18,9 @@ fn signals(id: &str, again: bool) -> String {
 }
 
 /// ` in its worktree PATH (branch B)`, when the task has one.
-fn place(t: &Value) -> String {
-    let w = t["worktree_path"].as_str().filter(|s| !s.is_empty());
-    let b = t["branch"].as_str().filter(|s| !s.is_empty());
+fn place(t: &Task) -> String {
+    let w = t.worktree_path.non_empty();
+    let b = t.branch.non_empty();
     match (w, b) {
         (Some(w), Some(b)) => format!(" in its worktree {w} (branch {b})"),
         (Some(w), None) => format!(" in its worktree {w}"),
@@ -31,42 +30,33 @@ fn place(t: &Value) -> String {
 }
 
 /// The task's errors, one line each.
-fn error_lines(t: &Value) -> Vec<String> {
-    t["errors"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn error_lines(t: &Task) -> Vec<String> {
+    t.errors()
+        .iter()
         .map(|e| {
-            let details = e["details"]
-                .as_str()
+            let details = e
+                .details
+                .as_deref()
                 .map(|d| format!(" ({d})"))
                 .unwrap_or_default();
-            format!(
-                "- attempt {}: {}{details}",
-                e["attempt"].as_u64().unwrap_or(0),
-                e["message"].as_str().unwrap_or("")
-            )
+            format!("- attempt {}: {}{details}", e.attempt, e.message)
         })
         .collect()
 }
 
 /// The verification pass (block reason).
-pub fn verify(id: &str, t: &Value) -> String {
+pub fn verify(id: &str, t: &Task) -> String {
     format!(
         "{id}: verification (attempt {} of {MAX_ATTEMPTS}). Before {id} can be merged, verify it{}: run the task's tests and its acceptance checks, and review the diff. If everything passes, {}",
-        attempts(t).max(1),
+        t.attempts().max(1),
         place(t),
         signals(id, true)
     )
 }
 
 /// The retry in the same subagent (block reason): the feedback and every error so far.
-pub fn retry(id: &str, t: &Value, failed: u64, feedback: &str) -> String {
-    let last = t["errors"]
-        .as_array()
-        .and_then(|e| e.last())
-        .and_then(|e| e["message"].as_str())
-        .unwrap_or("");
+pub fn retry(id: &str, t: &Task, failed: u64, feedback: &str) -> String {
+    let last = t.errors().last().map_or("", |e| e.message.as_str());
     format!(
         "{id} failed on attempt {failed} of {MAX_ATTEMPTS}: {last}. Attempt {} of {MAX_ATTEMPTS} starts now, in this session{}.\nFeedback for attempt {}: {feedback}\nErrors so far:\n{}\nFix the cause and commit, then {}",
         failed + 1,
@@ -78,11 +68,11 @@ pub fn retry(id: &str, t: &Value, failed: u64, feedback: &str) -> String {
 }
 
 /// A bound subagent stopped without a signal (block reason).
-pub fn nudge(id: &str, t: &Value) -> String {
+pub fn nudge(id: &str, t: &Task) -> String {
     format!(
         "{id} is {} (attempt {} of {MAX_ATTEMPTS}) and your final message has no signal for it. Finish the work{}, then {}",
-        status(t),
-        attempts(t).max(1),
+        t.status(),
+        t.attempts().max(1),
         place(t),
         signals(id, false)
     )
@@ -100,21 +90,22 @@ pub enum Origin {
 }
 
 /// The step's reply: status, budget, another pass for a bound subagent, notices.
-pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: Origin) -> Reaction {
-    let t = task(state, id).cloned().unwrap_or_default();
+pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &State, origin: Origin) -> Reaction {
+    let blank = Task::default();
+    let t = state.task(id).unwrap_or(&blank);
     let mut step = Reaction {
-        status: Some(status(&t).to_string()),
+        status: Some(t.status().as_str().to_string()),
         budget: Some(Budget {
-            used: attempts(&t),
+            used: t.attempts(),
             max: MAX_ATTEMPTS,
         }),
         ..Default::default()
     };
     let who = format!("execute {}", store.id);
-    let n = attempts(&t).max(1);
+    let n = t.attempts().max(1);
     let limit = format!(
         "{who}: Claude Code lets a subagent go after {MAX_BLOCKS} hook blocks in a row, so the subagent on {id} was not sent back again; {id} is {} at attempt {n} of {MAX_ATTEMPTS}.",
-        status(&t)
+        t.status()
     );
     match &out.effect {
         Effect::Denied(hold) => {
@@ -124,13 +115,13 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
                 hold.fix()
             ));
         }
-        Effect::Verify { .. } if out.block => step.instruction = Some(verify(id, &t)),
+        Effect::Verify { .. } if out.block => step.instruction = Some(verify(id, t)),
         Effect::Verify { .. } if out.limit => {
             step.tell_main.push(format!("{limit} {} (verification).", relaunch(id)))
         }
         Effect::Verify { .. } if origin == Origin::Hand => step.tell_main.push(format!(
             "{who}: {id} is verifying: run its tests and acceptance checks{}, then `taskhook execute done {id}` again (or `fail`); or launch a subagent with <task>{id}</task> to verify it.",
-            place(&t)
+            place(t)
         )),
         Effect::Verify { .. } => step.tell_main.push(format!(
             "{who}: {id} is verifying (a subagent not bound to it signalled DONE). Launch a subagent with <task>{id}</task> to verify it."
@@ -162,7 +153,7 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
         Effect::Verified { priority } => {
             let next = plan(state).merge.into_iter().next();
             let next = match next {
-                Some(m) if m.task == id => format!("it is next: `git merge {}`", branch_of(&t, id)),
+                Some(m) if m.task == id => format!("it is next: `git merge {}`", t.branch_of(id)),
                 Some(m) => format!("next is {} (priority {})", m.task, m.priority),
                 None => String::new(),
             };
@@ -174,7 +165,7 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
             failed_attempt,
             feedback,
             now: true,
-        } => step.instruction = Some(retry(id, &t, *failed_attempt, feedback)),
+        } => step.instruction = Some(retry(id, t, *failed_attempt, feedback)),
         Effect::Retry {
             failed_attempt,
             feedback,
@@ -200,12 +191,12 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
             step.tell_user.push(format!("taskhook: {msg}"));
             step.tell_main.push(msg);
         }
-        Effect::Nudge if out.block => step.instruction = Some(nudge(id, &t)),
+        Effect::Nudge if out.block => step.instruction = Some(nudge(id, t)),
         Effect::Nudge => step.tell_main.push(format!("{limit} {}.", relaunch(id))),
         Effect::Reported(reason) => {
             let msg = format!(
                 "{who}: the subagent on {id} reports it is blocked: {reason}. {id} stays {}; resolve the blocker, then launch a subagent with <task>{id}</task>.",
-                status(&t)
+                t.status()
             );
             step.tell_user.push(format!("taskhook: {msg}"));
             step.tell_main.push(msg);
@@ -223,7 +214,7 @@ pub fn reply(store: &StoreRef, id: &str, out: &Outcome, state: &Value, origin: O
 pub fn merged(
     store: &StoreRef,
     done: &[(String, Option<String>, String)],
-    state: &Value,
+    state: &State,
 ) -> Vec<String> {
     let who = format!("execute {}", store.id);
     let mut out = Vec::new();
@@ -240,7 +231,7 @@ pub fn merged(
         out.push(line);
     }
     let p = plan(state);
-    if p.status == "completed" {
+    if p.status == RunStatus::Completed.as_str() {
         out.push(format!(
             "{who}: every layer is completed: the run is completed."
         ));
@@ -248,7 +239,9 @@ pub fn merged(
         let finished: Vec<String> = done
             .iter()
             .filter_map(|(id, _, _)| layer_of(state, id))
-            .filter(|dl| dl != l && state["layers"][dl]["status"] == "completed")
+            .filter(|dl| {
+                dl != l && state.layer(dl).and_then(|x| x.status) == Some(LayerStatus::Completed)
+            })
             .collect();
         if let Some(f) = finished.first() {
             let ready = if p.execute.is_empty() {

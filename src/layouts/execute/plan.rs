@@ -15,12 +15,10 @@
 //! never as something to launch.
 
 use serde::Serialize;
-use serde_json::Value;
 
+use super::model::{QueueStatus, RunStatus, State, Task, TaskStatus};
 use super::policy::Policy;
-use super::state::{
-    attempts, branch_of, global, layer_of, layer_order, status, task_ids, MAX_ATTEMPTS,
-};
+use super::state::{layer_of, layer_order, MAX_ATTEMPTS};
 
 /// A task to retry: its next attempt and the feedback for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -90,62 +88,54 @@ pub struct Plan {
     pub unmergeable: Vec<Unmergeable>,
 }
 
-/// The retry feedback recorded for `attempt`.
-fn feedback_for(t: &Value, attempt: u64) -> Option<String> {
-    t["retry_feedback"]
-        .as_array()?
-        .iter()
-        .rev()
-        .find(|f| f["attempt"].as_u64() == Some(attempt))
-        .and_then(|f| f["feedback"].as_str())
-        .map(str::to_string)
-}
-
 /// The plan for a state (already derived).
-pub fn plan(state: &Value) -> Plan {
+pub fn plan(state: &State) -> Plan {
     let order = layer_order(state);
-    let layer = state["current_layer"]
-        .as_str()
+    let layer = state
+        .current_layer
+        .as_deref()
         .filter(|l| order.iter().any(|o| o == l))
         .map(str::to_string);
     let mut p = Plan {
-        status: global(state).to_string(),
+        status: state.status().as_str().to_string(),
         layer: layer.clone(),
         ..Default::default()
     };
-    if let Some(l) = &layer {
-        p.layer_completed = state["layers"][l]["tasks_completed"].as_u64().unwrap_or(0);
-        p.layer_total = state["layers"][l]["tasks_total"].as_u64().unwrap_or(0);
+    if let Some(info) = layer.as_deref().and_then(|l| state.layer(l)) {
+        p.layer_completed = info.tasks_completed.unwrap_or(0);
+        p.layer_total = info.tasks_total.unwrap_or(0);
     }
     let policy = Policy::new(state);
-    for id in task_ids(state) {
-        let t = &state["tasks"][&id];
-        let st = status(t);
+    for (id, t) in state.tasks.iter() {
+        let id = id.clone();
+        let st = t.status();
         let tl = layer_of(state, &id);
         // The current layer's tasks, tasks in no layer, and others only when under way.
-        let include = tl.is_none() || tl == layer || !matches!(st, "pending" | "completed");
+        let include = tl.is_none()
+            || tl == layer
+            || !matches!(st, TaskStatus::Pending | TaskStatus::Completed);
         if !include {
             continue;
         }
-        let n = attempts(t);
+        let n = t.attempts();
         let next = match st {
-            "completed" => {
+            TaskStatus::Completed => {
                 p.skip.push(id);
                 continue;
             }
-            "abandoned" => {
+            TaskStatus::Abandoned => {
                 p.abandoned.push(id);
                 continue;
             }
-            "failed" if n >= MAX_ATTEMPTS => {
+            TaskStatus::Failed if n >= MAX_ATTEMPTS => {
                 p.abandoned.push(id);
                 continue;
             }
-            "failed" => Some(format!("retry, attempt {} of {MAX_ATTEMPTS}", n + 1)),
-            "in_progress" | "verifying" => {
+            TaskStatus::Failed => Some(format!("retry, attempt {} of {MAX_ATTEMPTS}", n + 1)),
+            TaskStatus::InProgress | TaskStatus::Verifying => {
                 Some(format!("{st}, attempt {} of {MAX_ATTEMPTS}", n.max(1)))
             }
-            "pending" => None,
+            TaskStatus::Pending => None,
             _ => continue,
         };
         if let Err(hold) = policy.may_launch(&id) {
@@ -157,12 +147,12 @@ pub fn plan(state: &Value) -> Plan {
             continue;
         }
         match st {
-            "failed" => p.retry.push(Retry {
-                feedback: feedback_for(t, n + 1),
+            TaskStatus::Failed => p.retry.push(Retry {
+                feedback: t.feedback_for(n + 1).map(str::to_string),
                 task: id,
                 attempt: n + 1,
             }),
-            "pending" => p.execute.push(id),
+            TaskStatus::Pending => p.execute.push(id),
             _ => p.resume.push(Resume {
                 task: id,
                 status: st.to_string(),
@@ -170,17 +160,14 @@ pub fn plan(state: &Value) -> Plan {
             }),
         }
     }
-    let mut merge: Vec<Merge> = state["merge_queue"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| matches!(e["status"].as_str(), Some("ready" | "merging")))
-        .filter_map(|e| {
-            Some(Merge {
-                task: e["task_id"].as_str()?.to_string(),
-                priority: e["priority"].as_i64().unwrap_or(0),
-                status: e["status"].as_str().unwrap_or("ready").to_string(),
-            })
+    let mut merge: Vec<Merge> = state
+        .queue()
+        .iter()
+        .filter(|e| matches!(e.status, QueueStatus::Ready | QueueStatus::Merging))
+        .map(|e| Merge {
+            task: e.task_id.clone(),
+            priority: e.priority,
+            status: e.status.as_str().to_string(),
         })
         .collect();
     merge.sort_by_key(|m| m.priority);
@@ -191,18 +178,18 @@ pub fn plan(state: &Value) -> Plan {
 impl Plan {
     /// Takes the queue entries whose branch is not among the branches git has (`names`) out of
     /// the merge order: the plan never says to merge what git cannot.
-    pub fn check_branches(&mut self, state: &Value, names: &[String]) {
+    pub fn check_branches(&mut self, state: &State, names: &[String]) {
         let names: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
-        let (keep, gone): (Vec<Merge>, Vec<Merge>) =
-            std::mem::take(&mut self.merge).into_iter().partition(|m| {
-                let b = branch_of(&state["tasks"][&m.task], &m.task);
-                names.contains(b.as_str())
-            });
+        let blank = Task::default();
+        let branch_of = |id: &str| state.task(id).unwrap_or(&blank).branch_of(id);
+        let (keep, gone): (Vec<Merge>, Vec<Merge>) = std::mem::take(&mut self.merge)
+            .into_iter()
+            .partition(|m| names.contains(branch_of(&m.task).as_str()));
         self.merge = keep;
         self.unmergeable = gone
             .into_iter()
             .map(|m| Unmergeable {
-                branch: branch_of(&state["tasks"][&m.task], &m.task),
+                branch: branch_of(&m.task),
                 task: m.task,
                 priority: m.priority,
             })
@@ -249,7 +236,7 @@ impl Plan {
     /// The plan in the seed's words, one line each.
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if self.status == "completed" {
+        if self.status == RunStatus::Completed.as_str() {
             out.push("The run is completed: every layer is merged.".to_string());
             return out;
         }
@@ -259,7 +246,7 @@ impl Plan {
                 "Layer {l}: {}/{} completed.",
                 self.layer_completed, self.layer_total
             ));
-            if self.abandoned.is_empty() && self.status != "stopped" && left > 0 {
+            if self.abandoned.is_empty() && self.status != RunStatus::Stopped.as_str() && left > 0 {
                 out.push(format!("Resume: Continue with remaining {left} tasks."));
             }
         }
@@ -272,7 +259,7 @@ impl Plan {
                 None => format!("Resume: Skip {a} (abandoned after {MAX_ATTEMPTS} attempts)."),
             });
         }
-        if self.status == "stopped" {
+        if self.status == RunStatus::Stopped.as_str() {
             out.push(
                 "The run was stopped by the user: `taskhook execute resume` continues it.".into(),
             );

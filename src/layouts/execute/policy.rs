@@ -16,9 +16,8 @@
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
-use serde_json::Value;
-
-use super::state::{attempts, global, layer_of, layer_order, layer_tasks, status, MAX_ATTEMPTS};
+use super::model::{LayerStatus, Loose, RunStatus, State, Task, TaskStatus};
+use super::state::{layer_of, layer_order, layer_tasks, MAX_ATTEMPTS};
 
 /// Why a launch is held.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,9 +112,10 @@ impl Hold {
 
 /// The user's stop, when the run has one: `stop: {at, reason?}`, or a `stopped` status the
 /// seed's skill wrote.
-pub fn stop_of(state: &Value) -> Option<Option<String>> {
-    let reason = state["stop"]["reason"].as_str().map(str::to_string);
-    (state["stop"].is_object() || global(state) == "stopped").then_some(reason)
+pub fn stop_of(state: &State) -> Option<Option<String>> {
+    let stop = state.stop.get();
+    let reason = stop.and_then(Loose::typed).and_then(|s| s.reason.clone());
+    (stop.is_some_and(Loose::is_object) || state.status() == RunStatus::Stopped).then_some(reason)
 }
 
 /// The launch decision for many tasks of one derived state: what every decision shares (the
@@ -123,7 +123,7 @@ pub fn stop_of(state: &Value) -> Option<Option<String>> {
 /// found once, and an earlier layer's unfinished tasks are listed once, when a task is first
 /// refused for it. Deciding every task of a run is then one pass, not one pass per task.
 pub struct Policy<'a> {
-    state: &'a Value,
+    state: &'a State,
     stop: Option<Option<String>>,
     abandoned: Vec<String>,
     /// Layer → its place in the run's order.
@@ -137,12 +137,12 @@ pub struct Policy<'a> {
 
 impl<'a> Policy<'a> {
     /// The shared part of every decision on `state` (derived).
-    pub fn new(state: &'a Value) -> Self {
+    pub fn new(state: &'a State) -> Self {
         let order = layer_order(state);
         let open = order
             .iter()
             .enumerate()
-            .find(|(_, l)| state["layers"][l.as_str()]["status"] != "completed")
+            .find(|(_, l)| state.layer(l).and_then(|x| x.status) != Some(LayerStatus::Completed))
             .map(|(i, l)| (i, l.clone()));
         Policy {
             state,
@@ -157,17 +157,19 @@ impl<'a> Policy<'a> {
     /// Whether task `id` may be launched now. A task that is completed, verified or merging
     /// is not held (a launch of it changes nothing).
     pub fn may_launch(&self, id: &str) -> Result<(), Hold> {
-        let state = self.state;
-        let t = &state["tasks"][id];
-        let st = status(t);
-        let starts = matches!(st, "pending" | "failed");
-        if st == "abandoned" || (st == "failed" && attempts(t) >= MAX_ATTEMPTS) {
+        let st = self
+            .state
+            .task(id)
+            .map_or(TaskStatus::Pending, Task::status);
+        let attempts = self.state.task(id).map_or(0, Task::attempts);
+        let starts = st.starts();
+        if st == TaskStatus::Abandoned || (st == TaskStatus::Failed && attempts >= MAX_ATTEMPTS) {
             return Err(Hold::NoAttempts {
                 id: id.to_string(),
-                abandoned: st == "abandoned",
+                abandoned: st == TaskStatus::Abandoned,
             });
         }
-        if !starts && !matches!(st, "in_progress" | "verifying") {
+        if !starts && !st.is_running() {
             return Ok(());
         }
         if let Some(reason) = &self.stop {
@@ -202,12 +204,12 @@ impl<'a> Policy<'a> {
             .unfinished
             .get_or_init(|| unfinished(self.state, open))
             .clone();
-        let info = &self.state["layers"][open.as_str()];
+        let info = self.state.layer(open);
         Err(Hold::EarlierLayer {
             layer,
             earlier: open.clone(),
-            completed: info["tasks_completed"].as_u64().unwrap_or(0),
-            total: info["tasks_total"].as_u64().unwrap_or(0),
+            completed: info.and_then(|i| i.tasks_completed).unwrap_or(0),
+            total: info.and_then(|i| i.tasks_total).unwrap_or(0),
             left,
             more,
         })
@@ -215,12 +217,12 @@ impl<'a> Policy<'a> {
 }
 
 /// The first [`NAMED`] unfinished tasks of `layer` (`ID status`), and how many more there are.
-fn unfinished(state: &Value, layer: &str) -> (Vec<String>, usize) {
+fn unfinished(state: &State, layer: &str) -> (Vec<String>, usize) {
     let mut left = Vec::new();
     let mut more = 0;
     for t in layer_tasks(state, layer) {
-        let s = status(&state["tasks"][&t]);
-        if s == "completed" {
+        let s = state.task(&t).map_or(TaskStatus::Pending, Task::status);
+        if s == TaskStatus::Completed {
             continue;
         }
         if left.len() < NAMED {
@@ -234,33 +236,30 @@ fn unfinished(state: &Value, layer: &str) -> (Vec<String>, usize) {
 
 /// Whether task `id` may be launched now in the derived `state` ([`Policy::may_launch`]; for
 /// many tasks of one state, make one [`Policy`]).
-pub fn may_launch(state: &Value, id: &str) -> Result<(), Hold> {
+pub fn may_launch(state: &State, id: &str) -> Result<(), Hold> {
     Policy::new(state).may_launch(id)
 }
 
 /// The abandoned tasks, in the file's order.
-pub fn abandoned(state: &Value) -> Vec<String> {
-    state["tasks"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter(|(_, t)| status(t) == "abandoned")
-                .map(|(id, _)| id.clone())
-                .collect()
-        })
-        .unwrap_or_default()
+pub fn abandoned(state: &State) -> Vec<String> {
+    state
+        .tasks
+        .iter()
+        .filter(|(_, t)| t.status() == TaskStatus::Abandoned)
+        .map(|(id, _)| id.clone())
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::layouts::execute::derive::{derive, tests::some_state};
-    use crate::layouts::execute::state::task_ids;
+    use crate::layouts::json::typed;
     use proptest::prelude::*;
 
     /// The decision as it was made before [`Policy`]: every task on its own, the earlier
     /// layer's unfinished tasks listed in full (issue 23 keeps it as the reference).
-    fn reference(state: &Value, id: &str) -> Result<(), (String, String)> {
+    fn reference(state: &State, id: &str) -> Result<(), (String, String)> {
         let fresh = Policy::new(state).may_launch(id);
         let Err(Hold::EarlierLayer { .. }) = &fresh else {
             return fresh.map_err(|h| (h.why(), h.fix()));
@@ -270,13 +269,21 @@ mod tests {
             if l == layer {
                 break;
             }
-            let info = &state["layers"][&l];
-            if info["status"] == "completed" {
+            let info = state.layer(&l).cloned().unwrap_or_default();
+            if info.status == Some(LayerStatus::Completed) {
                 continue;
             }
             let left: Vec<String> = layer_tasks(state, &l)
                 .into_iter()
-                .map(|t| (status(&state["tasks"][&t]).to_string(), t))
+                .map(|t| {
+                    (
+                        state
+                            .task(&t)
+                            .map_or(TaskStatus::Pending, Task::status)
+                            .to_string(),
+                        t,
+                    )
+                })
                 .filter(|(s, _)| s != "completed")
                 .map(|(s, t)| format!("{t} {s}"))
                 .collect();
@@ -292,8 +299,8 @@ mod tests {
             return Err((
                 format!(
                     "its layer {layer} waits for layer {l} ({}/{} completed)",
-                    info["tasks_completed"].as_u64().unwrap_or(0),
-                    info["tasks_total"].as_u64().unwrap_or(0)
+                    info.tasks_completed.unwrap_or(0),
+                    info.tasks_total.unwrap_or(0)
                 ),
                 format!("Layers run in order: finish layer {l} first{named}."),
             ));
@@ -307,12 +314,13 @@ mod tests {
         /// One policy reused for every task of a state decides each as the reference does.
         #[test]
         fn one_policy_decides_every_task_as_alone(state in some_state()) {
+            let state: State = typed(&state).unwrap();
             let mut view = state.clone();
             derive(&state, &mut view, "2026-01-01T01:00:00Z");
             let policy = Policy::new(&view);
-            for id in task_ids(&view) {
-                let got = policy.may_launch(&id).map_err(|h| (h.why(), h.fix()));
-                prop_assert_eq!(got, reference(&view, &id), "{}", id);
+            for id in view.tasks.keys() {
+                let got = policy.may_launch(id).map_err(|h| (h.why(), h.fix()));
+                prop_assert_eq!(got, reference(&view, id), "{}", id);
             }
         }
     }
@@ -327,10 +335,11 @@ mod tests {
             );
         }
         tasks.insert("L1-001".into(), serde_json::json!({"status": "pending"}));
-        let state = serde_json::json!({
+        let state: State = typed(&serde_json::json!({
             "layers": {"0-setup": {"status": "in_progress"}, "1-core": {"status": "pending"}},
             "tasks": tasks,
-        });
+        }))
+        .unwrap();
         let hold = Policy::new(&state).may_launch("L1-001").unwrap_err();
         assert_eq!(
             hold.fix(),

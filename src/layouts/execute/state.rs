@@ -1,15 +1,17 @@
 //! One execute-state.json as taskhook reads it: the file's paths (state, `.bak`, lock), a
 //! bounded, schema-checked read that never opens a special file, and the helpers every other
-//! room uses over tasks and layers (status, attempts, which layer a task belongs to, layer
-//! order). The state stays a `serde_json::Value` throughout, so fields taskhook does not know
-//! survive every rewrite.
+//! room uses over layers (which layer a task belongs to, layer order). A state is read as its
+//! typed model ([`super::model`]) beside the document it came from, and written back over that
+//! document, so fields taskhook does not know and the file's key order survive every rewrite.
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::model::{Metrics, State};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::layouts::json::{typed, write_back};
 use crate::layouts::StoreRef;
 use crate::store::{fs, lock_path_for, Loaded};
 
@@ -49,18 +51,27 @@ pub fn lock_path(root: &Path) -> PathBuf {
     lock_path_for(&state_path(root))
 }
 
+/// A state file as read: the checked document (its key order and the fields taskhook does not
+/// know, for the write back) and its typed model.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    pub doc: Value,
+    pub state: State,
+}
+
 /// A state file as found.
 #[derive(Debug, Clone)]
 pub enum Read {
     Missing,
-    Valid(Value),
+    Valid(Box<Doc>),
     /// Present but unusable: why, in one line.
     Invalid(String),
     /// Over [`MAX_STATE_BYTES`] (its size): never read, rebuilt or moved aside, only refused.
     TooBig(u64),
 }
 
-/// Reads a state (or copy) file: capped, never a FIFO or device, parsed and schema-checked.
+/// Reads a state (or copy) file: capped, never a FIFO or device, parsed, schema-checked and
+/// typed.
 pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
     if fs::exists(path) && !fs::is_file(path) {
         return Ok(Read::Invalid("it is not a regular file".into()));
@@ -70,7 +81,10 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
     }
     Ok(match cx.store.load_json(path, SCHEMA)? {
         Loaded::Missing => Read::Missing,
-        Loaded::Valid(v) => Read::Valid(v),
+        Loaded::Valid(doc) => match typed::<State>(&doc) {
+            Ok(state) => Read::Valid(Box::new(Doc { doc, state })),
+            Err(why) => Read::Invalid(why),
+        },
         Loaded::Invalid(why) => Read::Invalid(why),
     })
 }
@@ -98,9 +112,9 @@ pub fn too_big(store: &StoreRef, bytes: u64) -> Error {
 }
 
 /// The valid state of a store; a corrupt one is refused, a missing one is not found.
-pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Value> {
+pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Doc> {
     match read(cx, &state_path(&store.root))? {
-        Read::Valid(v) => Ok(v),
+        Read::Valid(d) => Ok(*d),
         Read::Missing => Err(Error::NotFound(format!(
             "`{}` does not exist (create it with `taskhook execute init`)",
             state_path(&store.root).display()
@@ -110,11 +124,17 @@ pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Value> {
     }
 }
 
-/// Writes the state, validated first, and the same bytes to the copy of the latest state
+/// Writes `state` back over the document it was read from (`doc`: its key order and unknown
+/// fields kept), validated first, and the same bytes to the copy of the latest state
 /// ([`LAST_GOOD`]) just before it: the copy is never older than the state.
-pub fn save(cx: &Ctx, store: &StoreRef, state: &Value) -> Result<bool> {
+pub fn save(cx: &Ctx, store: &StoreRef, doc: &mut Value, state: &State) -> Result<bool> {
     let path = state_path(&store.root);
-    let bytes = cx.store.checked_json(&path, SCHEMA, state)?;
+    write_back(doc, state).map_err(|why| Error::SchemaInvalid {
+        path: path.clone(),
+        schema: SCHEMA,
+        details: why,
+    })?;
+    let bytes = cx.store.checked_json(&path, SCHEMA, doc)?;
     cx.store.replace(&last_good_path(&store.root), &bytes)?;
     cx.store.replace(&path, &bytes)
 }
@@ -149,9 +169,12 @@ pub fn seed_temp_note(cx: &Ctx, store: &StoreRef, state_updated: Option<&str>) -
         .map(|n| format!("{n} bytes, "))
         .unwrap_or_default();
     let what = match read(cx, &path) {
-        Ok(Read::Valid(v)) => format!(
+        Ok(Read::Valid(d)) => format!(
             "a valid state updated {}; the state's is {}",
-            v["updated_at"].as_str().unwrap_or("at an unknown time"),
+            d.state
+                .updated_at
+                .as_deref()
+                .unwrap_or("at an unknown time"),
             state_updated.unwrap_or("unknown")
         ),
         Ok(Read::Invalid(why)) => format!("not a valid state: {why}"),
@@ -166,93 +189,54 @@ pub fn seed_temp_note(cx: &Ctx, store: &StoreRef, state_updated: Option<&str>) -
 
 /// Whether two states differ in more than the clock (`updated_at`, elapsed seconds). Compared
 /// in place: no copy of either state.
-pub fn differs(a: &Value, b: &Value) -> bool {
-    let (Some(x), Some(y)) = (a.as_object(), b.as_object()) else {
-        return a != b;
+pub fn differs(a: &State, b: &State) -> bool {
+    let State {
+        worktree_dir,
+        status,
+        current_layer,
+        current_batch,
+        started_at,
+        updated_at: _,
+        completed_at,
+        layers,
+        tasks,
+        merge_queue,
+        metrics,
+        stop,
+        rest,
+    } = a;
+    let same_metrics = match (metrics, &b.metrics) {
+        (Some(x), Some(y)) => {
+            let Metrics {
+                total_tasks,
+                completed_tasks,
+                failed_tasks,
+                total_attempts,
+                total_commits,
+                elapsed_time_seconds: _,
+                rest,
+            } = x;
+            *total_tasks == y.total_tasks
+                && *completed_tasks == y.completed_tasks
+                && *failed_tasks == y.failed_tasks
+                && *total_attempts == y.total_attempts
+                && *total_commits == y.total_commits
+                && *rest == y.rest
+        }
+        (x, y) => x == y,
     };
-    !same_without(
-        x,
-        y,
-        "updated_at",
-        &|key, v, w| match (key, v.as_object(), w.as_object()) {
-            ("metrics", Some(p), Some(q)) => {
-                same_without(p, q, "elapsed_time_seconds", &|_, v, w| v == w)
-            }
-            _ => v == w,
-        },
-    )
-}
-
-/// Whether two objects are equal once `skip` is left out of both, values compared by `same`.
-fn same_without(
-    x: &Map<String, Value>,
-    y: &Map<String, Value>,
-    skip: &str,
-    same: &dyn Fn(&str, &Value, &Value) -> bool,
-) -> bool {
-    let len = |m: &Map<String, Value>| m.len() - usize::from(m.contains_key(skip));
-    len(x) == len(y)
-        && x.iter()
-            .filter(|(k, _)| k.as_str() != skip)
-            .all(|(k, v)| y.get(k).is_some_and(|w| same(k, v, w)))
-}
-
-// ---- tasks -------------------------------------------------------------------------------
-
-/// A task's status (`pending` when missing).
-pub fn status(task: &Value) -> &str {
-    task.get("status")
-        .and_then(Value::as_str)
-        .unwrap_or("pending")
-}
-
-/// A task's attempts so far.
-pub fn attempts(task: &Value) -> u64 {
-    task.get("attempts").and_then(Value::as_u64).unwrap_or(0)
-}
-
-/// Whether a status is still to be worked on (CONTRACT §4's "active").
-pub fn is_active(status: &str) -> bool {
-    !matches!(status, "completed" | "abandoned")
-}
-
-/// The task ids, in the file's order.
-pub fn task_ids(state: &Value) -> Vec<String> {
-    state
-        .get("tasks")
-        .and_then(Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default()
-}
-
-/// A task by id.
-pub fn task<'a>(state: &'a Value, id: &str) -> Option<&'a Value> {
-    state.get("tasks").and_then(|t| t.get(id))
-}
-
-/// A task by id, for changing it (made an object when it is not one).
-pub fn task_mut<'a>(state: &'a mut Value, id: &str) -> Option<&'a mut Map<String, Value>> {
-    let slot = state.get_mut("tasks")?.get_mut(id)?;
-    if !slot.is_object() {
-        *slot = Value::Object(Map::new());
-    }
-    slot.as_object_mut()
-}
-
-/// The branch a task is merged from: its `branch`, else `worktree-ID`.
-pub fn branch_of(t: &Value, id: &str) -> String {
-    t["branch"]
-        .as_str()
-        .filter(|b| !b.is_empty())
-        .map_or_else(|| format!("worktree-{id}"), str::to_string)
-}
-
-/// The global status.
-pub fn global(state: &Value) -> &str {
-    state
-        .get("status")
-        .and_then(Value::as_str)
-        .unwrap_or("pending")
+    !(same_metrics
+        && *worktree_dir == b.worktree_dir
+        && *status == b.status
+        && *current_layer == b.current_layer
+        && *current_batch == b.current_batch
+        && *started_at == b.started_at
+        && *completed_at == b.completed_at
+        && *layers == b.layers
+        && *tasks == b.tasks
+        && *merge_queue == b.merge_queue
+        && *stop == b.stop
+        && *rest == b.rest)
 }
 
 // ---- layers ------------------------------------------------------------------------------
@@ -274,10 +258,10 @@ pub(super) fn id_layer_number(id: &str) -> Option<u64> {
 
 /// The layer keys in execution order: by their leading number when every key has one (the
 /// seed's `0-setup`, `1-foundation`, …), else as the file lists them.
-pub fn layer_order(state: &Value) -> Vec<String> {
+pub fn layer_order(state: &State) -> Vec<String> {
     let mut keys: Vec<String> = state
-        .get("layers")
-        .and_then(Value::as_object)
+        .layers
+        .as_ref()
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
     if keys.iter().all(|k| leading_number(k).is_some()) {
@@ -288,12 +272,12 @@ pub fn layer_order(state: &Value) -> Vec<String> {
 
 /// The layer a task belongs to: its `layer` field when it names a layer, else the layer whose
 /// number its seed-style id carries (`L2-003` → `2-backend`).
-pub fn layer_of(state: &Value, id: &str) -> Option<String> {
-    let layers = state.get("layers").and_then(Value::as_object)?;
-    if let Some(l) = task(state, id)
-        .and_then(|t| t.get("layer"))
-        .and_then(Value::as_str)
-        .filter(|l| layers.contains_key(*l))
+pub fn layer_of(state: &State, id: &str) -> Option<String> {
+    let layers = state.layers.as_ref()?;
+    if let Some(l) = state
+        .task(id)
+        .and_then(|t| t.layer.as_deref())
+        .filter(|l| layers.contains_key(l))
     {
         return Some(l.to_string());
     }
@@ -314,10 +298,12 @@ pub fn layer_by_convention(layers: &[String], id: &str) -> Option<String> {
 }
 
 /// The tasks of a layer, in the file's order.
-pub fn layer_tasks(state: &Value, layer: &str) -> Vec<String> {
-    task_ids(state)
-        .into_iter()
+pub fn layer_tasks(state: &State, layer: &str) -> Vec<String> {
+    state
+        .tasks
+        .keys()
         .filter(|id| layer_of(state, id).as_deref() == Some(layer))
+        .cloned()
         .collect()
 }
 
@@ -351,14 +337,18 @@ mod tests {
 
     #[test]
     fn layers_by_field_or_convention() {
-        let s = json!({"layers": {"1-foundation": {}, "0-setup": {}, "2-backend": {}},
-            "tasks": {"L2-001": {}, "X": {"layer": "0-setup"}, "Y": {}, "L20-1": {}}});
+        let s: State = crate::layouts::json::typed(
+            &json!({"layers": {"1-foundation": {}, "0-setup": {}, "2-backend": {}},
+            "tasks": {"L2-001": {}, "X": {"layer": "0-setup"}, "Y": {}, "L20-1": {}}}),
+        )
+        .unwrap();
         assert_eq!(layer_order(&s), ["0-setup", "1-foundation", "2-backend"]);
         assert_eq!(layer_of(&s, "L2-001").as_deref(), Some("2-backend"));
         assert_eq!(layer_of(&s, "X").as_deref(), Some("0-setup"));
         assert_eq!(layer_of(&s, "Y"), None);
         assert_eq!(layer_of(&s, "L20-1"), None);
-        let named = json!({"layers": {"b": {}, "a": {}}});
+        let named: State =
+            crate::layouts::json::typed(&json!({"layers": {"b": {}, "a": {}}})).unwrap();
         assert_eq!(layer_order(&named), ["b", "a"]);
     }
 

@@ -4,21 +4,20 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
+use super::model::{RunStatus, State};
 use super::plan::Plan;
-use super::state::{status, task_ids, MAX_ATTEMPTS};
+use super::state::MAX_ATTEMPTS;
+use super::state::{self, state_path, Read, FILE};
+use super::{derive, plan, project_root, reconcile, NAME};
+use crate::context::Ctx;
+use crate::error::Result;
 use crate::layouts::{Item, StoreRef, Summary};
-
-fn n(v: &Value, key: &str) -> u64 {
-    v.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
 
 /// The summary of a (derived) state and its plan; `project` shortens the path shown.
 pub fn summarize(
     store: &StoreRef,
     project: &Path,
-    state: &Value,
+    state: &State,
     plan: &Plan,
     problems: Vec<String>,
 ) -> Summary {
@@ -28,11 +27,12 @@ pub fn summarize(
         .unwrap_or(&path)
         .display()
         .to_string();
-    let m = &state["metrics"];
+    let m = state.metrics();
     let layer = match &plan.layer {
         Some(l) => {
-            let batch = state["current_batch"]
-                .as_u64()
+            let batch = state
+                .current_batch
+                .get()
                 .map(|b| format!(", batch {b}"))
                 .unwrap_or_default();
             format!(
@@ -46,10 +46,10 @@ pub fn summarize(
         "taskhook · execute \"{}\" ({shown}): run {}{layer}; {}/{} tasks completed, {} attempts, {} commits.",
         store.id,
         plan.status,
-        n(m, "completed_tasks"),
-        n(m, "total_tasks"),
-        n(m, "total_attempts"),
-        n(m, "total_commits"),
+        m.completed_tasks.unwrap_or(0),
+        m.total_tasks.unwrap_or(0),
+        m.total_attempts.unwrap_or(0),
+        m.total_commits.unwrap_or(0),
     );
     let mut s = Summary {
         layout: super::NAME,
@@ -57,14 +57,12 @@ pub fn summarize(
         path,
         headline,
         current_label: "In progress",
-        quiet: plan.status == "completed",
+        quiet: plan.status == RunStatus::Completed.as_str(),
         problems,
         ..Default::default()
     };
-    for id in task_ids(state) {
-        *s.counts
-            .entry(status(&state["tasks"][&id]).to_string())
-            .or_default() += 1;
+    for t in state.tasks.values() {
+        *s.counts.entry(t.status().as_str().to_string()).or_default() += 1;
     }
     let detail = |d: String| Item {
         detail: Some(d),
@@ -118,4 +116,52 @@ pub fn summarize(
         );
     }
     s
+}
+
+/// The summary of a store for `taskhook status` and the status line: a corrupt, missing or
+/// too big state is one problem line; no git (SessionStart and `execute status` check the queue
+/// against git).
+pub fn of_store(cx: &Ctx, store: &StoreRef) -> Result<Summary> {
+    let path = state_path(&store.root);
+    let state = match state::read(cx, &path)? {
+        Read::Valid(d) => d.state,
+        Read::Missing => return Ok(Summary::problem(NAME, &store.id, path, "missing".into())),
+        Read::TooBig(n) => {
+            return Ok(Summary::problem(
+                NAME,
+                &store.id,
+                path,
+                state::too_big(store, n).one_line(),
+            ))
+        }
+        Read::Invalid(why) => {
+            let fix = match state::read(cx, &state::last_good_path(&store.root))? {
+                Read::Valid(copy) => format!(
+                    "the next session start (or `taskhook execute resume`) rebuilds it from {} and git",
+                    reconcile::copy_source(&copy.state)
+                ),
+                _ => reconcile::no_copy(reconcile::bak_note(cx, store)?.as_deref()),
+            };
+            return Ok(Summary::problem(
+                NAME,
+                &store.id,
+                path,
+                format!("{FILE} is corrupt ({why}); {fix}"),
+            ));
+        }
+    };
+    let mut s = state.clone();
+    derive::derive(&state, &mut s, &cx.store.clock().stamp());
+    // No git here: `taskhook status` and the status line stay cheap (SessionStart and
+    // `taskhook execute status` check the merge queue against git's branches).
+    let p = plan::plan(&s);
+    Ok(summarize(
+        store,
+        &project_root(cx, store),
+        &s,
+        &p,
+        state::seed_temp_note(cx, store, state.updated_at.as_deref())
+            .into_iter()
+            .collect(),
+    ))
 }

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::state::{self, attempts, layer_of, load, status, task_ids, MAX_ATTEMPTS};
+use super::model::{Slot, State, Task, TaskStatus};
+use super::state::{self, layer_of, load, MAX_ATTEMPTS};
 use super::{plan, policy};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -20,13 +21,13 @@ use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 /// Every task of the run, ready ones first in the plan's order.
 pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
     let s = load(cx, store)?;
-    Ok(units(&s))
+    Ok(units(&s.state))
 }
 
 /// [`work`] of a state (pure). Readiness is the launch policy's ([`policy::may_launch`]), the
 /// one decision the hook and the resume plan use too, so `next` never offers what a launch
 /// would be denied.
-pub fn units(s: &Value) -> Vec<WorkUnit> {
+pub fn units(s: &State) -> Vec<WorkUnit> {
     let p = plan::plan(s);
     // A ready unit's place: retries first, then new starts, in the plan's order.
     let ready: HashMap<&str, usize> = p
@@ -39,13 +40,13 @@ pub fn units(s: &Value) -> Vec<WorkUnit> {
         .collect();
     let policy = policy::Policy::new(s);
     let mut out: Vec<(usize, WorkUnit)> = Vec::new();
-    for (i, id) in task_ids(s).into_iter().enumerate() {
-        let t = &s["tasks"][&id];
-        let st = status(t).to_string();
-        let n = attempts(t);
+    for (i, (id, t)) in s.tasks.iter().enumerate() {
+        let id = id.clone();
+        let st = t.status();
+        let n = t.attempts();
         let held = policy.may_launch(&id).err();
-        let (phase, why, pass) = match (st.as_str(), &held) {
-            ("completed", _) => (Phase::Done, None, None),
+        let (phase, why, pass) = match (st, &held) {
+            (TaskStatus::Completed, _) => (Phase::Done, None, None),
             (_, Some(h @ policy::Hold::EarlierLayer { .. })) => {
                 (Phase::Blocked, Some(h.why()), None)
             }
@@ -54,23 +55,20 @@ pub fn units(s: &Value) -> Vec<WorkUnit> {
                 Some(format!("{}: {}", h.why(), h.fix())),
                 None,
             ),
-            ("verified", None) => (
+            (TaskStatus::Verified, None) => (
                 Phase::InProgress,
                 None,
-                Some(format!(
-                    "its merge: `git merge {}`",
-                    state::branch_of(t, &id)
-                )),
+                Some(format!("its merge: `git merge {}`", t.branch_of(&id))),
             ),
-            ("verifying", None) => (
+            (TaskStatus::Verifying, None) => (
                 Phase::InProgress,
                 Some(format!("attempt {n}")),
                 Some("its verification pass: check the work against the task's criteria".into()),
             ),
-            ("in_progress" | "merging", None) => {
+            (TaskStatus::InProgress | TaskStatus::Merging, None) => {
                 (Phase::InProgress, Some(format!("attempt {n}")), None)
             }
-            ("failed", None) => (
+            (TaskStatus::Failed, None) => (
                 Phase::Ready,
                 Some(format!("retry, attempt {} of {MAX_ATTEMPTS}", n + 1)),
                 None,
@@ -89,14 +87,14 @@ pub fn units(s: &Value) -> Vec<WorkUnit> {
             order,
             WorkUnit {
                 title: title(t),
-                status: st,
+                status: st.as_str().to_string(),
                 phase,
                 why,
-                deps: string_list(t, "dependencies"),
+                deps: string_list(&t.dependencies),
                 pass,
-                since: ["completed_at", "started_at"]
+                since: [&t.completed_at, &t.started_at]
                     .iter()
-                    .find_map(|k| t[*k].as_str())
+                    .find_map(|k| k.get().and_then(Value::as_str))
                     .map(str::to_string),
                 group: layer_of(s, &id),
                 parent: None,
@@ -108,10 +106,10 @@ pub fn units(s: &Value) -> Vec<WorkUnit> {
     out.into_iter().map(|(_, u)| u).collect()
 }
 
-fn title(t: &Value) -> Option<String> {
-    ["title", "name", "description"]
+fn title(t: &Task) -> Option<String> {
+    [&t.title, &t.name, &t.description]
         .iter()
-        .find_map(|k| t[*k].as_str())
+        .find_map(|k| k.get().and_then(Value::as_str))
         .map(|s| {
             s.lines()
                 .next()
@@ -123,9 +121,9 @@ fn title(t: &Value) -> Option<String> {
         .filter(|s| !s.trim().is_empty())
 }
 
-fn string_list(t: &Value, key: &str) -> Vec<String> {
-    t[key]
-        .as_array()
+fn string_list(v: &Slot<Value>) -> Vec<String> {
+    v.get()
+        .and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|v| v.as_str().map(str::to_string))
@@ -137,15 +135,19 @@ fn string_list(t: &Value, key: &str) -> Vec<String> {
 /// A task's description, attempts, last error and the feedback for its next attempt,
 /// worktree, branch and commits.
 pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
-    let s = load(cx, store)?;
+    let s = load(cx, store)?.state;
     let mut out = Shown::default();
-    let Some(t) = state::task(&s, unit) else {
+    let Some(t) = s.task(unit) else {
         return Ok(out);
     };
-    for key in ["description", "acceptance_criteria", "files"] {
-        out.add(&key.replace('_', " "), text_of(&t[key]));
+    for (key, v) in [
+        ("description", &t.description),
+        ("acceptance criteria", &t.acceptance_criteria),
+        ("files", &t.files),
+    ] {
+        out.add(key, text_of(v.get().unwrap_or(&Value::Null)));
     }
-    let n = attempts(t);
+    let n = t.attempts();
     out.add(
         "attempts",
         format!(
@@ -153,45 +155,40 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
             layer_of(&s, unit).unwrap_or_default()
         ),
     );
-    if let Some(e) = t["errors"].as_array().and_then(|a| a.last()) {
+    if let Some(e) = t.errors().last() {
         out.add(
             "last failure",
             format!(
                 "attempt {}: {}{}",
-                e["attempt"].as_u64().unwrap_or(0),
-                e["message"].as_str().unwrap_or(""),
-                e["details"]
-                    .as_str()
+                e.attempt,
+                e.message,
+                e.details
+                    .as_deref()
                     .map(|d| format!("\n{d}"))
                     .unwrap_or_default()
             ),
         );
     }
-    if let Some(f) = t["retry_feedback"].as_array().and_then(|a| {
-        a.iter()
-            .rev()
-            .find(|f| f["attempt"].as_u64() == Some(n + 1))
-    }) {
-        out.add(
-            "feedback for the next attempt",
-            f["feedback"].as_str().unwrap_or("").to_string(),
-        );
+    if let Some(f) = t.feedback_for(n + 1) {
+        out.add("feedback for the next attempt", f.to_string());
     }
-    let place: Vec<String> = ["worktree", "branch"]
-        .iter()
-        .filter_map(|k| t[*k].as_str().map(|v| format!("{k}: {v}")))
-        .collect();
+    let place: Vec<String> = [
+        ("worktree", t.worktree.get().and_then(Value::as_str)),
+        ("branch", t.branch.as_deref()),
+    ]
+    .iter()
+    .filter_map(|(k, v)| v.map(|v| format!("{k}: {v}")))
+    .collect();
     out.add("where", place.join("\n"));
-    let commits: Vec<String> = t["commits"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let commits: Vec<String> = t
+        .commits()
+        .iter()
         .map(|c| {
             format!(
                 "{} ({}, attempt {})",
-                c["hash"].as_str().unwrap_or(""),
-                c["type"].as_str().unwrap_or(""),
-                c["attempt"].as_u64().unwrap_or(0)
+                c.hash,
+                c.kind.as_deref().unwrap_or(""),
+                c.attempt.unwrap_or(0)
             )
         })
         .collect();
@@ -204,41 +201,31 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
 /// returns to the status it had before the launch (`failed` when it has failed before, else
 /// `pending`). Only an `in_progress` task is given back (one being verified finishes its pass).
 pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
-    let now = cx.store.clock().stamp();
-    let result = cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let before = load(cx, store)?;
-        let Some(t) = state::task(&before, unit) else {
-            return Ok((Err(format!("there is no task {unit}")), false));
+    let (result, after) = super::hooks::transition(cx, store, |_, s, _| {
+        let Some(t) = s.task_mut(unit) else {
+            return (Err(format!("there is no task {unit}")), false);
         };
-        let st = status(t);
-        if st != "in_progress" {
-            return Ok((
-                Err(format!(
-                    "{unit} is {st}, not in_progress; nothing to release"
-                )),
-                false,
-            ));
+        let st = t.status();
+        if st != TaskStatus::InProgress {
+            let why = format!("{unit} is {st}, not in_progress; nothing to release");
+            return (Err(why), false);
         }
-        let failed_before = t["errors"].as_array().is_some_and(|a| !a.is_empty());
-        let mut s = before.clone();
-        if let Some(m) = state::task_mut(&mut s, unit) {
-            let n = m.get("attempts").and_then(Value::as_u64).unwrap_or(0);
-            m.insert("attempts".into(), Value::from(n.saturating_sub(1)));
-            m.insert(
-                "status".into(),
-                Value::from(if failed_before { "failed" } else { "pending" }),
-            );
-        }
-        super::derive::derive(&before, &mut s, &now);
-        if pass.writes() {
-            state::save(cx, store, &s)?;
-        }
-        let to = state::task(&s, unit)
-            .map(status)
-            .unwrap_or("pending")
-            .to_string();
-        Ok((Ok(to), true))
+        let failed_before = !t.errors().is_empty();
+        t.attempts = Some(t.attempts().saturating_sub(1));
+        t.status = Some(if failed_before {
+            TaskStatus::Failed
+        } else {
+            TaskStatus::Pending
+        });
+        (Ok(()), true)
     })?;
+    let result = result.map(|()| {
+        after
+            .task(unit)
+            .map_or(TaskStatus::Pending, Task::status)
+            .as_str()
+            .to_string()
+    });
     Ok(match result {
         Ok(to) => Reaction {
             status: Some(to),

@@ -650,3 +650,65 @@ fn a_later_notice_about_a_task_supersedes_an_earlier_one() {
         "execute shop: L1-001 failed attempt 2 of 5. Relaunch it with <task>L1-001</task> for attempt 3 and give the subagent this feedback: Fix what failed: red 2"
     );
 }
+
+/// The typed model writes back over the file it read: a state in its own key order, with
+/// fields taskhook does not know (at the top, in a task, a layer and the metrics) and fields
+/// that are `null`, keeps all of them, in place, through real hook transitions.
+#[test]
+fn a_hook_transition_keeps_key_order_nulls_and_unknown_fields() {
+    let text = r#"{
+  "tasks": {
+    "L1-001": {"x_note": {"keep": [1, 2.5]}, "branch": null, "attempts": 0, "status": "pending", "worktree_path": null},
+    "L1-002": {"status": "pending", "x_owner": "me", "attempts": 0}
+  },
+  "x_top": {"z": 1, "a": 2},
+  "metrics": {"x_rate": 0.5, "total_tasks": 2, "completed_tasks": 0, "failed_tasks": 0, "total_attempts": 0, "total_commits": 0, "elapsed_time_seconds": 0},
+  "layers": {"1-core": {"x_layer": true, "status": "pending", "tasks_total": 2, "tasks_completed": 0, "tasks_failed": 0}},
+  "status": "pending",
+  "schema_version": "2.0",
+  "current_layer": "1-core",
+  "current_batch": null,
+  "completed_at": null,
+  "merge_queue": []
+}"#;
+    let before: Value = serde_json::from_str(text).unwrap();
+    let e = Exec::with_state("app", &before);
+    silent(&e.launch("L1-001"));
+    reason(&e.bound("L1-001", "Done.\n<signal>L1-001_DONE</signal>"));
+    let s = e.state();
+    assert_eq!(e.status("L1-001"), "verifying");
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let old = keys(&before);
+    assert_eq!(keys(&s)[..old.len()], old[..], "{s:#}");
+    assert_eq!(
+        keys(&s)[old.len()..],
+        ["started_at".to_string(), "updated_at".to_string()]
+    );
+    let t = &s["tasks"]["L1-001"];
+    let old_t = keys(&before["tasks"]["L1-001"]);
+    assert_eq!(keys(t)[..old_t.len()], old_t[..], "{t:#}");
+    assert_eq!(t["x_note"], json!({"keep": [1, 2.5]}));
+    assert_eq!(
+        (&t["branch"], &t["worktree_path"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(s["tasks"]["L1-002"], before["tasks"]["L1-002"]);
+    assert_eq!(
+        keys(&s["tasks"]["L1-002"]),
+        keys(&before["tasks"]["L1-002"])
+    );
+    assert_eq!(keys(&s["x_top"]), ["z", "a"]);
+    assert_eq!(s["x_top"], before["x_top"]);
+    assert_eq!(keys(&s["metrics"]), keys(&before["metrics"]));
+    assert_eq!(s["metrics"]["x_rate"], 0.5);
+    assert!(s["metrics"]["elapsed_time_seconds"].is_u64(), "{s:#}");
+    assert_eq!(s["layers"]["1-core"]["x_layer"], true);
+    assert_eq!(
+        keys(&s["layers"]["1-core"])[..5],
+        keys(&before["layers"]["1-core"])[..]
+    );
+    assert_eq!(
+        (&s["completed_at"], &s["current_batch"]),
+        (&Value::Null, &json!(1))
+    );
+}

@@ -2,26 +2,26 @@
 //! state rebuilt from the copy of the latest valid state taskhook keeps
 //! (`.execute-state.json.last-good`, bad bytes moved aside; never from the `.bak` of the last
 //! reset, which is older), the copy refreshed when the state was written by someone else, git recovery
-//! ([`super::recovery`]), the seed's resume rules that need no git, stale temp files removed,
+//! ([`super::git_evidence`]), the seed's resume rules that need no git, stale temp files removed,
 //! everything derived again. Decided on an unlocked read; only a store with something to fix is
 //! locked and written.
 
-use serde_json::{json, Value};
-
 use super::derive::derive;
 use super::git;
-use super::recovery;
-use super::state::{self, bak_path, corrupt, differs, state_path, task_ids, Read};
+use super::git_evidence;
+use super::model::{RunStatus, Slot, State};
+use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read, FILE};
+use super::{project_root, summary};
 use crate::context::Ctx;
-use crate::error::Result;
-use crate::layouts::StoreRef;
+use crate::error::{Error, Result};
+use crate::layouts::{Reconciled, StoreRef};
 use crate::store::fs;
 
 /// What resuming found and did.
 #[derive(Debug, Clone, Default)]
 pub struct Resumed {
     /// The state after (what is, or in a dry run would be, on disk).
-    pub state: Value,
+    pub state: State,
     /// What changed and why, one line each.
     pub changes: Vec<String>,
     /// What git shows that changes nothing (reported only).
@@ -54,33 +54,34 @@ impl Resumed {
 const REPORT_TASKS: usize = 20;
 
 /// What the copy a rebuild keeps holds: its time, the run's status and each task's.
-fn describe_copy(copy: &Value) -> String {
-    let ids = task_ids(copy);
-    let mut shown: Vec<String> = ids
+fn describe_copy(copy: &State) -> String {
+    let n = copy.tasks.len();
+    let mut shown: Vec<String> = copy
+        .tasks
         .iter()
         .take(REPORT_TASKS)
-        .map(|id| format!("{id} {}", state::status(&copy["tasks"][id])))
+        .map(|(id, t)| format!("{id} {}", t.status()))
         .collect();
-    if ids.len() > REPORT_TASKS {
-        shown.push(format!("and {} more", ids.len() - REPORT_TASKS));
+    if n > REPORT_TASKS {
+        shown.push(format!("and {} more", n - REPORT_TASKS));
     }
     format!(
         "the last valid state taskhook saw ({}, updated {}): run {}, {} task(s): {}",
         state::LAST_GOOD,
-        copy["updated_at"].as_str().unwrap_or("at an unknown time"),
-        state::global(copy),
-        ids.len(),
+        copy.updated_at.as_deref().unwrap_or("at an unknown time"),
+        copy.status().as_str(),
+        n,
         shown.join(", ")
     )
 }
 
 /// Where the copy a rebuild uses came from, for one line: `… from the last valid state
 /// taskhook saw (.execute-state.json.last-good, updated T)`.
-pub fn copy_source(copy: &Value) -> String {
+pub fn copy_source(copy: &State) -> String {
     format!(
         "the last valid state taskhook saw ({}, updated {})",
         state::LAST_GOOD,
-        copy["updated_at"].as_str().unwrap_or("at an unknown time")
+        copy.updated_at.as_deref().unwrap_or("at an unknown time")
     )
 }
 
@@ -90,7 +91,10 @@ pub fn bak_note(cx: &Ctx, store: &StoreRef) -> Result<Option<String>> {
         Read::Valid(b) => Some(format!(
             "{}, the state before the last reset (updated {})",
             state::BAK,
-            b["updated_at"].as_str().unwrap_or("at an unknown time")
+            b.state
+                .updated_at
+                .as_deref()
+                .unwrap_or("at an unknown time")
         )),
         _ => None,
     })
@@ -111,7 +115,7 @@ pub fn no_copy(bak: Option<&str>) -> String {
 
 /// A state rebuilt: the copy, what changed, and what is kept and dropped.
 struct Rebuilt {
-    state: Value,
+    state: Doc,
     /// Why the state file is unusable.
     why: String,
     line: String,
@@ -124,7 +128,7 @@ struct Rebuilt {
 fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loaded>> {
     let path = state_path(&store.root);
     let why = match state::read(cx, &path)? {
-        Read::Valid(v) => return Ok(Some(Loaded::Valid(v))),
+        Read::Valid(v) => return Ok(Some(Loaded::Valid(*v))),
         Read::Missing => return Ok(None),
         Read::TooBig(n) => return Err(state::too_big(store, n)),
         Read::Invalid(why) => why,
@@ -154,17 +158,17 @@ fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loa
     let line = format!(
         "{} was unusable ({why}); moved it to {aside} and rebuilt it from {} and git",
         state::FILE,
-        copy_source(&copy)
+        copy_source(&copy.state)
     );
     let mut report = vec![
-        format!("keep: {}.", describe_copy(&copy)),
+        format!("keep: {}.", describe_copy(&copy.state)),
         format!("drop: the unusable file ({size} bytes), set aside as {aside}, not deleted; anything it held that this copy lacks is not in the rebuild."),
     ];
     if let Some(b) = bak {
         report.push(format!("not used: {b}."));
     }
     Ok(Some(Loaded::Rebuilt(Rebuilt {
-        state: copy,
+        state: *copy,
         why,
         line,
         report,
@@ -173,30 +177,29 @@ fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loa
 
 /// A state as found by [`load_or_rebuild`].
 enum Loaded {
-    Valid(Value),
+    Valid(Doc),
     Rebuilt(Rebuilt),
 }
 
 /// Branch names the state records (for git's log of unmerged work).
-fn recorded_branches(state: &Value) -> Vec<String> {
-    task_ids(state)
-        .iter()
-        .filter_map(|id| state["tasks"][id]["branch"].as_str())
-        .filter(|b| !b.is_empty())
+fn recorded_branches(state: &State) -> Vec<String> {
+    state
+        .tasks
+        .values()
+        .filter_map(|t| t.branch.non_empty())
         .map(str::to_string)
         .collect()
 }
 
 /// The branches of tasks not completed (`worktree-ID` and the branch the task records).
-fn unfinished_branches(state: &Value) -> Vec<String> {
+fn unfinished_branches(state: &State) -> Vec<String> {
     let mut out = Vec::new();
-    for id in task_ids(state) {
-        let t = &state["tasks"][&id];
-        if state::status(t) == "completed" {
+    for (id, t) in state.tasks.iter() {
+        if t.status() == super::model::TaskStatus::Completed {
             continue;
         }
         out.push(format!("worktree-{id}"));
-        if let Some(b) = t["branch"].as_str().filter(|b| !b.is_empty()) {
+        if let Some(b) = t.branch.non_empty() {
             out.push(b.to_string());
         }
     }
@@ -208,10 +211,10 @@ fn unfinished_branches(state: &Value) -> Vec<String> {
 pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resumed>> {
     let path = state_path(&store.root);
     let peek = match state::read(cx, &path)? {
-        Read::Valid(v) => v,
+        Read::Valid(d) => d.state,
         _ => match state::read(cx, &state::last_good_path(&store.root))? {
-            Read::Valid(v) => v,
-            _ => Value::Null,
+            Read::Valid(d) => d.state,
+            _ => State::default(),
         },
     };
     let view = super::git_root(cx, store).map(|root| {
@@ -226,7 +229,15 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         let Some(found) = load_or_rebuild(cx, store, pass.writes())? else {
             return Ok((None, false));
         };
-        let (mut s, mut changes, rebuild_report, unusable) = match found {
+        let (
+            Doc {
+                mut doc,
+                state: mut s,
+            },
+            mut changes,
+            rebuild_report,
+            unusable,
+        ) = match found {
             Loaded::Valid(v) => (v, Vec::new(), Vec::new(), None),
             Loaded::Rebuilt(r) => (r.state, vec![r.line], r.report, Some(r.why)),
         };
@@ -254,18 +265,16 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         }
         let before = s.clone();
         if lift_stop && super::policy::stop_of(&s).is_some() {
-            s["status"] = json!("in_progress");
-            if let Some(m) = s.as_object_mut() {
-                m.shift_remove("stop");
-            }
+            s.status = Some(RunStatus::InProgress);
+            s.stop = Slot::Absent;
             changes.push("the run was stopped; it continues".into());
         }
-        let mut notes: Vec<String> = state::seed_temp_note(cx, store, s["updated_at"].as_str())
+        let mut notes: Vec<String> = state::seed_temp_note(cx, store, s.updated_at.as_deref())
             .into_iter()
             .collect();
         let git_skipped = match &view {
             Some(v) if v.problems.is_empty() || !v.worktrees.is_empty() => {
-                let found = recovery::apply(&mut s, v, &now);
+                let found = git_evidence::apply(&mut s, v, &now);
                 changes.extend(found.changes);
                 notes.extend(found.notes);
                 None
@@ -273,11 +282,11 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             Some(v) => Some(v.problems.join("; ")),
             None => Some("the project is not in a git repository".to_string()),
         };
-        changes.extend(recovery::settle(&mut s));
+        changes.extend(git_evidence::settle(&mut s));
         derive(&before, &mut s, &now);
         let dirty = rebuilt || copy_stale || !temps.is_empty() || differs(&before, &s);
         if pass.writes() && (rebuilt || differs(&before, &s)) {
-            state::save(cx, store, &s)?;
+            state::save(cx, store, &mut doc, &s)?;
         }
         Ok((
             Some(Resumed {
@@ -296,4 +305,72 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             dirty,
         ))
     })
+}
+
+/// SessionStart's reconcile: [`resume`] (the stop kept), its summary and what changed.
+pub fn reconcile(cx: &Ctx, store: &StoreRef) -> Result<Reconciled> {
+    let Some(r) = resume(cx, store, false)? else {
+        return Ok(Reconciled::default());
+    };
+    let p = r.plan();
+    let tell_user = r
+        .changes
+        .iter()
+        .filter(|_| r.rebuilt)
+        .take(1)
+        .map(|c| format!("taskhook: execute {}: {c}", store.id))
+        .collect();
+    Ok(Reconciled {
+        summary: Some(summary::summarize(
+            store,
+            &project_root(cx, store),
+            &r.state,
+            &p,
+            r.notes,
+        )),
+        changes: r.changes,
+        tell_user,
+    })
+}
+
+/// `taskhook recover`: a resume (the stop kept), said in lines.
+pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
+    let path = state_path(&store.root);
+    let dry = cx.store.is_dry_run();
+    let r = match resume(cx, store, false)? {
+        None => {
+            return Err(Error::NotFound(format!(
+                "`{}` does not exist; nothing to recover",
+                path.display()
+            )))
+        }
+        Some(r) => r,
+    };
+    let mut lines = match (&r.unusable, dry) {
+        (Some(why), true) => vec![format!(
+            "Would rebuild {}: {FILE} is unusable ({why}).",
+            path.display()
+        )],
+        (None, _) if r.changes.is_empty() => {
+            return Ok(format!(
+                "{} is valid and agrees with git; nothing to recover.",
+                path.display()
+            ))
+        }
+        (_, true) => vec![format!(
+            "Would recover {}: {}.",
+            path.display(),
+            r.changes.join("; ")
+        )],
+        (_, false) => vec![format!(
+            "Recovered {}: {}.",
+            path.display(),
+            r.changes.join("; ")
+        )],
+    };
+    lines.extend(r.rebuild_report.iter().map(|l| format!("  {l}")));
+    if dry && r.unusable.is_some() {
+        lines.extend(r.changes.iter().skip(1).map(|c| format!("  then: {c}.")));
+    }
+    Ok(lines.join("\n"))
 }

@@ -12,11 +12,10 @@
 //!   records are added (their attempt found from the errors' timestamps);
 //! - worktrees and `worktree-*` branches of tasks the state does not list are reported.
 
-use serde_json::Value;
-
 use super::git::View;
 use super::lifecycle::{self, Event, Failure, Who};
-use super::state::{attempts, mentions, status, task, task_ids, MAX_ATTEMPTS};
+use super::model::{ErrorRecord, Slot, State, Task, TaskStatus};
+use super::state::{mentions, MAX_ATTEMPTS};
 use crate::store::clock::{parse_time, stamp};
 
 /// What recovery changed, and what it only reports.
@@ -26,14 +25,10 @@ pub struct Found {
     pub notes: Vec<String>,
 }
 
-fn str_field<'a>(t: &'a Value, key: &str) -> Option<&'a str> {
-    t.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
-}
-
 /// The branch names a task's work lives on.
-fn branches_of(state: &Value, id: &str) -> Vec<String> {
+fn branches_of(state: &State, id: &str) -> Vec<String> {
     let mut out = vec![format!("worktree-{id}")];
-    if let Some(b) = task(state, id).and_then(|t| str_field(t, "branch")) {
+    if let Some(b) = state.task(id).and_then(|t| t.branch.non_empty()) {
         if !out.iter().any(|x| x == b) {
             out.push(b.to_string());
         }
@@ -42,22 +37,26 @@ fn branches_of(state: &Value, id: &str) -> Vec<String> {
 }
 
 /// The task a branch belongs to (its `branch` field, or `worktree-ID`).
-pub fn task_of_branch(state: &Value, branch: &str) -> Option<String> {
-    let ids = task_ids(state);
-    ids.iter()
-        .find(|id| task(state, id).and_then(|t| str_field(t, "branch")) == Some(branch))
+pub fn task_of_branch(state: &State, branch: &str) -> Option<String> {
+    state
+        .tasks
+        .iter()
+        .find(|(_, t)| t.branch.non_empty() == Some(branch))
+        .map(|(id, _)| id)
         .or_else(|| {
             let id = branch.strip_prefix("worktree-")?;
-            ids.iter().find(|x| x.as_str() == id)
+            state.tasks.keys().find(|x| x.as_str() == id)
         })
         .cloned()
 }
 
 /// The one task id a text names, if exactly one.
-pub fn named_task(state: &Value, text: &str) -> Option<String> {
-    let named: Vec<String> = task_ids(state)
-        .into_iter()
+pub fn named_task(state: &State, text: &str) -> Option<String> {
+    let named: Vec<String> = state
+        .tasks
+        .keys()
         .filter(|id| mentions(text, id))
+        .cloned()
         .collect();
     match named.as_slice() {
         [one] => Some(one.clone()),
@@ -67,13 +66,12 @@ pub fn named_task(state: &Value, text: &str) -> Option<String> {
 
 /// Git evidence for a task counts only after this time: the run's start and the task's last
 /// reset (an old merge of the same id must not complete a task that runs again).
-fn evidence_after(state: &Value, id: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    let start = state["started_at"].as_str().and_then(parse_time)?;
-    let reset = task(state, id)
-        .and_then(|t| t["resets"].as_array())
-        .and_then(|r| r.last())
-        .and_then(|r| r["reset_at"].as_str())
-        .and_then(parse_time);
+fn evidence_after(state: &State, id: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let start = state.started_at.as_deref().and_then(parse_time)?;
+    let reset = state
+        .task(id)
+        .and_then(|t| t.resets().last())
+        .and_then(|r| parse_time(&r.reset_at));
     Some(reset.map_or(start, |r| r.max(start)))
 }
 
@@ -82,7 +80,7 @@ fn after(time: &str, bound: chrono::DateTime<chrono::Utc>) -> bool {
 }
 
 /// Applies what git shows to the state.
-pub fn apply(state: &mut Value, view: &View, now: &str) -> Found {
+pub fn apply(state: &mut State, view: &View, now: &str) -> Found {
     let mut found = Found::default();
     merges(state, view, now, &mut found);
     worktrees(state, view, now, &mut found);
@@ -91,12 +89,13 @@ pub fn apply(state: &mut Value, view: &View, now: &str) -> Found {
     found
 }
 
-fn merges(state: &mut Value, view: &View, now: &str, found: &mut Found) {
-    for id in task_ids(state) {
-        let Some(t) = task(state, id.as_str()) else {
+fn merges(state: &mut State, view: &View, now: &str, found: &mut Found) {
+    let ids: Vec<String> = state.tasks.keys().cloned().collect();
+    for id in ids {
+        let Some(t) = state.task(&id) else {
             continue;
         };
-        if status(t) == "completed" {
+        if t.status() == TaskStatus::Completed {
             continue;
         }
         let Some(bound) = evidence_after(state, &id) else {
@@ -131,27 +130,28 @@ fn merges(state: &mut Value, view: &View, now: &str, found: &mut Found) {
     }
 }
 
-fn worktrees(state: &mut Value, view: &View, now: &str, found: &mut Found) {
-    for id in task_ids(state) {
-        let Some(t) = task(state, &id) else { continue };
-        let st = status(t).to_string();
-        if st == "completed" {
+fn worktrees(state: &mut State, view: &View, now: &str, found: &mut Found) {
+    let ids: Vec<String> = state.tasks.keys().cloned().collect();
+    for id in ids {
+        let Some(t) = state.task(&id) else { continue };
+        let st = t.status();
+        if st == TaskStatus::Completed {
             continue;
         }
-        let worktree = str_field(t, "worktree_path").map(str::to_string);
-        let branch = str_field(t, "branch").map(str::to_string);
+        let worktree = t.worktree_path.non_empty().map(str::to_string);
+        let branch = t.branch.non_empty().map(str::to_string);
         if let Some(path) = &worktree {
             if view.worktree_at(path).is_none() {
                 let message =
                     format!("worktree {path} is gone (git worktree list does not show it)");
-                if matches!(st.as_str(), "in_progress" | "verifying") {
+                if st.is_running() {
                     let failure = Failure {
                         message: &message,
                         details: None,
                         feedback: Some("The worktree was removed before the task finished: create it again (git worktree add) and redo the task there."),
                     };
                     lifecycle::step(state, &id, Event::Failed(failure), Who::default(), now);
-                    let became = task(state, &id).map_or("", status).to_string();
+                    let became = state.task(&id).map_or("", |t| t.status().as_str());
                     found
                         .changes
                         .push(format!("{id} is now {became}: {message}"));
@@ -160,8 +160,8 @@ fn worktrees(state: &mut Value, view: &View, now: &str, found: &mut Found) {
                         .changes
                         .push(format!("{id}: {message}; cleared worktree_path"));
                 }
-                if let Some(t) = super::state::task_mut(state, &id) {
-                    t.insert("worktree_path".into(), Value::Null);
+                if let Some(t) = state.task_mut(&id) {
+                    t.worktree_path = Slot::Null;
                 }
             }
         }
@@ -170,36 +170,39 @@ fn worktrees(state: &mut Value, view: &View, now: &str, found: &mut Found) {
                 found.changes.push(format!(
                     "{id}: branch {b} is gone (git has no such branch); cleared branch"
                 ));
-                if let Some(t) = super::state::task_mut(state, &id) {
-                    t.insert("branch".into(), Value::Null);
+                if let Some(t) = state.task_mut(&id) {
+                    t.branch = Slot::Null;
                 }
             }
         }
         let running = matches!(
-            st.as_str(),
-            "in_progress" | "verifying" | "verified" | "failed"
+            st,
+            TaskStatus::InProgress
+                | TaskStatus::Verifying
+                | TaskStatus::Verified
+                | TaskStatus::Failed
         );
         if !running {
             continue;
         }
-        let now_t = task(state, &id).cloned().unwrap_or_default();
-        if str_field(&now_t, "worktree_path").is_none() {
+        let has =
+            |state: &State, f: fn(&Task) -> Option<&str>| state.task(&id).and_then(f).is_some();
+        if !has(state, |t| t.worktree_path.non_empty()) {
             if let Some(w) = view.worktrees.iter().skip(1).find(|w| {
                 let tail: Vec<&str> = w.path.rsplit('/').take(2).collect();
                 tail == [id.as_str(), ".worktrees"]
             }) {
                 let path = w.path.clone();
                 let wb = w.branch.clone();
-                let b = wb.filter(|_| str_field(&now_t, "branch").is_none());
+                let b = wb.filter(|_| !has(state, |t| t.branch.non_empty()));
                 lifecycle::record_worktree(state, &id, Some(&path), b.as_deref());
                 found
                     .changes
                     .push(format!("{id}: recorded its worktree {path}"));
             }
         }
-        let now_t = task(state, &id).cloned().unwrap_or_default();
         let wb = format!("worktree-{id}");
-        if str_field(&now_t, "branch").is_none() && view.branch(&wb).is_some() {
+        if !has(state, |t| t.branch.non_empty()) && view.branch(&wb).is_some() {
             lifecycle::record_worktree(state, &id, None, Some(&wb));
             found
                 .changes
@@ -214,32 +217,25 @@ fn worktrees(state: &mut Value, view: &View, now: &str, found: &mut Found) {
 /// each `reset-task`, are in `resets` with their errors: a commit older than the last reset is
 /// placed in the run it was made in (numbered as that run numbered its attempts, as the
 /// commits a reset keeps are). Without dated errors: the current attempt.
-fn attempt_at(t: &Value, time: &str) -> u64 {
-    let current = attempts(t).max(1);
+fn attempt_at(t: &Task, time: &str) -> u64 {
+    let current = t.attempts().max(1);
     let Some(when) = parse_time(time) else {
         return current;
     };
-    let resets: Vec<&Value> = t["resets"].as_array().into_iter().flatten().collect();
-    let run = resets.iter().find(|r| {
-        r["reset_at"]
-            .as_str()
-            .and_then(parse_time)
-            .is_some_and(|at| when < at)
-    });
-    let (errors, started) = match run {
-        Some(r) => (&r["errors"], attempts(r)),
-        None => (&t["errors"], attempts(t)),
+    let run = t
+        .resets()
+        .iter()
+        .find(|r| parse_time(&r.reset_at).is_some_and(|at| when < at));
+    let (errors, started): (&[ErrorRecord], u64) = match run {
+        Some(r) => (
+            r.errors.as_deref().unwrap_or_default(),
+            r.attempts.unwrap_or(0),
+        ),
+        None => (t.errors(), t.attempts()),
     };
     let dated: Vec<(u64, chrono::DateTime<chrono::Utc>)> = errors
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            Some((
-                e["attempt"].as_u64()?,
-                parse_time(e["timestamp"].as_str()?)?,
-            ))
-        })
+        .iter()
+        .filter_map(|e| Some((e.attempt, parse_time(e.timestamp.as_deref()?)?)))
         .collect();
     // The run's last attempt: its window stays open.
     let last = if run.is_some() {
@@ -261,7 +257,7 @@ fn attempt_at(t: &Value, time: &str) -> u64 {
     (dated.iter().map(|(k, _)| *k).max().unwrap_or(0) + 1).min(last)
 }
 
-fn commits(state: &mut Value, view: &View, found: &mut Found) {
+fn commits(state: &mut State, view: &View, found: &mut Found) {
     let mut added: Vec<(String, Vec<String>)> = Vec::new();
     for c in view.commits.iter().rev() {
         if lifecycle::has_commit(state, &c.hash) {
@@ -273,7 +269,7 @@ fn commits(state: &mut Value, view: &View, found: &mut Found) {
             .and_then(|b| task_of_branch(state, b))
             .or_else(|| named_task(state, &c.subject));
         let Some(id) = id else { continue };
-        let Some(t) = task(state, &id) else { continue };
+        let Some(t) = state.task(&id) else { continue };
         let attempt = attempt_at(t, &c.time);
         let at = parse_time(&c.time).map(stamp).unwrap_or_default();
         if at.is_empty() {
@@ -295,7 +291,7 @@ fn commits(state: &mut Value, view: &View, found: &mut Found) {
     }
 }
 
-fn strangers(state: &Value, view: &View, found: &mut Found) {
+fn strangers(state: &State, view: &View, found: &mut Found) {
     for b in view
         .branches
         .iter()
@@ -312,14 +308,11 @@ fn strangers(state: &Value, view: &View, found: &mut Found) {
 
 /// What the seed's resume tree settles without git: a `failed` task with no attempts left is
 /// abandoned.
-pub fn settle(state: &mut Value) -> Vec<String> {
+pub fn settle(state: &mut State) -> Vec<String> {
     let mut changes = Vec::new();
-    for id in task_ids(state) {
-        let Some(t) = task(state, &id) else { continue };
-        if status(t) == "failed" && attempts(t) >= MAX_ATTEMPTS {
-            if let Some(t) = super::state::task_mut(state, &id) {
-                t.insert("status".into(), serde_json::json!("abandoned"));
-            }
+    for (id, t) in state.tasks.iter_mut() {
+        if t.status() == TaskStatus::Failed && t.attempts() >= MAX_ATTEMPTS {
+            t.status = Some(TaskStatus::Abandoned);
             changes.push(format!(
                 "{id} was failed with all {MAX_ATTEMPTS} attempts used: abandoned"
             ));

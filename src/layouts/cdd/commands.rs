@@ -186,7 +186,7 @@ pub fn import(cx: &Ctx, paths: &Paths, source: Option<&Path>) -> CResult<Data<Im
         let plan = plan_import(cx, paths, &incoming, &src_file, same)?;
         if !same {
             cx.store
-                .replace_json(&paths.order, ORDER_SCHEMA, &plan.order.doc)?;
+                .replace_json(&paths.order, ORDER_SCHEMA, &plan.order.doc())?;
         }
         for (name, from) in &plan.moves {
             move_file(cx, from, &paths.file(Folder::Pending, name))?;
@@ -231,7 +231,7 @@ fn plan_import(
     };
     let doc = match ws.as_ref().and_then(|w| w.order.as_ref()) {
         Some(cur) if !same => cur.merged(incoming),
-        _ => incoming.doc.clone(),
+        _ => incoming.doc(),
     };
     let order = Order::parse(doc, "the merged order")?;
     let src_dir = src_file.parent().unwrap_or(Path::new("."));

@@ -10,7 +10,7 @@ use super::log::{self, History, StopState};
 use super::order::{Item, Order, Stop, Task};
 use super::{check_task_name, Paths};
 use crate::context::Ctx;
-use crate::store::{parse_json, parsed};
+use crate::store::parsed;
 
 /// A status folder of `tasks/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -105,22 +105,13 @@ fn read_shared_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Rc<Orde
         return Ok(None);
     };
     let known = parsed::remembered("cdd-order.json", &bytes, |b| {
-        parse_json(b)
-            .ok()
-            .and_then(|doc| Order::parse(doc, "").ok())
-            .map(Rc::new)
+        Order::from_bytes(b, "").ok().map(Rc::new)
     });
     if let Some(order) = &*known {
         return Ok(Some(order.clone()));
     }
     let fix = "; fix it (`taskhook schema cdd-order` shows the format) or import the order again";
-    let doc = parse_json(&bytes).map_err(|why| {
-        Failure::new(
-            Code::InvalidOrder,
-            format!("`{}` is {why}{fix}", path.display()),
-        )
-    })?;
-    Order::parse(doc, &format!("`{}`", path.display()))
+    Order::from_bytes(&bytes, &format!("`{}`", path.display()))
         .map(|o| Some(Rc::new(o)))
         .map_err(|f| Failure::new(f.code, format!("{}{fix}", f.message)))
 }

@@ -2,18 +2,22 @@
 //! safe file names, every name unique across tasks and stops), merged on a second import, and
 //! the escalation ladder that rewrites a task's `model` / `thinking`.
 //!
-//! The document is kept as read ([`Order::doc`]): a rewrite changes only the fields it means to,
-//! so unknown fields survive.
+//! An order is read typed, straight from its bytes ([`Order::from_bytes`]), by a parse never
+//! looser than the schema: when it cannot vouch for the file (a field of another kind, a key
+//! given twice, an entry with both `task` and `stop`), the file is parsed as a JSON tree and
+//! checked against the schema, which decides and names what is wrong. Its text is kept
+//! ([`Order::doc`]): a rewrite changes only the fields it means to, so unknown fields survive.
 
 use std::collections::{BTreeSet, HashMap};
 
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::check_task_name;
 use super::error::{CResult, Code, Failure};
 use crate::error::Error;
 use crate::layouts::json::str_field;
-use crate::store::{check_unit_id, check_word, schema};
+use crate::store::{check_unit_id, check_word, parse_json, schema};
 
 /// The schema of order.json.
 pub const SCHEMA: &str = "cdd-order";
@@ -110,10 +114,80 @@ pub fn taggable(name: &str) -> bool {
 /// A checked order.json.
 #[derive(Debug, Clone)]
 pub struct Order {
-    pub doc: Value,
+    /// The document's text, as read (or as taskhook wrote it).
+    text: Vec<u8>,
     pub items: Vec<Item>,
     /// Task name or stop id → its place in `items` (names are unique across both).
     by_name: HashMap<String, usize>,
+}
+
+/// order.json as the fast parse reads it: only what it can vouch for (see [`Order::from_bytes`]).
+#[derive(Deserialize)]
+struct Wire {
+    tasks: Vec<WireItem>,
+}
+
+/// One entry: the fields the schema constrains, each a string when present; other keys are
+/// skipped (the schema allows them).
+#[derive(Deserialize)]
+struct WireItem {
+    #[serde(default, deserialize_with = "string")]
+    task: Option<String>,
+    #[serde(default, deserialize_with = "string")]
+    stop: Option<String>,
+    #[serde(default, deserialize_with = "string")]
+    group: Option<String>,
+    #[serde(default, deserialize_with = "string")]
+    model: Option<String>,
+    #[serde(default, deserialize_with = "string")]
+    thinking: Option<String>,
+    #[serde(default, deserialize_with = "string")]
+    message: Option<String>,
+}
+
+/// A present field must be a string (`null` included: refused, so the schema decides).
+fn string<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
+}
+
+/// The thinking levels the schema allows.
+const THINKING: [&str; 4] = ["none", "thinking", "extended", "ultrathink"];
+
+impl WireItem {
+    /// The entry, when the schema surely accepts it: exactly one of `task` and `stop`, not
+    /// empty, and a task's `thinking` one of the levels.
+    fn vouched(self, index: usize) -> Option<Raw> {
+        match (self.task, self.stop) {
+            (Some(name), None) if !name.is_empty() => {
+                if self
+                    .thinking
+                    .as_deref()
+                    .is_some_and(|t| !THINKING.contains(&t))
+                {
+                    return None;
+                }
+                Some(Raw::Task(Task {
+                    name,
+                    group: self.group,
+                    model: self.model,
+                    thinking: self.thinking,
+                    index,
+                }))
+            }
+            (None, Some(id)) if !id.is_empty() => Some(Raw::Stop(Stop {
+                id,
+                message: self.message,
+                index,
+            })),
+            _ => None,
+        }
+    }
+}
+
+/// An entry before the checks the schema cannot make (safe names, unique names).
+enum Raw {
+    Task(Task),
+    Stop(Stop),
 }
 
 fn opt(v: &Value, key: &str) -> Option<String> {
@@ -121,6 +195,27 @@ fn opt(v: &Value, key: &str) -> Option<String> {
 }
 
 impl Order {
+    /// Reads an order from its bytes: typed in one pass when the fast parse can vouch for
+    /// them, else as a JSON tree checked against the schema ([`Order::parse`]). `what` names
+    /// the order in messages.
+    pub fn from_bytes(bytes: &[u8], what: &str) -> CResult<Order> {
+        let fast = serde_json::from_slice::<Wire>(bytes).ok().and_then(|w| {
+            w.tasks
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| item.vouched(i))
+                .collect::<Option<Vec<Raw>>>()
+        });
+        match fast {
+            Some(raw) => Order::checked(raw, bytes.to_vec(), what),
+            None => {
+                let doc = parse_json(bytes)
+                    .map_err(|why| Failure::new(Code::InvalidOrder, format!("{what} is {why}")))?;
+                Order::parse(doc, what)
+            }
+        }
+    }
+
     /// Checks a document: its schema, safe task file names, unique names.
     pub fn parse(doc: Value, what: &str) -> CResult<Order> {
         let invalid = |msg: String| Failure::new(Code::InvalidOrder, format!("{what} {msg}"));
@@ -130,26 +225,43 @@ impl Order {
                 schema::summarize(&issues)
             )));
         }
-        let mut items = Vec::new();
-        let mut seen = BTreeSet::new();
-        let raw = doc["tasks"].as_array().cloned().unwrap_or_default();
-        for (index, v) in raw.iter().enumerate() {
-            let item = if let Some(name) = v.get("task").and_then(Value::as_str) {
-                check_task_name(name)
-                    .map_err(|e| invalid(format!("tasks[{index}]: {}", e.one_line())))?;
-                Item::Task(Task {
+        let raw = doc["tasks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(index, v)| match v.get("task").and_then(Value::as_str) {
+                Some(name) => Raw::Task(Task {
                     name: name.to_string(),
                     group: opt(v, "group"),
                     model: opt(v, "model"),
                     thinking: opt(v, "thinking"),
                     index,
-                })
-            } else {
-                Item::Stop(Stop {
+                }),
+                None => Raw::Stop(Stop {
                     id: str_field(v, "stop").to_string(),
                     message: opt(v, "message"),
                     index,
-                })
+                }),
+            })
+            .collect();
+        let text = serde_json::to_vec(&doc).unwrap_or_default();
+        Order::checked(raw, text, what)
+    }
+
+    /// The checks the schema cannot make: safe task file names, every name unique.
+    fn checked(raw: Vec<Raw>, text: Vec<u8>, what: &str) -> CResult<Order> {
+        let invalid = |msg: String| Failure::new(Code::InvalidOrder, format!("{what} {msg}"));
+        let mut items = Vec::with_capacity(raw.len());
+        let mut seen = BTreeSet::new();
+        for r in raw {
+            let item = match r {
+                Raw::Task(t) => {
+                    check_task_name(&t.name)
+                        .map_err(|e| invalid(format!("tasks[{}]: {}", t.index, e.one_line())))?;
+                    Item::Task(t)
+                }
+                Raw::Stop(s) => Item::Stop(s),
             };
             if !seen.insert(item.id().to_string()) {
                 return Err(invalid(format!(
@@ -165,10 +277,15 @@ impl Order {
             .map(|(i, item)| (item.id().to_string(), i))
             .collect();
         Ok(Order {
-            doc,
+            text,
             items,
             by_name,
         })
+    }
+
+    /// The document, parsed from its text: what a rewrite starts from.
+    pub fn doc(&self) -> Value {
+        serde_json::from_slice(&self.text).unwrap_or(Value::Null)
     }
 
     /// Checks the ids of an order a plan brings in (`import`): each must be a valid id for a
@@ -223,7 +340,7 @@ impl Order {
 
     /// The document with task `name`'s `model` and `thinking` set (other fields kept).
     pub fn with_pair(&self, name: &str, model: &str, thinking: &str) -> Value {
-        let mut doc = self.doc.clone();
+        let mut doc = self.doc();
         if let Some(entry) = self
             .task(name)
             .and_then(|t| doc["tasks"].get_mut(t.index))
@@ -239,9 +356,10 @@ impl Order {
     /// of `incoming` it lacks is inserted after the nearest entry before it in `incoming` that
     /// this order has. Nothing is removed.
     pub fn merged(&self, incoming: &Order) -> Value {
-        let mut list: Vec<Value> = self.doc["tasks"].as_array().cloned().unwrap_or_default();
+        let mut doc = self.doc();
+        let mut list: Vec<Value> = doc["tasks"].as_array().cloned().unwrap_or_default();
         let mut ids: Vec<String> = self.items.iter().map(|i| i.id().to_string()).collect();
-        let raw = incoming.doc["tasks"]
+        let raw = incoming.doc()["tasks"]
             .as_array()
             .cloned()
             .unwrap_or_default();
@@ -256,7 +374,6 @@ impl Order {
                 }
             }
         }
-        let mut doc = self.doc.clone();
         doc["tasks"] = Value::Array(list);
         doc
     }
@@ -325,6 +442,7 @@ pub fn level_of(model: Option<&str>, thinking: Option<&str>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     #[test]
@@ -359,6 +477,88 @@ mod tests {
         assert_eq!(next_rung(Some("claude-opus-4-1"), Some("ultrathink")), None);
         assert_eq!(level_of(Some("opus"), Some("extended")), 3);
         assert_eq!(level_of(Some("haiku"), None), 0);
+    }
+
+    /// The fast parse alone: `Some` when it vouches for the bytes.
+    fn fast(bytes: &[u8]) -> Option<Vec<Item>> {
+        let w = serde_json::from_slice::<Wire>(bytes).ok()?;
+        let raw = w
+            .tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| item.vouched(i))
+            .collect::<Option<Vec<Raw>>>()?;
+        Some(Order::checked(raw, bytes.to_vec(), "o").ok()?.items)
+    }
+
+    fn field() -> impl Strategy<Value = Option<Value>> {
+        prop_oneof![
+            3 => Just(None),
+            1 => Just(Some(Value::Null)),
+            1 => Just(Some(json!(7))),
+            1 => Just(Some(json!(""))),
+            4 => prop::sample::select(vec!["a.md", "b.md", "s", "none", "ultrathink", "opus", "x"])
+                .prop_map(|s| Some(json!(s))),
+        ]
+    }
+
+    fn entry() -> impl Strategy<Value = Value> {
+        (
+            field(),
+            field(),
+            field(),
+            field(),
+            field(),
+            field(),
+            any::<bool>(),
+        )
+            .prop_map(|(task, stop, group, model, thinking, message, extra)| {
+                let mut m = serde_json::Map::new();
+                for (k, v) in [
+                    ("task", task),
+                    ("stop", stop),
+                    ("group", group),
+                    ("model", model),
+                    ("thinking", thinking),
+                    ("message", message),
+                ] {
+                    if let Some(v) = v {
+                        m.insert(k.into(), v);
+                    }
+                }
+                if extra {
+                    m.insert("notes".into(), json!([1, {"a": null}]));
+                }
+                Value::Object(m)
+            })
+    }
+
+    proptest! {
+        /// The fast parse is never looser than the schema, and reads what the tree reads.
+        #[test]
+        fn the_fast_parse_is_never_looser_than_the_schema(
+            entries in prop::collection::vec(entry(), 0..6),
+            twice in any::<bool>(),
+        ) {
+            let doc = json!({"tasks": entries});
+            let mut text = serde_json::to_string(&doc).unwrap();
+            if twice {
+                // A key given twice: the tree keeps the last, the fast parse declines.
+                text = text.replacen("\"task\":", "\"task\":\"z.md\",\"task\":", 1);
+            }
+            if let Some(items) = fast(text.as_bytes()) {
+                let tree: Value = serde_json::from_str(&text).unwrap();
+                prop_assert!(schema::check(SCHEMA, &tree).unwrap().is_ok(), "{text}");
+                let slow = Order::parse(tree, "o").unwrap();
+                prop_assert_eq!(items, slow.items);
+            }
+            // Either way, from_bytes agrees with the tree on acceptance.
+            let tree: Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(
+                Order::from_bytes(text.as_bytes(), "o").is_ok(),
+                Order::parse(tree, "o").is_ok()
+            );
+        }
     }
 
     #[test]

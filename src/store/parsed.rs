@@ -57,6 +57,11 @@ pub fn prefix_of<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(usize,
     })
 }
 
+/// Lets go of what is remembered of `kind` (its value then lives only where it was handed out).
+pub fn forget(kind: &'static str) {
+    PARSED.with(|p| p.borrow_mut().retain(|e| e.kind != kind));
+}
+
 /// Remembers what `bytes` of `kind` gave, in place of what the kind's last bytes gave.
 pub fn remember<T: 'static>(kind: &'static str, bytes: &[u8], value: Rc<T>) {
     PARSED.with(|p| {

@@ -69,6 +69,10 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
     let paths = Paths::of_store(store);
     let ws = Workspace::load(cx, &paths)?;
     let status = ws.status(unit);
+    // Why the task cannot move, worked out now: the workspace is let go before the moves, so
+    // the history they read again is extended in place rather than copied.
+    let unusable = ws.unusable(unit, &status);
+    drop(ws);
     let mut step = Reaction::default();
     match (input, &status) {
         (Input::Launch, Status::In(Folder::Pending)) => match commands::start(cx, &paths, unit) {
@@ -89,7 +93,7 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
             Err(f) => return Err(f.into()),
         },
         (Input::Launch, Status::In(_)) => {}
-        (Input::Launch, other) => step.refused = Some(refusal(&paths, unit, &ws.unusable(unit, other))),
+        (Input::Launch, _) => step.refused = Some(refusal(&paths, unit, &unusable)),
         (Input::Signal(SignalKind::Done, _), Status::In(f)) => {
             if *f == Folder::Pending {
                 // The launch was not seen (taskhook installed mid-run, an unbound prompt).
@@ -168,7 +172,7 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
         (Input::Signal(kind, _), other) => {
             let msg = match other {
                 Status::In(f) => format!("{unit} signalled {} but is in {}/; nothing changed.", kind.word(), f.as_str()),
-                other => format!("{unit} signalled {}: {}", kind.word(), ws.unusable(unit, other).message),
+                _ => format!("{unit} signalled {}: {}", kind.word(), unusable.message),
             };
             step.refused = Some(msg.clone());
             tell(&mut step, &paths, msg);

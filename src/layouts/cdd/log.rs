@@ -11,7 +11,7 @@
 //! is skipped and counted.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io;
 use std::rc::Rc;
 
@@ -238,14 +238,19 @@ pub struct History {
 /// Per task and per stop, the last event that answers each question about it.
 #[derive(Debug, Clone, Default)]
 struct Index {
-    /// Task → the folder of its last event that names one (`stop_*` events aside).
-    folder: HashMap<String, Folder>,
-    /// Task → the time of its last `start` (`None` when that event has no time).
-    start: HashMap<String, Option<DateTime<Utc>>>,
-    /// Tasks with any event.
-    known: HashSet<String>,
+    /// Every task with any event (each name kept once).
+    tasks: HashMap<String, Known>,
     /// Stop → whether its last `stop_*` event is `stop_continue`.
     passed: HashMap<String, bool>,
+}
+
+/// What the log says of one task.
+#[derive(Debug, Clone, Copy, Default)]
+struct Known {
+    /// The folder of its last event that names one (`stop_*` events aside).
+    folder: Option<Folder>,
+    /// The time of its last `start` (`Some(None)` when that event has no time).
+    start: Option<Option<DateTime<Utc>>>,
 }
 
 impl Index {
@@ -259,14 +264,15 @@ impl Index {
         let Some(task) = e.task.as_deref() else {
             return;
         };
-        if !self.known.contains(task) {
-            self.known.insert(task.to_string());
-        }
+        let known = match self.tasks.get_mut(task) {
+            Some(k) => k,
+            None => self.tasks.entry(task.to_string()).or_default(),
+        };
         if let (Some(to), false) = (e.to, e.action.starts_with("stop_")) {
-            self.folder.insert(task.to_string(), to);
+            known.folder = Some(to);
         }
         if e.action == "start" {
-            self.start.insert(task.to_string(), e.at);
+            known.start = Some(e.at);
         }
     }
 }
@@ -320,17 +326,17 @@ impl History {
 
     /// The folder the last event of `task` put it in: "the last event of each task decides".
     pub fn folder_of(&self, task: &str) -> Option<Folder> {
-        self.index.folder.get(task).copied()
+        self.index.tasks.get(task).and_then(|k| k.folder)
     }
 
     /// When `task` was last started.
     pub fn last_start(&self, task: &str) -> Option<DateTime<Utc>> {
-        self.index.start.get(task).copied().flatten()
+        self.index.tasks.get(task).and_then(|k| k.start).flatten()
     }
 
     /// Whether `task` has any event at all.
     pub fn knows(&self, task: &str) -> bool {
-        self.index.known.contains(task)
+        self.index.tasks.contains_key(task)
     }
 
     /// A stop's state: its last `stop_*` event (`stop`, else `task`, names it).
@@ -351,7 +357,9 @@ pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<Rc<History>> {
     let h = match parsed::prefix_of::<History>(KIND, &bytes) {
         Some((n, h)) if n == bytes.len() => return Ok(h),
         Some((n, h)) if bytes[..n].ends_with(b"\n") => {
-            let mut more = (*h).clone();
+            // Extended in place when nothing else holds it (the cache lets go of it first).
+            parsed::forget(KIND);
+            let mut more = Rc::try_unwrap(h).unwrap_or_else(|h| (*h).clone());
             let lines = bytes[..n].iter().filter(|&&b| b == b'\n').count();
             more.extend(&bytes[n..], lines);
             more

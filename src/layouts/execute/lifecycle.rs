@@ -186,11 +186,11 @@ fn count_block(state: &mut State, id: &str, agent: Option<&str>) {
         let used = blocks_used(t, agent);
         let mut agent_id = Slot::Absent;
         agent_id.set(agent.map(str::to_string));
-        t.subagent = Some(Subagent {
+        t.subagent = Some(Box::new(Subagent {
             agent_id,
             blocks: used + 1,
             rest: Map::new(),
-        });
+        }));
     }
 }
 
@@ -285,10 +285,12 @@ pub fn step(state: &mut State, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
             if let Some(t) = state.task_mut(id) {
                 t.attempts = Some(attempt);
                 record_git(t, worktree, branch);
-                if let Slot::Is(Loose::Typed(v)) = &mut t.verification {
-                    // A launch while verifying is the verifier asked for.
-                    v.launched = Some(true);
-                    v.earlier = Some(bound_before.to_vec());
+                if let Slot::Is(v) = &mut t.verification {
+                    if let Loose::Typed(v) = &mut **v {
+                        // A launch while verifying is the verifier asked for.
+                        v.launched = Some(true);
+                        v.earlier = Some(bound_before.to_vec());
+                    }
                 }
             }
             Outcome::of(Effect::Started { attempt, resumed })
@@ -309,14 +311,14 @@ pub fn step(state: &mut State, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
                     t.status = Some(TaskStatus::Verifying);
                     let mut asked = Slot::Absent;
                     asked.set(who.agent.filter(|_| can_block).map(str::to_string));
-                    t.verification = Slot::Is(Loose::Typed(Verification {
+                    t.verification = Slot::Is(Box::new(Loose::Typed(Verification {
                         attempt: Some(attempt),
                         requested_at: Some(now.to_string()),
                         asked,
                         launched: Some(false),
                         earlier: None,
                         rest: Map::new(),
-                    }));
+                    })));
                     sent_back(state, Effect::Verify { attempt })
                 }
                 TaskStatus::Verifying => {

@@ -42,7 +42,7 @@ use crate::layouts::{
 use crate::project::{self, Project};
 
 use model::State;
-use state::{load, state_path, Read, FILE, SCHEMA};
+use state::{load, state_path, FILE, SCHEMA};
 
 /// The layout's name.
 pub const NAME: &str = "execute";
@@ -116,28 +116,31 @@ impl Layout for Execute {
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        let s = load(cx, store)?.state;
-        Ok(s.tasks
-            .iter()
-            .map(|(id, t)| Unit {
-                active: t.status().is_active(),
-                id: id.clone(),
-            })
-            .collect())
+        let units = |s: &model::State| -> Vec<Unit> {
+            s.tasks
+                .iter()
+                .map(|(id, t)| Unit {
+                    active: t.status().is_active(),
+                    id: id.clone(),
+                })
+                .collect()
+        };
+        // Read to look only: the step that follows takes the same parse over.
+        Ok(match state::shared(cx, &state_path(&store.root))? {
+            Some(d) => units(&d.state),
+            None => units(&load(cx, store)?.state),
+        })
     }
 
     /// The task's status (`None` when the state cannot be read): a notice about a task whose
     /// status changed since is not delivered.
     fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
-        Ok(match state::read(cx, &state_path(&store.root))? {
-            Read::Valid(d) => Some(
-                d.state
-                    .task(unit)
-                    .map_or("gone", |t| t.status().as_str())
-                    .to_string(),
-            ),
-            _ => None,
-        })
+        Ok(state::shared(cx, &state_path(&store.root))?.map(|d| {
+            d.state
+                .task(unit)
+                .map_or("gone", |t| t.status().as_str())
+                .to_string()
+        }))
     }
 
     fn step(

@@ -23,6 +23,14 @@ pub enum Slot<T> {
     Is(T),
 }
 
+impl Slot<Box<Value>> {
+    /// The value kept as written, when there is one (boxed: most tasks lack most of these
+    /// fields, and an unboxed JSON value is as large as ten pointers).
+    pub fn value(&self) -> Option<&Value> {
+        self.get().map(|b| &**b)
+    }
+}
+
 impl<T> Slot<T> {
     /// The value, when there is one.
     pub fn get(&self) -> Option<&T> {
@@ -197,7 +205,13 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Keyed<T> {
                 f.write_str("an object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Keyed<T>, A::Error> {
-                let mut out = Keyed::default();
+                // Sized once (a map read from a parsed document knows its length): no
+                // doubling, no slack, at 100,000 tasks.
+                let n = a.size_hint().unwrap_or(0);
+                let mut out = Keyed {
+                    entries: Vec::with_capacity(n),
+                    index: HashMap::with_capacity(n),
+                };
                 while let Some((k, v)) = a.next_entry::<String, T>()? {
                     out.insert(k, v);
                 }
@@ -518,32 +532,32 @@ pub struct Task {
     pub batch: Option<u64>,
     /// taskhook: the subagent on it and the blocks it has had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subagent: Option<Subagent>,
+    pub subagent: Option<Box<Subagent>>,
     /// taskhook: earlier runs, moved here by `reset-task`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resets: Option<Vec<ResetRecord>>,
     /// taskhook: the verification pass asked for.
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub verification: Slot<Loose<Verification>>,
+    pub verification: Slot<Box<Loose<Verification>>>,
     /// Read for display only (any JSON), as the seed's skill may write them.
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub title: Slot<Value>,
+    pub title: Slot<Box<Value>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub name: Slot<Value>,
+    pub name: Slot<Box<Value>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub description: Slot<Value>,
+    pub description: Slot<Box<Value>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub acceptance_criteria: Slot<Value>,
+    pub acceptance_criteria: Slot<Box<Value>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub files: Slot<Value>,
+    pub files: Slot<Box<Value>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub dependencies: Slot<Value>,
+    pub dependencies: Slot<Box<Value>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub worktree: Slot<Value>,
+    pub worktree: Slot<Box<Value>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub started_at: Slot<Value>,
+    pub started_at: Slot<Box<Value>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
-    pub completed_at: Slot<Value>,
+    pub completed_at: Slot<Box<Value>>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
 }
@@ -593,7 +607,7 @@ impl Task {
 
     /// The verification record, when it has taskhook's shape.
     pub fn verification(&self) -> Option<&Verification> {
-        self.verification.get().and_then(Loose::typed)
+        self.verification.get().and_then(|v| v.typed())
     }
 }
 
@@ -812,7 +826,7 @@ mod tests {
         assert_eq!(s.current_layer, Slot::Absent);
         assert_eq!(s.current_batch, Slot::Null);
         let t = s.task("A").unwrap();
-        assert!(t.verification.get().is_some_and(Loose::is_object) && t.verification().is_none());
+        assert!(t.verification.get().is_some_and(|v| v.is_object()) && t.verification().is_none());
         write_back(&mut doc, &s).unwrap();
         assert_eq!(serde_json::to_string(&doc).unwrap(), text);
         s.tasks.get_mut("A").unwrap().attempts = Some(3);

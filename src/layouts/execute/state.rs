@@ -5,6 +5,7 @@
 //! document, so fields taskhook does not know and the file's key order survive every rewrite.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::{typed, write_back};
 use crate::layouts::StoreRef;
-use crate::store::{fs, lock_path_for, Loaded};
+use crate::store::{fs, lock_path_for, parse_checked, parsed};
 
 /// The schema of execute-state.json.
 pub const SCHEMA: &str = "execute-state";
@@ -79,14 +80,55 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
     if let Some(n) = cx.store.len(path).filter(|n| *n > MAX_STATE_BYTES as u64) {
         return Ok(Read::TooBig(n));
     }
-    Ok(match cx.store.load_json(path, SCHEMA)? {
-        Loaded::Missing => Read::Missing,
-        Loaded::Valid(doc) => match typed::<State>(&doc) {
+    let Some(bytes) = cx.store.read(path)? else {
+        return Ok(Read::Missing);
+    };
+    // Read before in this invocation by a reader that only looked ([`shared`]): taken over,
+    // not parsed again (and not copied, once that reader let go of it).
+    if let Some(rc) = parsed::get::<Doc>(SHARED, &bytes) {
+        parsed::forget(SHARED);
+        let doc = Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone());
+        return Ok(Read::Valid(Box::new(doc)));
+    }
+    Ok(match parse_checked(&bytes, SCHEMA)? {
+        Ok(doc) => match typed::<State>(&doc) {
             Ok(state) => Read::Valid(Box::new(Doc { doc, state })),
             Err(why) => Read::Invalid(why),
         },
-        Loaded::Invalid(why) => Read::Invalid(why),
+        Err(why) => Read::Invalid(why),
     })
+}
+
+/// What [`shared`] remembers.
+const SHARED: &str = "execute-state.json, typed";
+
+/// A valid state for a reader that only looks (which units a store has, a task's status):
+/// `None` when it is missing or cannot be used ([`read`] says why). The same bytes read again
+/// in this invocation are not parsed again: a later [`read`] takes this one over.
+pub fn shared(cx: &Ctx, path: &Path) -> Result<Option<Rc<Doc>>> {
+    if (fs::exists(path) && !fs::is_file(path))
+        || cx
+            .store
+            .len(path)
+            .is_some_and(|n| n > MAX_STATE_BYTES as u64)
+    {
+        return Ok(None);
+    }
+    let Some(bytes) = cx.store.read(path)? else {
+        return Ok(None);
+    };
+    if let Some(rc) = parsed::get::<Doc>(SHARED, &bytes) {
+        return Ok(Some(rc));
+    }
+    let Ok(doc) = parse_checked(&bytes, SCHEMA)? else {
+        return Ok(None);
+    };
+    let Ok(state) = typed::<State>(&doc) else {
+        return Ok(None);
+    };
+    let rc = Rc::new(Doc { doc, state });
+    parsed::remember(SHARED, &bytes, rc.clone());
+    Ok(Some(rc))
 }
 
 /// The refusal for a corrupt state (CONTRACT §3), naming the fixes.

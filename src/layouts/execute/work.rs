@@ -94,7 +94,7 @@ pub fn units(s: &State) -> Vec<WorkUnit> {
                 pass,
                 since: [&t.completed_at, &t.started_at]
                     .iter()
-                    .find_map(|k| k.get().and_then(Value::as_str))
+                    .find_map(|k| k.value().and_then(Value::as_str))
                     .map(str::to_string),
                 group: layer_of(s, &id),
                 parent: None,
@@ -109,7 +109,7 @@ pub fn units(s: &State) -> Vec<WorkUnit> {
 fn title(t: &Task) -> Option<String> {
     [&t.title, &t.name, &t.description]
         .iter()
-        .find_map(|k| k.get().and_then(Value::as_str))
+        .find_map(|k| k.value().and_then(Value::as_str))
         .map(|s| {
             s.lines()
                 .next()
@@ -121,8 +121,8 @@ fn title(t: &Task) -> Option<String> {
         .filter(|s| !s.trim().is_empty())
 }
 
-fn string_list(v: &Slot<Value>) -> Vec<String> {
-    v.get()
+fn string_list(v: &Slot<Box<Value>>) -> Vec<String> {
+    v.value()
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -145,7 +145,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
         ("acceptance criteria", &t.acceptance_criteria),
         ("files", &t.files),
     ] {
-        out.add(key, text_of(v.get().unwrap_or(&Value::Null)));
+        out.add(key, text_of(v.value().unwrap_or(&Value::Null)));
     }
     let n = t.attempts();
     out.add(
@@ -173,7 +173,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
         out.add("feedback for the next attempt", f.to_string());
     }
     let place: Vec<String> = [
-        ("worktree", t.worktree.get().and_then(Value::as_str)),
+        ("worktree", t.worktree.value().and_then(Value::as_str)),
         ("branch", t.branch.as_deref()),
     ]
     .iter()

@@ -114,7 +114,7 @@ fn run_step(
     input: Input<'_>,
     turn: &Turn<'_>,
     work: &mut Work,
-) {
+) -> bool {
     let before = cx.store.write_count();
     match c.layout.step(cx, &c.store, unit, input, turn) {
         Ok(r) => {
@@ -133,8 +133,12 @@ fn run_step(
                     work.fail("sync", e);
                 }
             }
+            !refused
         }
-        Err(e) => work.fail(&format!("{} {}", c.store.layout, c.store.id), e),
+        Err(e) => {
+            work.fail(&format!("{} {}", c.store.layout, c.store.id), e);
+            false
+        }
     }
 }
 
@@ -305,9 +309,10 @@ pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Wor
                 }
             }
         }
-        let denied_before = work.reply.deny.is_some();
-        run_step(cx, project, c, &id, Input::Launch, &turn, work);
-        if let (Some(session), false) = (l.session, work.reply.deny.is_some() && !denied_before) {
+        // Claimed only when this unit's own step took the launch (an earlier unit's denial
+        // says nothing of this one).
+        let took = run_step(cx, project, c, &id, Input::Launch, &turn, work);
+        if let (Some(session), true) = (l.session, took) {
             if let Err(e) = agent::launched(cx, project, session, &c.store, &id, false) {
                 work.fail("claims", e);
             }

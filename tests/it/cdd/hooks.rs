@@ -414,3 +414,22 @@ fn an_edit_that_breaks_order_json_is_blocked_and_logged() {
         "{store}"
     );
 }
+
+#[test]
+fn a_launch_naming_two_refused_tasks_claims_neither() {
+    let w = Ws::seeded();
+    assert_eq!(launch(&w, "foo.md").code, 0);
+    assert_eq!(w.folders_of("foo.md"), ["in_progress"]);
+    // bar.md is refused (foo.md runs), baz.md too (a stop before it): the first refusal must
+    // not make the second look taken.
+    let mut v = payload(&w, "PreToolUse.Agent.json");
+    v["tool_input"]["prompt"] =
+        json!("SUBAGENT: do <task>bar.md</task>, then <task>baz.md</task>.");
+    let r = w.hook(&v);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("deny"), "{}", r.stdout);
+    let claims = std::fs::read_to_string(w.p.root.join(".claude/taskhook/claims.json")).unwrap();
+    assert!(claims.contains("foo.md"), "{claims}");
+    assert!(!claims.contains("bar.md"), "{claims}");
+    assert!(!claims.contains("baz.md"), "{claims}");
+}

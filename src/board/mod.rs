@@ -86,6 +86,7 @@ pub fn load(cx: &Ctx, project: &Project) -> Board {
             name: f.store.id,
             path: f.store.root,
             units: f.units,
+            keys: f.keys,
         })
         .collect();
     model::build(

@@ -24,6 +24,9 @@ pub struct StoreIn {
     pub name: String,
     pub path: PathBuf,
     pub units: Vec<WorkUnit>,
+    /// The id each unit's claims are recorded under, in the same order (a claude-tasks
+    /// session's task `1` is claimed as `1@<list>`); a unit without one is claimed by its id.
+    pub keys: Vec<String>,
 }
 
 /// What is wrong with a store: it cannot be read at all (nor can the claims' record), or its
@@ -189,9 +192,10 @@ pub fn build(
     let mut cards = Vec::with_capacity(stores.iter().map(|s| s.units.len()).sum());
     for (i, s) in stores.into_iter().enumerate() {
         let mut counts = [0usize; 5];
-        for u in s.units {
+        for (j, u) in s.units.into_iter().enumerate() {
             counts[column(u.phase)] += 1;
-            let c = held.get(&(s.layout, s.name.as_str(), u.id.as_str()));
+            let key = s.keys.get(j).map_or(u.id.as_str(), String::as_str);
+            let c = held.get(&(s.layout, s.name.as_str(), key));
             let claim = c.map(|c| Held {
                 owner: label(&c.owner),
                 lease: if c.lease_end > now {
@@ -553,6 +557,7 @@ pub(crate) mod fixture {
                 name: name.into(),
                 path: format!("/p/{name}").into(),
                 units,
+                keys: Vec::new(),
             })
             .collect();
         build("/p".into(), Utc::now(), stores, problems, &[])
@@ -582,12 +587,14 @@ mod tests {
                 name: "web".into(),
                 path: "/p/web".into(),
                 units: vec![unit("T1", Phase::Done, &[]), t2, t3],
+                keys: Vec::new(),
             },
             StoreIn {
                 layout: "cdd",
                 name: "ws".into(),
                 path: "/p/ws".into(),
                 units: vec![unit("a.md", Phase::Ready, &[])],
+                keys: Vec::new(),
             },
         ];
         let problems = vec![Problem {
@@ -688,6 +695,7 @@ mod tests {
                 unit("B", Phase::Blocked, &["A"]),
                 unit("C", Phase::Blocked, &["C"]),
             ],
+            keys: Vec::new(),
         }];
         let b = build("/".into(), at("2026-03-01T12:00:00Z"), stores, vec![], &[]);
         let g = b.graph();

@@ -513,3 +513,19 @@ fn a_list_shared_on_purpose_is_everyones_work() {
         "{n}"
     );
 }
+
+#[test]
+fn the_board_shows_a_sessions_claim_on_its_own_task() {
+    let p = Project::new();
+    hook_at(&p, &create(&p.root, A, "1", "Migrate database"), NOW);
+    ok(&verb(&p, Some(A), NOW, &["claim", "1"]));
+    // The claim is recorded under the mirror's id (`1@…`); the board, which names the task
+    // as the session reads it (`1`), still finds it.
+    let r = verb(&p, Some(A), NOW, &["board"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains("session aaaaaaaa, lease ends in 30 min"),
+        "{}",
+        r.stdout
+    );
+}

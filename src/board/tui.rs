@@ -524,7 +524,12 @@ pub fn run(cx: &Ctx, project: &Project, colour: bool, show: &dyn Fn(&str) -> Str
                                     card.layout, card.store_name, card.status
                                 ),
                             ),
-                            None => (safe(&card.reference, 80), show(&card.reference)),
+                            // Named with its layout: `STORE/TASK` alone may name units of
+                            // stores of one name in two layouts.
+                            None => (
+                                safe(&card.reference, 80),
+                                show(&format!("{}:{}", card.layout, card.reference)),
+                            ),
                         };
                         app.show(title, &text);
                     }

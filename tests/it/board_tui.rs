@@ -414,3 +414,24 @@ fn ten_thousand_units_open_and_scroll() {
     t.keys(&["q"]);
     t.assert_restored(0);
 }
+
+#[test]
+fn enter_shows_the_card_even_when_two_layouts_have_a_store_of_its_name() {
+    let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::new();
+    // projects `web` and iterative `web`, each with a unit T1: `web/T1` alone is ambiguous.
+    crate::agent::projects_store(&p);
+    let r = p.run(&["iterative", "new", "web", "--task", "T1"], "");
+    assert_eq!(r.code, 0, "{r:?}");
+    let t = Tmux::board(&p, "", &[], 200, 50);
+    t.first_frame();
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the unit shown", Duration::from_secs(5), |s| {
+        s.contains("Esc closes")
+    });
+    assert!(
+        s.contains("nobody holds it") || s.contains("claimed by"),
+        "{s}"
+    );
+    assert!(!s.contains("names several units"), "{s}");
+}

@@ -75,6 +75,50 @@ pub fn load(store: &Store, project_root: &Path) -> Result<Config> {
     })
 }
 
+/// Largest settings file read for an edit.
+const MAX_EDIT_BYTES: usize = 1024 * 1024;
+
+/// Edits the settings as JSON under their lock, on a fresh read (other keys kept; written
+/// 2-space pretty, only when `f` changed something): the one way taskhook writes
+/// `.claude/taskhook.json` (an execute run registered, sync turned on, a store made findable).
+pub fn edit(
+    store: &Store,
+    project_root: &Path,
+    f: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+) -> Result<()> {
+    use serde_json::Value;
+    let path = path(project_root);
+    if let Some(dir) = path.parent() {
+        store.create_dir_all(dir)?;
+    }
+    store.with_lock(&crate::store::lock_path_for(&path), || {
+        let mut m = match store.read_capped(&path, MAX_EDIT_BYTES)? {
+            Some(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+                Ok(Value::Object(m)) => m,
+                Ok(_) => {
+                    return Err(Error::BadInput(format!(
+                        "`{}` is not a JSON object; fix it first (taskhook doctor)",
+                        path.display()
+                    )))
+                }
+                Err(e) => {
+                    return Err(Error::BadInput(format!(
+                        "`{}` is not valid JSON: {e}",
+                        path.display()
+                    )))
+                }
+            },
+            None => serde_json::Map::new(),
+        };
+        let before = m.clone();
+        f(&mut m);
+        if m != before {
+            store.replace(&path, &crate::store::to_pretty(&Value::Object(m)))?;
+        }
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,9 +8,8 @@ use serde_json::{json, Map, Value};
 use super::op::StoreKey;
 use crate::config::SyncConfig;
 use crate::context::Ctx;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::project::Project;
-use crate::store::to_pretty;
 
 /// This project's sync settings, when sync is on.
 pub fn config(cx: &Ctx, project: &Project) -> Option<SyncConfig> {
@@ -29,32 +28,9 @@ pub fn enable(cx: &Ctx, root: &Path, remote: &str) -> Result<()> {
     })
 }
 
-/// Edits `.claude/taskhook.json` as JSON (other keys kept; written 2-space pretty).
+/// Edits `.claude/taskhook.json` ([`crate::config::edit`]: under its lock, other keys kept).
 pub fn edit_config(cx: &Ctx, root: &Path, f: impl FnOnce(&mut Map<String, Value>)) -> Result<()> {
-    let path = crate::config::path(root);
-    let mut m = match cx.store.read(&path)? {
-        Some(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(m)) => m,
-            _ => {
-                return Err(Error::BadInput(format!(
-                    "`{}` is not a JSON object; fix it first (taskhook doctor)",
-                    path.display()
-                )))
-            }
-        },
-        None => Map::new(),
-    };
-    let before = m.clone();
-    f(&mut m);
-    if m == before {
-        return Ok(());
-    }
-    if let Some(dir) = path.parent() {
-        cx.store.create_dir_all(dir)?;
-    }
-    cx.store
-        .replace(&path, &to_pretty(&Value::Object(m)))
-        .map(|_| ())
+    crate::config::edit(&cx.store, root, f)
 }
 
 /// Makes the stores the log holds findable here: a cdd workspace or an execute run that

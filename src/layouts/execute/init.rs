@@ -194,6 +194,11 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
             .into_owned(),
         root: dir.clone(),
     };
+    let under_docs = rel.parent() == Some(Path::new("docs/tasks"));
+    if !under_docs {
+        // Settings that cannot be edited are said before anything is written.
+        crate::config::edit(&cx.store, &project.root, |_| {})?;
+    }
     cx.store.create_dir_all(&dir)?;
     cx.store.with_lock(&lock_path(&dir), || {
         if cx.store.exists(&file) {
@@ -201,7 +206,6 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
         }
         state::save(cx, &store, &mut s, &run).map(|_| ())
     })?;
-    let under_docs = rel.parent() == Some(Path::new("docs/tasks"));
     if !under_docs {
         register(cx, project, &rel.join(FILE))?;
     }
@@ -210,22 +214,11 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
 
 /// Adds a state path to `.claude/taskhook.json`'s `execute` list (other keys kept).
 fn register(cx: &Ctx, project: &Project, rel: &Path) -> Result<()> {
-    let path = crate::config::path(&project.root);
     let rel = rel.display().to_string();
-    cx.store.create_dir_all(&project.claude_dir())?;
-    cx.store.with_lock(&crate::store::lock_path_for(&path), || {
-        let mut v: Value = match cx.store.read_capped(&path, 1024 * 1024)? {
-            Some(b) => serde_json::from_slice(&b).map_err(|e| {
-                Error::BadInput(format!("`{}` is not valid JSON: {e}", path.display()))
-            })?,
-            None => json!({}),
-        };
-        let root = crate::layouts::json::ensure_object(&mut v);
+    crate::config::edit(&cx.store, &project.root, |root| {
         let list = crate::layouts::json::array_at(root, "execute");
         if !list.iter().any(|x| x == rel.as_str()) {
             list.push(json!(rel));
-            cx.store.replace(&path, &crate::store::to_pretty(&v))?;
         }
-        Ok(())
     })
 }

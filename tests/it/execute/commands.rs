@@ -553,3 +553,23 @@ fn plant_outside_run(p: &Project) -> std::path::PathBuf {
     std::os::unix::fs::symlink(&outside, p.root.join("link")).unwrap();
     outside
 }
+
+#[test]
+fn init_refuses_settings_it_cannot_edit_before_writing_anything() {
+    let p = Project::new();
+    // Settings that are JSON but not an object: an init outside docs/tasks/ must register the
+    // run there, and would have replaced them with an object of its own.
+    p.write(".claude/taskhook.json", "[\"kept\"]\n");
+    let run = p.run(
+        &["execute", "init", "work/plan", "--layer", "1-a=L1-001"],
+        "",
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    run.assert_one_line_error();
+    assert!(run.stderr.contains("is not a JSON object"), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.root.join(".claude/taskhook.json")).unwrap(),
+        "[\"kept\"]\n"
+    );
+    assert!(!p.root.join("work/plan/execute-state.json").exists());
+}

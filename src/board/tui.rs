@@ -487,6 +487,23 @@ impl App {
 /// (what `taskhook show` prints). Returns the exit status.
 pub fn run(cx: &Ctx, project: &Project, colour: bool, show: &dyn Fn(&str) -> String) -> Result<u8> {
     let signal = super::signals()?;
+    // A terminal that went away (its window closed: SIGHUP) can leave crossterm's read spinning
+    // on end of file, where the loop never sees the flag: a second after a signal, if the board
+    // has not ended on its own, it ends here (the terminal given back as far as it still can be).
+    let flag = std::sync::Arc::clone(&signal);
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let sig = flag.load(Ordering::SeqCst);
+        if sig != 0 {
+            std::thread::sleep(Duration::from_secs(1));
+            restore();
+            // The one way out of a read that never returns.
+            #[allow(clippy::exit)]
+            {
+                std::process::exit(128 + i32::try_from(sig).unwrap_or(0));
+            }
+        }
+    });
     let mut watch = Watch::new(cx, project);
     let mut app = App::new(load(cx, project), colour);
     let mut read_at = Instant::now();

@@ -434,4 +434,20 @@ fn enter_shows_the_card_even_when_two_layouts_have_a_store_of_its_name() {
         "{s}"
     );
     assert!(!s.contains("names several units"), "{s}");
+    // Its terminal goes away with the popup open: the board ends (it once spun forever on the
+    // closed terminal's end of file).
+    let pid = t.pid();
+    drop(t);
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|st| !st.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+    };
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        !alive()
+    });
+    assert!(
+        gone,
+        "the board (pid {pid}) still runs after its terminal went away"
+    );
 }

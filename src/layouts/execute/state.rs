@@ -74,14 +74,9 @@ pub enum Read {
 /// Reads a state (or copy) file: capped, never a FIFO or device, parsed, schema-checked and
 /// typed.
 pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
-    if fs::exists(path) && !fs::is_file(path) {
-        return Ok(Read::Invalid("it is not a regular file".into()));
-    }
-    if let Some(n) = cx.store.len(path).filter(|n| *n > MAX_STATE_BYTES as u64) {
-        return Ok(Read::TooBig(n));
-    }
-    let Some(bytes) = cx.store.read(path)? else {
-        return Ok(Read::Missing);
+    let bytes = match bytes_of(cx, path)? {
+        Ok(b) => b,
+        Err(unread) => return Ok(unread),
     };
     // Read before in this invocation by a reader that only looked ([`shared`]): taken over,
     // not parsed again (and not copied, once that reader let go of it).
@@ -90,13 +85,28 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
         let doc = Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone());
         return Ok(Read::Valid(Box::new(doc)));
     }
-    Ok(match parse_checked(&bytes, SCHEMA)? {
-        Ok(doc) => match typed::<State>(&doc) {
-            Ok(state) => Read::Valid(Box::new(Doc { doc, state })),
-            Err(why) => Read::Invalid(why),
-        },
+    Ok(match doc_of(&bytes)? {
+        Ok(doc) => Read::Valid(Box::new(doc)),
         Err(why) => Read::Invalid(why),
     })
+}
+
+/// The file's bytes, or what it is when they are not to be read (a special file, over the cap,
+/// missing).
+fn bytes_of(cx: &Ctx, path: &Path) -> Result<std::result::Result<Vec<u8>, Read>> {
+    if fs::exists(path) && !fs::is_file(path) {
+        return Ok(Err(Read::Invalid("it is not a regular file".into())));
+    }
+    if let Some(n) = cx.store.len(path).filter(|n| *n > MAX_STATE_BYTES as u64) {
+        return Ok(Err(Read::TooBig(n)));
+    }
+    Ok(cx.store.read(path)?.ok_or(Read::Missing))
+}
+
+/// The bytes parsed, schema-checked and typed, or why they are unusable.
+fn doc_of(bytes: &[u8]) -> Result<std::result::Result<Doc, String>> {
+    Ok(parse_checked(bytes, SCHEMA)?
+        .and_then(|doc| typed::<State>(&doc).map(|state| Doc { doc, state })))
 }
 
 /// What [`shared`] remembers.
@@ -106,27 +116,16 @@ const SHARED: &str = "execute-state.json, typed";
 /// `None` when it is missing or cannot be used ([`read`] says why). The same bytes read again
 /// in this invocation are not parsed again: a later [`read`] takes this one over.
 pub fn shared(cx: &Ctx, path: &Path) -> Result<Option<Rc<Doc>>> {
-    if (fs::exists(path) && !fs::is_file(path))
-        || cx
-            .store
-            .len(path)
-            .is_some_and(|n| n > MAX_STATE_BYTES as u64)
-    {
-        return Ok(None);
-    }
-    let Some(bytes) = cx.store.read(path)? else {
+    let Ok(bytes) = bytes_of(cx, path)? else {
         return Ok(None);
     };
     if let Some(rc) = parsed::get::<Doc>(SHARED, &bytes) {
         return Ok(Some(rc));
     }
-    let Ok(doc) = parse_checked(&bytes, SCHEMA)? else {
+    let Ok(doc) = doc_of(&bytes)? else {
         return Ok(None);
     };
-    let Ok(state) = typed::<State>(&doc) else {
-        return Ok(None);
-    };
-    let rc = Rc::new(Doc { doc, state });
+    let rc = Rc::new(doc);
     parsed::remember(SHARED, &bytes, rc.clone());
     Ok(Some(rc))
 }

@@ -12,7 +12,7 @@
 use super::commands;
 use super::error::{Code, Failure};
 use super::hooks::halt;
-use super::model::{Next, Status, Workspace};
+use super::model::{unusable, Next, Status, Workspace};
 use super::order::taggable;
 use super::outcome::Escalated;
 use super::summary::untaggable;
@@ -69,9 +69,8 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
     let paths = Paths::of_store(store);
     let ws = Workspace::load(cx, &paths)?;
     let status = ws.status(unit);
-    // Why the task cannot move, worked out now: the workspace is let go before the moves, so
-    // the history they read again is extended in place rather than copied.
-    let unusable = ws.unusable(unit, &status);
+    // The workspace is let go before the moves, so the history they read again is extended in
+    // place rather than copied.
     drop(ws);
     let mut step = Reaction::default();
     match (input, &status) {
@@ -93,7 +92,7 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
             Err(f) => return Err(f.into()),
         },
         (Input::Launch, Status::In(_)) => {}
-        (Input::Launch, _) => step.refused = Some(refusal(&paths, unit, &unusable)),
+        (Input::Launch, other) => step.refused = Some(refusal(&paths, unit, &unusable(&paths, unit, other))),
         (Input::Signal(SignalKind::Done, _), Status::In(f)) => {
             if *f == Folder::Pending {
                 // The launch was not seen (taskhook installed mid-run, an unbound prompt).
@@ -172,7 +171,7 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
         (Input::Signal(kind, _), other) => {
             let msg = match other {
                 Status::In(f) => format!("{unit} signalled {} but is in {}/; nothing changed.", kind.word(), f.as_str()),
-                _ => format!("{unit} signalled {}: {}", kind.word(), unusable.message),
+                other => format!("{unit} signalled {}: {}", kind.word(), unusable(&paths, unit, other).message),
             };
             step.refused = Some(msg.clone());
             tell(&mut step, &paths, msg);

@@ -251,26 +251,32 @@ impl Workspace {
         Ok(Next::Done)
     }
 
-    /// Why a task whose file is not in exactly one folder cannot be used.
+    /// Why a task whose file is not in exactly one folder cannot be used ([`unusable`]).
     pub fn unusable(&self, name: &str, status: &Status) -> Failure {
-        let tasks = self.paths.tasks.display();
-        match status {
-            Status::Several(fs) => Failure::new(
-                Code::Inconsistent,
-                format!(
-                    "{name} is in several folders ({}); run `taskhook reconcile` (SessionStart does it) to repair it from the history",
-                    fs.iter().map(|f| format!("{}/", f.as_str())).collect::<Vec<_>>().join(", ")
-                ),
+        unusable(&self.paths, name, status)
+    }
+}
+
+/// Why a task whose file is not in exactly one folder of the workspace at `paths` cannot be
+/// used.
+pub fn unusable(paths: &Paths, name: &str, status: &Status) -> Failure {
+    let tasks = paths.tasks.display();
+    match status {
+        Status::Several(fs) => Failure::new(
+            Code::Inconsistent,
+            format!(
+                "{name} is in several folders ({}); run `taskhook reconcile` (SessionStart does it) to repair it from the history",
+                fs.iter().map(|f| format!("{}/", f.as_str())).collect::<Vec<_>>().join(", ")
             ),
-            Status::NotImported => Failure::new(
-                Code::NotImported,
-                format!("{name} is in order.json but its file is still in `{tasks}`; run `taskhook cdd import`"),
-            ),
-            _ => Failure::new(
-                Code::NotImported,
-                format!("{name} is in order.json but its file is in no folder of `{tasks}`; put it in pending/ (or beside order.json and run `taskhook cdd import`)"),
-            ),
-        }
+        ),
+        Status::NotImported => Failure::new(
+            Code::NotImported,
+            format!("{name} is in order.json but its file is still in `{tasks}`; run `taskhook cdd import`"),
+        ),
+        _ => Failure::new(
+            Code::NotImported,
+            format!("{name} is in order.json but its file is in no folder of `{tasks}`; put it in pending/ (or beside order.json and run `taskhook cdd import`)"),
+        ),
     }
 }
 

@@ -31,7 +31,7 @@ pub(crate) use exchange::remote_of;
 pub use exchange::{run, ClaimReq, Claimed, Options, Report, HEARTBEAT_EVERY, MAX_ATTEMPTS};
 pub use init::{init, InitDone};
 pub use record::{machine, new_time, publish, record, record_command, replaying, stores};
-pub use settings::{config, edit_config, enable, make_findable};
+pub use settings::{config, enable, make_findable};
 pub use status::{pending, status, StoreLine, SyncStatus};
 pub use verbs::{claim, verb, VerbReq};
 

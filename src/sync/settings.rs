@@ -18,7 +18,7 @@ pub fn config(cx: &Ctx, project: &Project) -> Option<SyncConfig> {
 
 /// Turns sync on in `.claude/taskhook.json` (other keys kept) with `remote`.
 pub fn enable(cx: &Ctx, root: &Path, remote: &str) -> Result<()> {
-    edit_config(cx, root, |m| {
+    crate::config::edit(&cx.store, root, |m| {
         let mut s = match m.remove("sync") {
             Some(Value::Object(o)) => o,
             _ => Map::new(),
@@ -26,11 +26,6 @@ pub fn enable(cx: &Ctx, root: &Path, remote: &str) -> Result<()> {
         s.insert("remote".into(), json!(remote));
         m.insert("sync".into(), Value::Object(s));
     })
-}
-
-/// Edits `.claude/taskhook.json` ([`crate::config::edit`]: under its lock, other keys kept).
-pub fn edit_config(cx: &Ctx, root: &Path, f: impl FnOnce(&mut Map<String, Value>)) -> Result<()> {
-    crate::config::edit(&cx.store, root, f)
 }
 
 /// Makes the stores the log holds findable here: a cdd workspace or an execute run that
@@ -69,7 +64,7 @@ pub fn make_findable<'a>(
         }
     }
     if cdd_dir.is_some() || !execute.is_empty() {
-        edit_config(cx, &project.root, |m| {
+        crate::config::edit(&cx.store, &project.root, |m| {
             if let Some(ws) = cdd_dir {
                 m.insert("cdd_dir".into(), json!(ws));
             }

@@ -58,6 +58,163 @@ pub fn keep_order(old: Value, new: Value) -> Value {
     }
 }
 
+/// The byte ranges of the elements of the array a JSON object document holds at its top-level
+/// `key`, found by one linear scan (strings and their escapes honoured), so a write can change
+/// one element's bytes and keep the others as they are. `None` when the bytes are not such an
+/// object, the key is written with escapes or more than once, or anything is out of place: the
+/// caller then writes the whole document.
+pub fn element_spans(bytes: &[u8], key: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut s = Scan { b: bytes, at: 0 };
+    s.ws();
+    s.eat(b'{')?;
+    let mut found = None;
+    loop {
+        s.ws();
+        if s.peek()? == b'}' {
+            break;
+        }
+        let k = s.string()?;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
+        let raw = bytes.get(k.start + 1..k.end - 1)?;
+        if raw.contains(&b'\\') {
+            return None;
+        }
+        if raw == key.as_bytes() {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(s.elements()?);
+        } else {
+            s.value()?;
+        }
+        s.ws();
+        match s.next()? {
+            b',' => continue,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    found
+}
+
+/// A cursor over JSON bytes for [`element_spans`]: every step checks its bounds.
+struct Scan<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Scan<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let c = self.peek()?;
+        self.at += 1;
+        Some(c)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.next()? == c).then_some(())
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// A string, quotes included.
+    fn string(&mut self) -> Option<std::ops::Range<usize>> {
+        let start = self.at;
+        self.eat(b'"')?;
+        loop {
+            match self.next()? {
+                b'"' => return Some(start..self.at),
+                b'\\' => {
+                    self.next()?;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// One value of any kind.
+    fn value(&mut self) -> Option<std::ops::Range<usize>> {
+        let start = self.at;
+        match self.peek()? {
+            b'"' => {
+                self.string()?;
+            }
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => depth = depth.checked_sub(1)?,
+                        _ => {}
+                    }
+                    self.at += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            _ => {
+                while !matches!(
+                    self.peek()?,
+                    b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'
+                ) {
+                    self.at += 1;
+                }
+            }
+        }
+        (self.at > start).then_some(start..self.at)
+    }
+
+    /// The elements of an array.
+    fn elements(&mut self) -> Option<Vec<std::ops::Range<usize>>> {
+        self.eat(b'[')?;
+        let mut out = Vec::new();
+        self.ws();
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(out);
+        }
+        loop {
+            self.ws();
+            out.push(self.value()?);
+            self.ws();
+            match self.next()? {
+                b',' => continue,
+                b']' => return Some(out),
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// `value` pretty-printed as an element nested `depth` levels deep in a document that
+/// `store::to_pretty` writes (two spaces a level): the same bytes that document has there.
+pub fn pretty_at(value: &Value, depth: usize) -> Vec<u8> {
+    let flat = serde_json::to_vec_pretty(value).unwrap_or_default();
+    let pad = 2 * depth;
+    let mut out = Vec::with_capacity(flat.len() + flat.len() / 8 * pad);
+    for &c in &flat {
+        out.push(c);
+        if c == b'\n' {
+            out.extend(std::iter::repeat_n(b' ', pad));
+        }
+    }
+    out
+}
+
 /// Where `needle` first stands in `hay` (an empty needle: at 0): how recovery finds its way in
 /// the bytes of a damaged file.
 pub fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -138,6 +295,51 @@ pub fn string_list(v: &Value, key: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn element_spans_split_an_array_and_refuse_what_they_cannot() {
+        let doc = br#" {"a": {"tasks": [1]}, "tasks" : [ {"s": "x\"]}"} , [1, [2]], "y", -1.5e3, null ], "z": "}"} "#;
+        let spans = element_spans(doc, "tasks").unwrap();
+        let parts: Vec<&str> = spans
+            .iter()
+            .map(|r| std::str::from_utf8(&doc[r.clone()]).unwrap())
+            .collect();
+        assert_eq!(
+            parts,
+            [r#"{"s": "x\"]}"}"#, "[1, [2]]", r#""y""#, "-1.5e3", "null"]
+        );
+        assert!(element_spans(br#"{"tasks": []}"#, "tasks")
+            .unwrap()
+            .is_empty());
+        for bad in [
+            &br#"{"tasks": [1], "tasks": [2]}"#[..],
+            br#"{"ta\u0073ks": [1]}"#,
+            br#"{"tasks": {"a": 1}}"#,
+            br#"{"tasks": [1, 2"#,
+            br#"[{"tasks": [1]}]"#,
+            br#"{"other": [1]}"#,
+            b"",
+        ] {
+            assert_eq!(
+                element_spans(bad, "tasks"),
+                None,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn an_element_printed_at_its_depth_is_what_the_whole_document_has_there() {
+        let el = json!({"id": "T1", "deps": [], "o": {"k": [1, {"x": null}]}, "s": "a\nb"});
+        let doc = json!({"tasks": [el.clone()]});
+        let whole = String::from_utf8(crate::store::to_pretty(&doc)).unwrap();
+        let part = String::from_utf8(pretty_at(&el, 2)).unwrap();
+        assert!(
+            whole.contains(&format!("\n    {part}\n")),
+            "{whole}\n---\n{part}"
+        );
+    }
 
     #[test]
     fn slots_take_the_kind_asked_for() {

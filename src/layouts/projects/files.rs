@@ -7,6 +7,7 @@
 //! recomputed from the log and a checkpoint written when one is due.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -18,9 +19,9 @@ use super::restore::{self, Restored};
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{typed, write_back};
+use crate::layouts::json::{element_spans, pretty_at, typed, write_back};
 use crate::store::checkpoint::Ring;
-use crate::store::{fs, parse_checked, schema, to_pretty, Loaded};
+use crate::store::{fs, parse_checked, parse_json, parsed, schema, to_pretty, Loaded};
 
 /// The temp-file prefix inside `temp/` (seed 000: `temp/.write-{uuid}`).
 pub const TEMP_PREFIX: &str = ".write-";
@@ -82,12 +83,40 @@ impl Paths {
 #[derive(Debug, Clone)]
 pub struct Tasks {
     /// The document as read (or restored): [`commit`] writes [`Tasks::list`] back over it, so
-    /// its key order and unknown fields survive.
-    pub doc: Value,
+    /// its key order and unknown fields survive. Parsed only when a write needs it.
+    pub doc: Doc,
     /// The list, typed: what decisions read and change.
     pub list: TaskList,
     /// Set when tasks.json was unusable and `doc` was restored; written by [`commit`].
     pub restored: Option<Restored>,
+}
+
+/// The document a list was read from: its bytes as read with the list they hold (parsed
+/// again only by a write that needs the whole document), or a document built in memory (a new
+/// list, a restoration).
+#[derive(Debug, Clone)]
+pub enum Doc {
+    Read { bytes: Vec<u8>, list: Rc<TaskList> },
+    Made(Value),
+}
+
+impl Doc {
+    /// The document as JSON, to write the list back over.
+    fn to_value(&self) -> Result<Value> {
+        match self {
+            Doc::Made(v) => Ok(v.clone()),
+            // Bytes whose parse and schema check this invocation already passed.
+            Doc::Read { bytes, .. } => parse_json(bytes).map_err(Error::BadInput),
+        }
+    }
+
+    /// The document's bytes as tasks.json holds them.
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            Doc::Made(v) => to_pretty(v),
+            Doc::Read { bytes, .. } => bytes.clone(),
+        }
+    }
 }
 
 /// Reads tasks.json. A missing file is an empty list, unless checkpoints exist (a write
@@ -96,79 +125,100 @@ pub struct Tasks {
 /// valid checkpoint and the log (in memory; [`commit`] writes it); with nothing to restore
 /// from, it is refused ([`Error::Corrupt`]).
 pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
-    load_as(cx, p, Keep::Doc)
+    try_load(cx, p)?.map_err(|why| unusable(p, why))
 }
 
-/// [`load`], the list alone, for a read that writes nothing: the document is taken apart into
-/// the model rather than copied.
-pub fn read(cx: &Ctx, p: &Paths) -> Result<(TaskList, Option<Restored>)> {
-    let t = load_as(cx, p, Keep::List)?;
-    Ok((t.list, t.restored))
+/// [`load`], the list alone, for a read that writes nothing: the list this invocation shares.
+pub fn read(cx: &Ctx, p: &Paths) -> Result<(Rc<TaskList>, Option<Restored>)> {
+    Ok(match try_load_as(cx, p)?.map_err(|why| unusable(p, why))? {
+        Found::Valid { list, .. } => (list, None),
+        Found::Made(t) => (Rc::new(t.list), t.restored),
+    })
 }
 
-/// Whether a load keeps the document for a write ([`Keep::Doc`]) or only the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keep {
-    Doc,
-    List,
-}
-
-fn load_as(cx: &Ctx, p: &Paths, keep: Keep) -> Result<Tasks> {
-    try_load_as(cx, p, keep)?.map_err(|why| Error::Corrupt {
+fn unusable(p: &Paths, why: String) -> Error {
+    Error::Corrupt {
         path: p.tasks.clone(),
         store: p.root.display().to_string(),
         details: format!("{why}; no valid checkpoint to restore it from"),
-    })
+    }
 }
 
 /// [`load`], with why tasks.json is unusable as `Ok(Err(why))` when nothing can restore it (no
 /// valid checkpoint, and no task of the damaged file validates).
 pub fn try_load(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Tasks, String>> {
-    try_load_as(cx, p, Keep::Doc)
+    Ok(try_load_as(cx, p)?.map(|l| match l {
+        // A list to change: a copy of the shared one, which stays for the step's locked
+        // re-read after its peek.
+        Found::Valid { bytes, list } => Tasks {
+            list: (*list).clone(),
+            doc: Doc::Read { bytes, list },
+            restored: None,
+        },
+        Found::Made(t) => *t,
+    }))
 }
 
-fn try_load_as(cx: &Ctx, p: &Paths, keep: Keep) -> Result<std::result::Result<Tasks, String>> {
-    let bytes = read_file(cx, &p.tasks)?;
-    let why = match &bytes {
+/// tasks.json as read: valid bytes and the list they hold (shared within the invocation), or
+/// a list made in memory (a new one, a restoration).
+enum Found {
+    Valid { bytes: Vec<u8>, list: Rc<TaskList> },
+    Made(Box<Tasks>),
+}
+
+/// What [`typed_of`] remembers: the typed list of the last valid bytes of tasks.json.
+const TYPED: &str = "projects tasks.json, typed";
+
+/// The valid list the bytes hold, or why they are unusable: parsed, schema-checked and typed
+/// once per invocation for the same bytes (issue 23: the engine's look at a store's units, the
+/// step's unlocked peek and its locked re-read all read the same file).
+fn typed_of(bytes: &[u8]) -> Result<std::result::Result<Rc<TaskList>, String>> {
+    if let Some(list) = parsed::get::<TaskList>(TYPED, bytes) {
+        return Ok(Ok(list));
+    }
+    let list = match parse_checked(bytes, SCHEMA_TASKS)? {
+        Ok(doc) => match serde_json::from_value::<TaskList>(doc) {
+            Ok(list) => Rc::new(list),
+            Err(e) => return Ok(Err(e.to_string())),
+        },
+        Err(why) => return Ok(Err(why)),
+    };
+    parsed::remember(TYPED, bytes, list.clone());
+    Ok(Ok(list))
+}
+
+fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>> {
+    let (damaged, why) = match read_file(cx, &p.tasks)? {
         None if p.ring().list(&cx.store)?.is_empty() => {
-            return Ok(Ok(Tasks {
-                doc: serde_json::json!({"tasks": []}),
+            return Ok(Ok(Found::Made(Box::new(Tasks {
+                doc: Doc::Made(serde_json::json!({"tasks": []})),
                 list: TaskList::default(),
                 restored: None,
-            }))
+            }))))
         }
-        None => "it is missing".to_string(),
-        Some(b) => match parse_checked(b, SCHEMA_TASKS)?.and_then(|d| typed_list(d, None, keep)) {
-            Ok(t) => return Ok(Ok(t)),
-            Err(why) => why,
+        None => (None, "it is missing".to_string()),
+        Some(bytes) => match typed_of(&bytes)? {
+            Ok(list) => return Ok(Ok(Found::Valid { bytes, list })),
+            Err(why) => (Some(bytes), why),
         },
     };
-    Ok(match restore::restore(cx, p, bytes.as_deref(), &why)? {
-        Some(r) => typed_list(r.doc.clone(), Some(r), keep),
-        None => Err(why),
-    })
+    Ok(restored(cx, p, damaged.as_deref(), why)?.map(|t| Found::Made(Box::new(t))))
 }
 
-/// A checked document with its typed list (the document kept, or taken apart into the list).
-fn typed_list(
-    doc: Value,
-    restored: Option<Restored>,
-    keep: Keep,
-) -> std::result::Result<Tasks, String> {
-    let (doc, list) = match keep {
-        Keep::Doc => {
-            let list = typed::<TaskList>(&doc)?;
-            (doc, list)
-        }
-        Keep::List => (
-            Value::Null,
-            serde_json::from_value(doc).map_err(|e| e.to_string())?,
-        ),
-    };
-    Ok(Tasks {
-        doc,
-        list,
-        restored,
+/// tasks.json restored from the checkpoints and the log, or why it cannot be.
+fn restored(
+    cx: &Ctx,
+    p: &Paths,
+    damaged: Option<&[u8]>,
+    why: String,
+) -> Result<std::result::Result<Tasks, String>> {
+    Ok(match restore::restore(cx, p, damaged, &why)? {
+        Some(r) => typed::<TaskList>(&r.doc).map(|list| Tasks {
+            doc: Doc::Made(r.doc.clone()),
+            list,
+            restored: Some(r),
+        }),
+        None => Err(why),
     })
 }
 
@@ -316,20 +366,32 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
         .task
         .as_ref()
         .map(|(a, b, d)| (a.as_str(), b.as_str(), d.as_str()));
+    let mut bytes = Vec::new();
     if write_tasks {
-        write_back(&mut t.doc, &t.list).map_err(Error::BadInput)?;
-        if let Err(issues) = schema::check(SCHEMA_TASKS, &t.doc)? {
-            let e = Error::SchemaInvalid {
-                path: p.tasks.clone(),
-                schema: SCHEMA_TASKS,
-                details: schema::summarize(&issues),
-            };
-            // The ERROR entry stays even though the operation it records is undone.
-            cx.store.keep_through_failure(|| {
-                append(cx, p, &[Entry::refused(&now, task, &e.one_line())])
-            })?;
-            return Err(e);
-        }
+        let in_place = match &t.doc {
+            Doc::Read { bytes, list } => spliced(bytes, list, &t.list)?,
+            Doc::Made(_) => None,
+        };
+        bytes = match in_place {
+            Some(b) => b,
+            None => {
+                let mut doc = t.doc.to_value()?;
+                write_back(&mut doc, &t.list).map_err(Error::BadInput)?;
+                if let Err(issues) = schema::check(SCHEMA_TASKS, &doc)? {
+                    let e = Error::SchemaInvalid {
+                        path: p.tasks.clone(),
+                        schema: SCHEMA_TASKS,
+                        details: schema::summarize(&issues),
+                    };
+                    // The ERROR entry stays even though the operation it records is undone.
+                    cx.store.keep_through_failure(|| {
+                        append(cx, p, &[Entry::refused(&now, task, &e.one_line())])
+                    })?;
+                    return Err(e);
+                }
+                to_pretty(&doc)
+            }
+        };
     }
     let mut entries = Vec::new();
     if let Some(r) = &t.restored {
@@ -341,23 +403,71 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
     let block = log::render_all(&entries);
     let mut recorded = false;
     if write_tasks {
-        let bytes = to_pretty(&t.doc);
         check_dirs(cx, p)?;
         if !block.is_empty() {
             recorded = pending::begin(cx, p, &bytes, &block, c)?;
         }
         cx.store
             .replace_via(&p.tasks, &bytes, &p.temp, TEMP_PREFIX)?;
+        // What the file now holds is the list (a typed parse of the bytes gives it back): a
+        // later look in this event (the status a notice records) is not a parse.
+        parsed::remember(TYPED, &bytes, Rc::new(t.list.clone()));
         update_project(cx, p, &t.list, c, &now)?;
     }
     append_block(cx, p, &block)?;
     if c.completions > 0 {
-        notes.checkpoint = after_completions(cx, p, &t.list, &t.doc, &c.phases, &now)?;
+        if !write_tasks {
+            bytes = t.doc.bytes();
+        }
+        notes.checkpoint = after_completions(cx, p, &t.list, &bytes, &c.phases, &now)?;
     }
     if recorded {
         pending::end(cx, p)?;
     }
     Ok(notes)
+}
+
+/// The new bytes of tasks.json when the change kept every task in its place (none added,
+/// removed or moved, the document's other keys as they were): the bytes of the tasks it left
+/// alone kept as read, each task it changed written over its own old bytes (key order and
+/// unknown fields kept, two-space indents as [`to_pretty`] writes them) and checked against the
+/// schema. `None` for a change of another shape, bytes the scan cannot split, or a changed task
+/// the schema refuses: the whole document is then written back and checked (and the refusal
+/// worded) as before. A file taskhook wrote comes out byte for byte as that whole write would
+/// have made it; in a file formatted by hand, only the changed tasks take taskhook's format.
+pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Option<Vec<u8>>> {
+    if was.tasks.len() != now.tasks.len() || was.rest != now.rest {
+        return Ok(None);
+    }
+    let Some(spans) = element_spans(bytes, "tasks").filter(|s| s.len() == now.tasks.len()) else {
+        return Ok(None);
+    };
+    let mut changed = Vec::new();
+    for (i, (old, new)) in was.tasks.iter().zip(&now.tasks).enumerate() {
+        if old == new {
+            continue;
+        }
+        let Some(Ok(mut v)) = bytes.get(spans[i].clone()).map(parse_json) else {
+            return Ok(None);
+        };
+        write_back(&mut v, new).map_err(Error::BadInput)?;
+        changed.push((i, v));
+    }
+    // The schema asks nothing of a task that involves another, so the changed ones are checked
+    // on their own.
+    let probe = serde_json::json!({ "tasks": changed.iter().map(|(_, v)| v).collect::<Vec<_>>() });
+    if schema::check(SCHEMA_TASKS, &probe)?.is_err() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(bytes.len() + 256 * changed.len());
+    let mut at = 0;
+    for (i, v) in &changed {
+        out.extend_from_slice(&bytes[at..spans[*i].start]);
+        out.extend_from_slice(&pretty_at(v, 2));
+        at = spans[*i].end;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    Ok(Some(out))
 }
 
 /// Appends rendered entries to the log in one write (the log's title first when it is new).
@@ -374,12 +484,12 @@ pub fn append_block(cx: &Ctx, p: &Paths, block: &str) -> Result<()> {
 
 /// After completions: velocity.json recomputed from the log, and a checkpoint written when
 /// one is due (`phases` completed, or 10 completions since the last one); returns what the
-/// checkpoint was. `doc` is tasks.json as written, `list` its model.
+/// checkpoint was. `tasks` is tasks.json as written, `list` its model.
 pub fn after_completions(
     cx: &Ctx,
     p: &Paths,
     list: &TaskList,
-    doc: &Value,
+    tasks: &[u8],
     phases: &[String],
     now: &str,
 ) -> Result<Option<String>> {
@@ -392,7 +502,7 @@ pub fn after_completions(
     } else {
         return Ok(None);
     };
-    checkpoint(cx, p, &to_pretty(doc), &reason).map(Some)
+    checkpoint(cx, p, tasks, &reason).map(Some)
 }
 
 /// Writes velocity.json recomputed from the log; returns the log's entries.

@@ -545,5 +545,34 @@ mod tests {
                 proptest::prop_assert!(matches!(checked, Ok(Ok(()))), "{:?}", checked);
             }
         }
+
+        /// A change written in place (only the changed tasks' bytes replaced) gives the very
+        /// bytes the whole document written back would: for a file taskhook wrote, byte for
+        /// byte; for one formatted otherwise, the same document.
+        #[test]
+        fn a_change_written_in_place_is_the_whole_write(
+            list in some_list(),
+            action in some_action(),
+            n in 0..7u8,
+        ) {
+            let id = format!("T{n}");
+            let mut after = list.clone();
+            apply(&mut after, "web", &id, action, NOW);
+            let doc = serde_json::to_value(&list).unwrap();
+            let mut whole = doc.clone();
+            crate::layouts::json::write_back(&mut whole, &after).unwrap();
+            let pretty = crate::store::to_pretty(&doc);
+            let in_place = super::super::files::spliced(&pretty, &list, &after).unwrap();
+            // Every change of this step keeps the tasks in their places.
+            proptest::prop_assert!(in_place.is_some());
+            proptest::prop_assert_eq!(
+                String::from_utf8(in_place.unwrap()).unwrap(),
+                String::from_utf8(crate::store::to_pretty(&whole)).unwrap()
+            );
+            let compact = serde_json::to_vec(&doc).unwrap();
+            let in_place = super::super::files::spliced(&compact, &list, &after).unwrap().unwrap();
+            let read: serde_json::Value = serde_json::from_slice(&in_place).unwrap();
+            proptest::prop_assert_eq!(read, whole);
+        }
     }
 }

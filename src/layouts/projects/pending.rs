@@ -148,11 +148,11 @@ fn finish(cx: &Ctx, p: &Paths, r: &Record) -> Result<String> {
     let written = tasks.as_deref().is_some_and(|b| {
         r.tasks_json.bytes == Some(b.len() as u64) && r.tasks_json.fnv1a64 == digest(b)
     });
-    let doc = tasks.and_then(|b| parse_json(&b).ok());
-    let list = doc
-        .as_ref()
-        .and_then(|d| crate::layouts::json::typed::<TaskList>(d).ok());
-    let (true, Some(doc), Some(list)) = (written, doc, list) else {
+    let list = tasks
+        .as_deref()
+        .and_then(|b| parse_json(b).ok())
+        .and_then(|d| crate::layouts::json::typed::<TaskList>(&d).ok());
+    let (true, Some(tasks), Some(list)) = (written, tasks, list) else {
         return Ok(format!(
             "a change interrupted before tasks.json was written took no effect: its {n} log {} ({what}) {} not written",
             entries_word(n),
@@ -187,7 +187,7 @@ fn finish(cx: &Ctx, p: &Paths, r: &Record) -> Result<String> {
         } else {
             c.phases.clone()
         };
-        files::after_completions(cx, p, &list, &doc, &phases, &now)?;
+        files::after_completions(cx, p, &list, &tasks, &phases, &now)?;
     }
     Ok(match at {
         None => format!(

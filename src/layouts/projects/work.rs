@@ -126,11 +126,11 @@ pub fn active(cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
     let (list, _) = files::read(cx, &Paths::of(&store.root))?;
     Ok(list
         .tasks
-        .into_iter()
+        .iter()
         .filter(|t| !t.id.is_empty())
         .map(|t| Unit {
             active: !t.status.is_finished(),
-            id: t.id,
+            id: t.id.clone(),
         })
         .collect())
 }

@@ -58,25 +58,145 @@ pub fn keep_order(old: Value, new: Value) -> Value {
     }
 }
 
-/// The byte ranges of the elements of the array a JSON object document holds at its top-level
-/// `key`, found by one linear scan (strings and their escapes honoured), so a write can change
-/// one element's bytes and keep the others as they are. `None` when the bytes are not such an
-/// object, the key is written with escapes or more than once, or anything is out of place: the
-/// caller then writes the whole document.
-pub fn element_spans(bytes: &[u8], key: &str) -> Option<Vec<std::ops::Range<usize>>> {
+/// A typed model written over the checked bytes it was read from, in place: the document's one
+/// bulky member (`key`, an object or array of many entries) keeps the bytes of every entry the
+/// change left alone; each entry it changed (`changed`: position, new value) is written over
+/// its own old bytes, and the rest of the document (`head`: the model with that member emptied)
+/// is written back as [`write_back`] would, key order and unknown fields kept. The result is
+/// checked against `schema` with only the changed entries in the member, which is the whole
+/// check when the schema asks nothing of an entry that involves another (the callers' schemas
+/// do not). `count` is how many entries the model holds there.
+///
+/// `None` when this cannot be done exactly (entries added, removed or moved; bytes the scan
+/// cannot split; the schema refusing): the caller then writes the whole document back, which
+/// words any refusal. A file taskhook wrote (two-space indents) comes out byte for byte as that
+/// whole write would make it; in a file formatted by hand, only what changed takes that format.
+pub fn write_in_place<E: Serialize>(
+    bytes: &[u8],
+    key: &str,
+    head: &impl Serialize,
+    count: usize,
+    changed: &[(usize, &E)],
+    schema: &'static str,
+) -> crate::error::Result<Option<Vec<u8>>> {
+    use crate::store::{parse_json, schema::check, to_pretty};
+    let Some((span, entries)) = member_entries(bytes, key).filter(|(_, e)| e.len() == count) else {
+        return Ok(None);
+    };
+    let is_map = bytes.get(span.start) == Some(&b'{');
+    let empty: &[u8] = if is_map { b"{}" } else { b"[]" };
+    let mut old = Vec::with_capacity(bytes.len() - span.len() + 2);
+    old.extend_from_slice(&bytes[..span.start]);
+    old.extend_from_slice(empty);
+    old.extend_from_slice(&bytes[span.end..]);
+    let (Ok(old), Ok(new)) = (parse_json(&old), serde_json::to_value(head)) else {
+        return Ok(None);
+    };
+    let mut doc = keep_order(old, new);
+    let empty_value = || {
+        if is_map {
+            Value::Object(Map::new())
+        } else {
+            Value::Array(Vec::new())
+        }
+    };
+    if doc.get(key) != Some(&empty_value()) {
+        return Ok(None);
+    }
+    let mut values = Vec::with_capacity(changed.len());
+    for (i, entry) in changed {
+        let Some((k, v)) = entries.get(*i) else {
+            return Ok(None);
+        };
+        let Ok(mut v) = parse_json(&bytes[v.clone()]) else {
+            return Ok(None);
+        };
+        write_back(&mut v, entry).map_err(crate::error::Error::BadInput)?;
+        let name = match k {
+            Some(k) => match serde_json::from_slice::<String>(&bytes[k.clone()]) {
+                Ok(name) => Some(name),
+                Err(_) => return Ok(None),
+            },
+            None => None,
+        };
+        values.push((*i, name, v));
+    }
+    let probe = if is_map {
+        Value::Object(
+            values
+                .iter()
+                .map(|(_, k, v)| (k.clone().unwrap_or_default(), v.clone()))
+                .collect(),
+        )
+    } else {
+        Value::Array(values.iter().map(|(_, _, v)| v.clone()).collect())
+    };
+    if let Some(slot) = doc.get_mut(key) {
+        *slot = probe;
+    }
+    if check(schema, &doc)?.is_err() {
+        return Ok(None);
+    }
+    if let Some(slot) = doc.get_mut(key) {
+        *slot = empty_value();
+    }
+    let head = to_pretty(&doc);
+    let mut marker = b"\n  ".to_vec();
+    marker.extend_from_slice(serde_json::to_string(key).unwrap_or_default().as_bytes());
+    marker.extend_from_slice(b": ");
+    marker.extend_from_slice(empty);
+    let Some(at) = find_bytes(&head, &marker) else {
+        return Ok(None);
+    };
+    let at = at + marker.len() - 2;
+    let mut out = Vec::with_capacity(bytes.len() + 512 * values.len());
+    out.extend_from_slice(&head[..at]);
+    let mut from = span.start;
+    for (i, _, v) in &values {
+        let old = &entries[*i].1;
+        out.extend_from_slice(&bytes[from..old.start]);
+        out.extend_from_slice(&pretty_at(v, 2));
+        from = old.end;
+    }
+    out.extend_from_slice(&bytes[from..span.end]);
+    out.extend_from_slice(&head[at + 2..]);
+    Ok(Some(out))
+}
+
+/// The value range of the top-level member `key` of a JSON object document, and its entries
+/// when it is an object (key and value ranges) or an array (value ranges).
+#[allow(clippy::type_complexity)]
+fn member_entries(
+    bytes: &[u8],
+    key: &str,
+) -> Option<(
+    std::ops::Range<usize>,
+    Vec<(Option<std::ops::Range<usize>>, std::ops::Range<usize>)>,
+)> {
+    let span = top_member(bytes, key)?;
+    let mut s = Scan {
+        b: bytes,
+        at: span.start,
+    };
+    let entries = match s.peek()? {
+        b'[' => s.elements()?.into_iter().map(|v| (None, v)).collect(),
+        b'{' => s
+            .members()?
+            .into_iter()
+            .map(|(k, v)| (Some(k), v))
+            .collect(),
+        _ => return None,
+    };
+    Some((span, entries))
+}
+
+/// The value range of the top-level member `key` of a JSON object document; `None` when the
+/// bytes are not an object, or the key is absent, written with escapes or given twice.
+fn top_member(bytes: &[u8], key: &str) -> Option<std::ops::Range<usize>> {
     let mut s = Scan { b: bytes, at: 0 };
     s.ws();
-    s.eat(b'{')?;
     let mut found = None;
-    loop {
-        s.ws();
-        if s.peek()? == b'}' {
-            break;
-        }
-        let k = s.string()?;
-        s.ws();
-        s.eat(b':')?;
-        s.ws();
+    for (k, v) in s.members()? {
         let raw = bytes.get(k.start + 1..k.end - 1)?;
         if raw.contains(&b'\\') {
             return None;
@@ -85,21 +205,13 @@ pub fn element_spans(bytes: &[u8], key: &str) -> Option<Vec<std::ops::Range<usiz
             if found.is_some() {
                 return None;
             }
-            found = Some(s.elements()?);
-        } else {
-            s.value()?;
-        }
-        s.ws();
-        match s.next()? {
-            b',' => continue,
-            b'}' => break,
-            _ => return None,
+            found = Some(v);
         }
     }
     found
 }
 
-/// A cursor over JSON bytes for [`element_spans`]: every step checks its bounds.
+/// A cursor over JSON bytes for [`member_entries`]: every step checks its bounds.
 struct Scan<'a> {
     b: &'a [u8],
     at: usize,
@@ -176,6 +288,32 @@ impl Scan<'_> {
             }
         }
         (self.at > start).then_some(start..self.at)
+    }
+
+    /// The members of an object: key (quotes included) and value ranges.
+    #[allow(clippy::type_complexity)]
+    fn members(&mut self) -> Option<Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>> {
+        self.eat(b'{')?;
+        let mut out = Vec::new();
+        self.ws();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(out);
+        }
+        loop {
+            self.ws();
+            let k = self.string()?;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            out.push((k, self.value()?));
+            self.ws();
+            match self.next()? {
+                b',' => continue,
+                b'}' => return Some(out),
+                _ => return None,
+            }
+        }
     }
 
     /// The elements of an array.
@@ -297,7 +435,10 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn element_spans_split_an_array_and_refuse_what_they_cannot() {
+    fn member_entries_split_an_array_or_object_and_refuse_what_they_cannot() {
+        let element_spans = |b: &[u8], k: &str| {
+            member_entries(b, k).map(|(_, e)| e.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
+        };
         let doc = br#" {"a": {"tasks": [1]}, "tasks" : [ {"s": "x\"]}"} , [1, [2]], "y", -1.5e3, null ], "z": "}"} "#;
         let spans = element_spans(doc, "tasks").unwrap();
         let parts: Vec<&str> = spans
@@ -314,7 +455,6 @@ mod tests {
         for bad in [
             &br#"{"tasks": [1], "tasks": [2]}"#[..],
             br#"{"ta\u0073ks": [1]}"#,
-            br#"{"tasks": {"a": 1}}"#,
             br#"{"tasks": [1, 2"#,
             br#"[{"tasks": [1]}]"#,
             br#"{"other": [1]}"#,

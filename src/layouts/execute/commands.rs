@@ -203,7 +203,7 @@ pub fn stop(cx: &Ctx, store: &StoreRef, reason: Option<&str>) -> Result<Stop> {
         .filter(|r| !r.is_empty());
     cx.store.with_lock(&lock_path(&store.root), || {
         let Doc {
-            mut doc,
+            source,
             state: before,
         } = state::load(cx, store)?;
         let mut s = before.clone();
@@ -226,7 +226,7 @@ pub fn stop(cx: &Ctx, store: &StoreRef, reason: Option<&str>) -> Result<Stop> {
         s.stop = Slot::Is(Loose::Typed(record.clone()));
         s.status = Some(RunStatus::Stopped);
         derive(&before, &mut s, &now);
-        state::save(cx, store, &mut doc, &s)?;
+        state::save(cx, store, source, Some(&before), &mut s)?;
         Ok(Stop::Stopped(record))
     })
 }
@@ -249,7 +249,7 @@ pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Task
     let now = cx.store.clock().stamp();
     cx.store.with_lock(&lock_path(&store.root), || {
         let Doc {
-            mut doc,
+            source,
             state: before,
         } = state::load(cx, store)?;
         if before.task(id).is_none() {
@@ -278,7 +278,7 @@ pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Task
             q.retain(|e| e.task_id != id);
         }
         derive(&before, &mut s, &now);
-        state::save(cx, store, &mut doc, &s)?;
+        state::save(cx, store, source, Some(&before), &mut s)?;
         Ok((bak, s.task(id).cloned().unwrap_or_default()))
     })
 }
@@ -290,7 +290,7 @@ pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
     let now = cx.store.clock().stamp();
     let bak = cx.store.with_lock(&lock_path(&store.root), || {
         let Doc {
-            mut doc,
+            source,
             state: current,
         } = state::load(cx, store)?;
         let mut counted = current.clone();
@@ -336,7 +336,7 @@ pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
         });
         let fresh = s.clone();
         derive(&fresh, &mut s, &now);
-        state::save(cx, store, &mut doc, &s)?;
+        state::save(cx, store, source, Some(&current), &mut s)?;
         Ok(bak)
     })?;
     let mut left = Vec::new();

@@ -41,7 +41,7 @@ pub fn transition<T>(
     let now = cx.store.clock().stamp();
     cx.store.transact(&state::lock_path(&store.root), |pass| {
         let Doc {
-            mut doc,
+            source,
             state: before,
         } = load(cx, store)?;
         let mut s = before.clone();
@@ -52,7 +52,7 @@ pub fn transition<T>(
         derive::derive(&before, &mut s, &now);
         let changed = state::differs(&before, &s);
         if pass.writes() && changed {
-            state::save(cx, store, &mut doc, &s)?;
+            state::save(cx, store, source, Some(&before), &mut s)?;
         }
         Ok(((out, s), changed))
     })

@@ -164,7 +164,7 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
             .into_owned(),
     };
     let now = cx.store.clock().stamp();
-    let mut s = json!({
+    let s = json!({
         "schema_version": "2.0",
         "prd_slug": slug,
         "project_path": project_path,
@@ -204,7 +204,7 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
         if cx.store.exists(&file) {
             return Err(Error::Rule(format!("`{}` already exists", file.display())));
         }
-        state::save(cx, &store, &mut s, &run).map(|_| ())
+        state::save(cx, &store, state::Source::Value(s.clone()), None, &mut run).map(|_| ())
     })?;
     if !under_docs {
         register(cx, project, &rel.join(FILE))?;

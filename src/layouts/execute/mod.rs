@@ -127,7 +127,7 @@ impl Layout for Execute {
         };
         // Read to look only: the step that follows takes the same parse over.
         Ok(match state::shared(cx, &state_path(&store.root))? {
-            Some(d) => units(&d.state),
+            Some(d) => units(&d),
             None => units(&load(cx, store)?.state),
         })
     }
@@ -136,8 +136,7 @@ impl Layout for Execute {
     /// status changed since is not delivered.
     fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
         Ok(state::shared(cx, &state_path(&store.root))?.map(|d| {
-            d.state
-                .task(unit)
+            d.task(unit)
                 .map_or("gone", |t| t.status().as_str())
                 .to_string()
         }))

@@ -231,7 +231,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         };
         let (
             Doc {
-                mut doc,
+                source,
                 state: mut s,
             },
             mut changes,
@@ -286,7 +286,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         derive(&before, &mut s, &now);
         let dirty = rebuilt || copy_stale || !temps.is_empty() || differs(&before, &s);
         if pass.writes() && (rebuilt || differs(&before, &s)) {
-            state::save(cx, store, &mut doc, &s)?;
+            state::save(cx, store, source, Some(&before), &mut s)?;
         }
         Ok((
             Some(Resumed {

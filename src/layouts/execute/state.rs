@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::model::{Metrics, State};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{typed, write_back};
+use crate::layouts::json::{write_back, write_in_place};
 use crate::layouts::StoreRef;
 use crate::store::{fs, lock_path_for, parse_checked, parsed};
 
@@ -52,12 +52,21 @@ pub fn lock_path(root: &Path) -> PathBuf {
     lock_path_for(&state_path(root))
 }
 
-/// A state file as read: the checked document (its key order and the fields taskhook does not
-/// know, for the write back) and its typed model.
+/// A state file as read: what it was read from (its checked bytes, for the write back: key
+/// order and the fields taskhook does not know) and its typed model.
 #[derive(Debug, Clone)]
 pub struct Doc {
-    pub doc: Value,
+    pub source: Source,
     pub state: State,
+}
+
+/// What a state was read from, for [`save`] to write over.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A file's bytes, parsed and checked in this invocation.
+    Bytes(Vec<u8>),
+    /// A document made in memory (a new run).
+    Value(Value),
 }
 
 /// A state file as found.
@@ -78,17 +87,18 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
         Ok(b) => b,
         Err(unread) => return Ok(unread),
     };
-    // Read before in this invocation by a reader that only looked ([`shared`]): taken over,
-    // not parsed again (and not copied, once that reader let go of it).
-    if let Some(rc) = parsed::get::<Doc>(SHARED, &bytes) {
-        parsed::forget(SHARED);
-        let doc = Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone());
-        return Ok(Read::Valid(Box::new(doc)));
-    }
-    Ok(match doc_of(&bytes)? {
-        Ok(doc) => Read::Valid(Box::new(doc)),
-        Err(why) => Read::Invalid(why),
-    })
+    // Read before in this invocation ([`shared`], or a write): copied, not parsed again.
+    let state = match parsed::get::<State>(SHARED, &bytes) {
+        Some(rc) => (*rc).clone(),
+        None => match state_of(&bytes)? {
+            Ok(state) => state,
+            Err(why) => return Ok(Read::Invalid(why)),
+        },
+    };
+    Ok(Read::Valid(Box::new(Doc {
+        source: Source::Bytes(bytes),
+        state,
+    })))
 }
 
 /// The file's bytes, or what it is when they are not to be read (a special file, over the cap,
@@ -104,28 +114,28 @@ fn bytes_of(cx: &Ctx, path: &Path) -> Result<std::result::Result<Vec<u8>, Read>>
 }
 
 /// The bytes parsed, schema-checked and typed, or why they are unusable.
-fn doc_of(bytes: &[u8]) -> Result<std::result::Result<Doc, String>> {
+fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
     Ok(parse_checked(bytes, SCHEMA)?
-        .and_then(|doc| typed::<State>(&doc).map(|state| Doc { doc, state })))
+        .and_then(|doc| serde_json::from_value::<State>(doc).map_err(|e| e.to_string())))
 }
 
-/// What [`shared`] remembers.
+/// What [`shared`] remembers: the typed state of the last bytes read or written.
 const SHARED: &str = "execute-state.json, typed";
 
 /// A valid state for a reader that only looks (which units a store has, a task's status):
 /// `None` when it is missing or cannot be used ([`read`] says why). The same bytes read again
-/// in this invocation are not parsed again: a later [`read`] takes this one over.
-pub fn shared(cx: &Ctx, path: &Path) -> Result<Option<Rc<Doc>>> {
+/// in this invocation (the step's peek and its locked re-read) are not parsed again.
+pub fn shared(cx: &Ctx, path: &Path) -> Result<Option<Rc<State>>> {
     let Ok(bytes) = bytes_of(cx, path)? else {
         return Ok(None);
     };
-    if let Some(rc) = parsed::get::<Doc>(SHARED, &bytes) {
+    if let Some(rc) = parsed::get::<State>(SHARED, &bytes) {
         return Ok(Some(rc));
     }
-    let Ok(doc) = doc_of(&bytes)? else {
+    let Ok(state) = state_of(&bytes)? else {
         return Ok(None);
     };
-    let rc = Rc::new(doc);
+    let rc = Rc::new(state);
     parsed::remember(SHARED, &bytes, rc.clone());
     Ok(Some(rc))
 }
@@ -165,19 +175,64 @@ pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Doc> {
     }
 }
 
-/// Writes `state` back over the document it was read from (`doc`: its key order and unknown
-/// fields kept), validated first, and the same bytes to the copy of the latest state
-/// ([`LAST_GOOD`]) just before it: the copy is never older than the state.
-pub fn save(cx: &Ctx, store: &StoreRef, doc: &mut Value, state: &State) -> Result<bool> {
+/// Writes `state` back over what it was read from (`source`: key order and unknown fields
+/// kept), validated first, and the same bytes to the copy of the latest state ([`LAST_GOOD`])
+/// just before it: the copy is never older than the state. `before` is the state `source`
+/// holds: with it, a change that keeps every task in its place is written in place
+/// ([`write_in_place`]: only the changed tasks' bytes replaced).
+pub fn save(
+    cx: &Ctx,
+    store: &StoreRef,
+    source: Source,
+    before: Option<&State>,
+    state: &mut State,
+) -> Result<bool> {
     let path = state_path(&store.root);
-    write_back(doc, state).map_err(|why| Error::SchemaInvalid {
-        path: path.clone(),
-        schema: SCHEMA,
-        details: why,
-    })?;
-    let bytes = cx.store.checked_json(&path, SCHEMA, doc)?;
+    let in_place = match (&source, before) {
+        (Source::Bytes(bytes), Some(before)) => in_place(bytes, before, state)?,
+        _ => None,
+    };
+    let bytes = match in_place {
+        Some(bytes) => bytes,
+        None => {
+            let mut doc = match source {
+                Source::Value(v) => v,
+                Source::Bytes(b) => crate::store::parse_json(&b).map_err(Error::BadInput)?,
+            };
+            write_back(&mut doc, &*state).map_err(|why| Error::SchemaInvalid {
+                path: path.clone(),
+                schema: SCHEMA,
+                details: why,
+            })?;
+            cx.store.checked_json(&path, SCHEMA, &doc)?
+        }
+    };
     cx.store.replace(&last_good_path(&store.root), &bytes)?;
-    cx.store.replace(&path, &bytes)
+    let wrote = cx.store.replace(&path, &bytes)?;
+    // What the file now holds is the state (a typed parse gives it back): the status a notice
+    // records after the step is not a parse.
+    parsed::remember(SHARED, &bytes, Rc::new(state.clone()));
+    Ok(wrote)
+}
+
+/// The state written over `bytes` (which hold `before`) in place, when its tasks are the same
+/// keys in the same order.
+fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Vec<u8>>> {
+    if before.tasks.len() != state.tasks.len() || before.tasks.keys().ne(state.tasks.keys()) {
+        return Ok(None);
+    }
+    let tasks = std::mem::take(&mut state.tasks);
+    let changed: Vec<(usize, &super::model::Task)> = before
+        .tasks
+        .values()
+        .zip(tasks.values())
+        .enumerate()
+        .filter(|(_, (old, new))| old != new)
+        .map(|(i, (_, new))| (i, new))
+        .collect();
+    let out = write_in_place(bytes, "tasks", &*state, tasks.len(), &changed, SCHEMA);
+    state.tasks = tasks;
+    out
 }
 
 /// Whether the copy of the latest state holds exactly the state file's bytes `current`.
@@ -375,6 +430,69 @@ pub fn mentions(text: &str, id: &str) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn seed() -> Value {
+        let text = include_str!(
+            "../../../tests/fixtures/schemas/execute-state/valid/seed-full-example.json"
+        );
+        serde_json::from_str(text).unwrap()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        /// A state written in place is the state written back whole: byte for byte over a file
+        /// taskhook wrote, the same document over one formatted otherwise; tasks changed in
+        /// any mix (status, attempts, a field taskhook does not know, the status removed), the
+        /// run's own fields too; tasks added, or a change the schema refuses: the whole write.
+        #[test]
+        fn a_state_written_in_place_is_the_whole_write(
+            changes in proptest::collection::vec((0..3usize, 0..4u8), 0..5),
+            head in proptest::prelude::any::<bool>(),
+            add in proptest::prelude::any::<bool>(),
+        ) {
+            use super::super::model::TaskStatus;
+            let doc = seed();
+            let before: State = crate::layouts::json::typed(&doc).unwrap();
+            let mut s = before.clone();
+            let ids: Vec<String> = s.tasks.keys().cloned().collect();
+            for (i, what) in changes {
+                let t = s.tasks.get_mut(&ids[i]).unwrap();
+                match what {
+                    0 => t.status = Some(TaskStatus::Completed),
+                    1 => t.attempts = Some(t.attempts.unwrap_or(0) + 1),
+                    2 => { t.rest.insert("x-note".into(), json!({"k": [1, null]})); }
+                    _ => t.status = None,
+                }
+            }
+            if head {
+                s.updated_at.set(Some("2026-11-26T09:00:00Z".to_string()));
+                s.current_batch.set(Some(9));
+            }
+            if add {
+                s.tasks.insert("L9-001".into(), Default::default());
+            }
+            let mut whole = doc.clone();
+            write_back(&mut whole, &s).unwrap();
+            let pretty = crate::store::to_pretty(&doc);
+            let got = in_place(&pretty, &before, &mut s).unwrap();
+            // A change the schema refuses (a task without its status) is left to the whole
+            // write, which words the refusal.
+            let valid = matches!(crate::store::schema::check(SCHEMA, &whole), Ok(Ok(())));
+            proptest::prop_assert_eq!(got.is_none(), add || !valid);
+            if let Some(got) = got {
+                proptest::prop_assert_eq!(
+                    String::from_utf8(got).unwrap(),
+                    String::from_utf8(crate::store::to_pretty(&whole)).unwrap()
+                );
+                let compact = serde_json::to_vec(&doc).unwrap();
+                let got = in_place(&compact, &before, &mut s).unwrap().unwrap();
+                proptest::prop_assert_eq!(serde_json::from_slice::<Value>(&got).unwrap(), whole);
+            }
+            // The model is whole again after the write.
+            proptest::prop_assert_eq!(s.tasks.len(), ids.len() + usize::from(add));
+        }
+    }
 
     #[test]
     fn layers_by_field_or_convention() {

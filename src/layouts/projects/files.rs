@@ -13,13 +13,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::log::{self, Entry};
-use super::model::{ProjectRecord, Status, TaskList};
+use super::model::{ProjectRecord, Status, Task, TaskList};
 use super::pending;
 use super::restore::{self, Restored};
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{element_spans, pretty_at, typed, write_back};
+use crate::layouts::json::{typed, write_back, write_in_place};
 use crate::store::checkpoint::Ring;
 use crate::store::{fs, parse_checked, parse_json, parsed, schema, to_pretty, Loaded};
 
@@ -427,47 +427,34 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
     Ok(notes)
 }
 
-/// The new bytes of tasks.json when the change kept every task in its place (none added,
-/// removed or moved, the document's other keys as they were): the bytes of the tasks it left
-/// alone kept as read, each task it changed written over its own old bytes (key order and
-/// unknown fields kept, two-space indents as [`to_pretty`] writes them) and checked against the
-/// schema. `None` for a change of another shape, bytes the scan cannot split, or a changed task
-/// the schema refuses: the whole document is then written back and checked (and the refusal
-/// worded) as before. A file taskhook wrote comes out byte for byte as that whole write would
-/// have made it; in a file formatted by hand, only the changed tasks take taskhook's format.
+/// The new bytes of tasks.json written in place ([`write_in_place`]): the bytes of the tasks
+/// the change left alone kept as read, each task it changed written over its own old bytes.
+/// `None` when the list changed shape (tasks added or removed, the document's other keys) or
+/// cannot be written so: the whole document is then written back.
 pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Option<Vec<u8>>> {
     if was.tasks.len() != now.tasks.len() || was.rest != now.rest {
         return Ok(None);
     }
-    let Some(spans) = element_spans(bytes, "tasks").filter(|s| s.len() == now.tasks.len()) else {
-        return Ok(None);
+    let changed: Vec<(usize, &Task)> = was
+        .tasks
+        .iter()
+        .zip(&now.tasks)
+        .enumerate()
+        .filter(|(_, (old, new))| old != new)
+        .map(|(i, (_, new))| (i, new))
+        .collect();
+    let head = TaskList {
+        tasks: Vec::new(),
+        rest: now.rest.clone(),
     };
-    let mut changed = Vec::new();
-    for (i, (old, new)) in was.tasks.iter().zip(&now.tasks).enumerate() {
-        if old == new {
-            continue;
-        }
-        let Some(Ok(mut v)) = bytes.get(spans[i].clone()).map(parse_json) else {
-            return Ok(None);
-        };
-        write_back(&mut v, new).map_err(Error::BadInput)?;
-        changed.push((i, v));
-    }
-    // The schema asks nothing of a task that involves another, so the changed ones are checked
-    // on their own.
-    let probe = serde_json::json!({ "tasks": changed.iter().map(|(_, v)| v).collect::<Vec<_>>() });
-    if schema::check(SCHEMA_TASKS, &probe)?.is_err() {
-        return Ok(None);
-    }
-    let mut out = Vec::with_capacity(bytes.len() + 256 * changed.len());
-    let mut at = 0;
-    for (i, v) in &changed {
-        out.extend_from_slice(&bytes[at..spans[*i].start]);
-        out.extend_from_slice(&pretty_at(v, 2));
-        at = spans[*i].end;
-    }
-    out.extend_from_slice(&bytes[at..]);
-    Ok(Some(out))
+    write_in_place(
+        bytes,
+        "tasks",
+        &head,
+        now.tasks.len(),
+        &changed,
+        SCHEMA_TASKS,
+    )
 }
 
 /// Appends rendered entries to the log in one write (the log's title first when it is new).

@@ -58,6 +58,27 @@ pub fn keep_order(old: Value, new: Value) -> Value {
     }
 }
 
+/// What a typed model was read from, for the write back: a file's checked bytes (parsed again
+/// only by a write that needs the whole document; [`write_in_place`] needs less) or a document
+/// made in memory.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A file's bytes, parsed and checked in this invocation.
+    Bytes(Vec<u8>),
+    /// A document made in memory (a new or rebuilt state).
+    Value(Value),
+}
+
+impl Source {
+    /// The document as JSON.
+    pub fn to_value(&self) -> Result<Value, String> {
+        match self {
+            Source::Value(v) => Ok(v.clone()),
+            Source::Bytes(b) => crate::store::parse_json(b),
+        }
+    }
+}
+
 /// A typed model written over the checked bytes it was read from, in place: the document's one
 /// bulky member (`key`, an object or array of many entries) keeps the bytes of every entry the
 /// change left alone; each entry it changed (`changed`: position, new value) is written over
@@ -65,7 +86,8 @@ pub fn keep_order(old: Value, new: Value) -> Value {
 /// is written back as [`write_back`] would, key order and unknown fields kept. The result is
 /// checked against `schema` with only the changed entries in the member, which is the whole
 /// check when the schema asks nothing of an entry that involves another (the callers' schemas
-/// do not). `count` is how many entries the model holds there.
+/// do not). `count` is how many entries the model holds there; the keys in `last` are taken
+/// out of the document before the write back, so the model puts them after the others.
 ///
 /// `None` when this cannot be done exactly (entries added, removed or moved; bytes the scan
 /// cannot split; the schema refusing): the caller then writes the whole document back, which
@@ -78,6 +100,7 @@ pub fn write_in_place<E: Serialize>(
     count: usize,
     changed: &[(usize, &E)],
     schema: &'static str,
+    last: &[&str],
 ) -> crate::error::Result<Option<Vec<u8>>> {
     use crate::store::{parse_json, schema::check, to_pretty};
     let Some((span, entries)) = member_entries(bytes, key).filter(|(_, e)| e.len() == count) else {
@@ -89,9 +112,14 @@ pub fn write_in_place<E: Serialize>(
     old.extend_from_slice(&bytes[..span.start]);
     old.extend_from_slice(empty);
     old.extend_from_slice(&bytes[span.end..]);
-    let (Ok(old), Ok(new)) = (parse_json(&old), serde_json::to_value(head)) else {
+    let (Ok(mut old), Ok(new)) = (parse_json(&old), serde_json::to_value(head)) else {
         return Ok(None);
     };
+    if let Value::Object(m) = &mut old {
+        for k in last {
+            m.shift_remove(*k);
+        }
+    }
     let mut doc = keep_order(old, new);
     let empty_value = || {
         if is_map {

@@ -7,11 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use serde_json::Value;
-
 use super::model::{Metrics, State};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+pub use crate::layouts::json::Source;
 use crate::layouts::json::{write_back, write_in_place};
 use crate::layouts::StoreRef;
 use crate::store::{fs, lock_path_for, parse_checked, parsed};
@@ -58,15 +57,6 @@ pub fn lock_path(root: &Path) -> PathBuf {
 pub struct Doc {
     pub source: Source,
     pub state: State,
-}
-
-/// What a state was read from, for [`save`] to write over.
-#[derive(Debug, Clone)]
-pub enum Source {
-    /// A file's bytes, parsed and checked in this invocation.
-    Bytes(Vec<u8>),
-    /// A document made in memory (a new run).
-    Value(Value),
 }
 
 /// A state file as found.
@@ -197,7 +187,7 @@ pub fn save(
         None => {
             let mut doc = match source {
                 Source::Value(v) => v,
-                Source::Bytes(b) => crate::store::parse_json(&b).map_err(Error::BadInput)?,
+                bytes => bytes.to_value().map_err(Error::BadInput)?,
             };
             write_back(&mut doc, &*state).map_err(|why| Error::SchemaInvalid {
                 path: path.clone(),
@@ -230,7 +220,7 @@ fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Ve
         .filter(|(_, (old, new))| old != new)
         .map(|(i, (_, new))| (i, new))
         .collect();
-    let out = write_in_place(bytes, "tasks", &*state, tasks.len(), &changed, SCHEMA);
+    let out = write_in_place(bytes, "tasks", &*state, tasks.len(), &changed, SCHEMA, &[]);
     state.tasks = tasks;
     out
 }
@@ -429,7 +419,7 @@ pub fn mentions(text: &str, id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn seed() -> Value {
         let text = include_str!(

@@ -179,7 +179,13 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
     }
     cx.store.create_dir_all(&root)?;
     let written = cx.store.with_lock(&folder_lock_path(&root), || {
-        let mut l = Slug::new(Value::Null, state, Default::default(), 0, true);
+        let mut l = Slug::new(
+            crate::layouts::json::Source::Value(Value::Null),
+            state,
+            Default::default(),
+            0,
+            true,
+        );
         state::append_progress(cx, &p, &mut l, "")?;
         state::write_state(cx, &p, &mut l)?;
         cx.store.append(&p.guardrails, guardrails.as_bytes())?;
@@ -197,7 +203,7 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewSlug) -> Result<(PathBuf, Valu
             cx.store.create_dir_all(&root.join("sources"))?;
             cx.store.create_dir_all(&root.join("outputs"))?;
         }
-        Ok(l.doc)
+        l.source.to_value().map_err(Error::BadInput)
     })?;
     Ok((root, written, count))
 }

@@ -387,6 +387,10 @@ impl Units {
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
 }
 
 impl FromIterator<(String, Unit)> for Units {
@@ -517,11 +521,23 @@ impl State {
 
     /// The units of the mode (none when the field is missing).
     pub fn units(&self) -> &Units {
+        self.units_present().unwrap_or(&NO_UNITS)
+    }
+
+    /// The units of the mode when the field is there.
+    pub fn units_present(&self) -> Option<&Units> {
         match self.mode {
             Mode::Development => self.tasks.as_ref(),
             Mode::Knowledge => self.phases.as_ref(),
         }
-        .unwrap_or(&NO_UNITS)
+    }
+
+    /// The field of the mode's units, as it is (missing or not).
+    pub fn units_field(&mut self) -> &mut Option<Units> {
+        match self.mode {
+            Mode::Development => &mut self.tasks,
+            Mode::Knowledge => &mut self.phases,
+        }
     }
 
     /// The units of the mode, the field created when missing.

@@ -634,7 +634,7 @@ pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
             )));
         }
         let log_len = cx.store.len(&p.progress).unwrap_or(0);
-        let mut l = Slug::new(doc, state, plan, log_len, !dry);
+        let mut l = Slug::new(crate::layouts::json::Source::Value(doc), state, plan, log_len, !dry);
         l.commits_logged = commits_named(&l.state, &text);
         check(store, &mut l, &text);
         advance(&mut l.state, &l.plan);

@@ -24,9 +24,9 @@ use super::{reconcile, replay};
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{typed, write_back};
+use crate::layouts::json::{write_back, write_in_place, Source};
 use crate::layouts::StoreRef;
-use crate::store::{parsed, Loaded};
+use crate::store::{parse_checked, parsed, Loaded};
 
 /// Largest progress.md (or tail of it) read.
 pub const LOG_CAP: usize = 512 * 1024 * 1024;
@@ -45,7 +45,10 @@ pub(crate) fn is_knowledge(cx: &Ctx, store: &StoreRef) -> bool {
 pub struct Slug {
     /// state.json as read (or `null` for one built here): what `write_state` writes the
     /// model back over, so its key order and unknown fields survive.
-    pub doc: Value,
+    pub source: Source,
+    /// The state `source` holds, when it is a file's bytes: what tells a write which units
+    /// it changes (the others keep their bytes).
+    pub was: Option<Rc<State>>,
     pub state: State,
     pub plan: Rc<Plan>,
     /// What reconciliation found and did (one line each): logged as notes, shown in summaries.
@@ -69,14 +72,15 @@ pub struct Slug {
 impl Slug {
     /// A slug as loaded from `state` (read from `doc`) with the log at `log_len` bytes.
     pub(crate) fn new(
-        doc: Value,
+        source: Source,
         state: State,
         plan: Rc<Plan>,
         log_len: u64,
         writes: bool,
     ) -> Self {
         Slug {
-            doc,
+            source,
+            was: None,
             state,
             plan,
             notes: Vec::new(),
@@ -93,7 +97,7 @@ impl Slug {
     /// state.json as the model now says it, in the file's key order (what a write would put
     /// there, without the cursor).
     pub fn to_json(&self) -> Value {
-        let mut doc = self.doc.clone();
+        let mut doc = self.source.to_value().unwrap_or(Value::Null);
         // Serializing a model of strings, numbers and maps cannot fail; the doc stays as read
         // if it did.
         let _ = write_back(&mut doc, &self.state);
@@ -181,17 +185,18 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
     let plan = read_plan(cx, &p)?;
     let log_len = cx.store.len(&p.progress).unwrap_or(0);
     let writes = write && !cx.store.is_dry_run();
-    let loaded = match cx.store.load_json(&p.state, SCHEMA)? {
-        Loaded::Valid(doc) => match typed::<State>(&doc) {
-            Ok(state) => Ok((doc, state)),
+    let loaded = match cx.store.read(&p.state)? {
+        None => Err(Loaded::Missing),
+        Some(bytes) => match typed_state(&bytes)? {
+            Ok(was) => Ok((bytes, was)),
             Err(why) => Err(Loaded::Invalid(why)),
         },
-        other => Err(other),
     };
     let mut l = match loaded {
-        Ok((doc, state)) => {
-            let cursor = valid_cursor(&state).cloned();
-            let mut l = Slug::new(doc, state, plan, log_len, writes);
+        Ok((bytes, was)) => {
+            let cursor = valid_cursor(&was).cloned();
+            let mut l = Slug::new(Source::Bytes(bytes), (*was).clone(), plan, log_len, writes);
+            l.was = Some(was);
             match cursor {
                 Some(c) if !full && c.progress_bytes <= log_len => {
                     l.commits_logged = usize::try_from(c.commits_logged).unwrap_or(usize::MAX);
@@ -249,7 +254,7 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
                     "taskhook reconcile (or the next session start) would move it aside and rebuild it from progress.md",
                 );
             }
-            let mut l = Slug::new(Value::Null, state, plan, log_len, writes);
+            let mut l = Slug::new(Source::Value(Value::Null), state, plan, log_len, writes);
             l.notes.push(note);
             l.dirty = true;
             l.commits_logged = reconcile::commits_named(&l.state, &text);
@@ -403,28 +408,107 @@ pub(crate) fn write_state(cx: &Ctx, p: &Paths, l: &mut Slug) -> Result<bool> {
     let now_len = cx.store.len(&p.progress).unwrap_or(0);
     let grew = now_len.checked_sub(l.log_len);
     let exact = grew.is_some_and(|g| g == l.appended || g == l.appended + 1);
-    // The cursor goes last, as a key added to the file.
-    if let Value::Object(m) = &mut l.doc {
-        m.shift_remove("taskhook");
-    }
     l.state.taskhook = exact.then(|| Cursor {
         progress_bytes: now_len,
         commits_logged: l.commits_logged.min(l.state.commits().len()) as u64,
         checksum: checksum(&l.state),
     });
-    write_back(&mut l.doc, &l.state).map_err(|details| Error::SchemaInvalid {
-        path: p.state.clone(),
-        schema: SCHEMA,
-        details,
-    })?;
-    let written = cx
-        .store
-        .replace_json_logged(&p.state, SCHEMA, &l.doc, |msg| {
-            append_raw(cx, p, &invalid_note(cx, msg))
-        })?;
+    let in_place = match (&l.source, &l.was) {
+        (Source::Bytes(bytes), Some(was)) => in_place(bytes, was, &mut l.state)?,
+        _ => None,
+    };
+    let bytes = match in_place {
+        Some(bytes) => bytes,
+        None => {
+            let mut doc = l.source.to_value().map_err(Error::BadInput)?;
+            // The cursor goes last, as a key added to the file.
+            if let Value::Object(m) = &mut doc {
+                m.shift_remove(CURSOR);
+            }
+            write_back(&mut doc, &l.state).map_err(|details| Error::SchemaInvalid {
+                path: p.state.clone(),
+                schema: SCHEMA,
+                details,
+            })?;
+            match cx.store.checked_json(&p.state, SCHEMA, &doc) {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    cx.store.keep_through_failure(|| {
+                        append_raw(cx, p, &invalid_note(cx, &e.one_line()))
+                    })?;
+                    return Err(e);
+                }
+            }
+        }
+    };
+    let written = cx.store.replace(&p.state, &bytes)?;
+    // What the file now holds is the state (a typed parse gives it back): the next write, or a
+    // look later in this event, starts from it.
+    let was = Rc::new(l.state.clone());
+    parsed::remember(TYPED, &bytes, was.clone());
+    l.was = Some(was);
+    l.source = Source::Bytes(bytes);
     l.log_len = now_len;
     l.appended = 0;
     Ok(written)
+}
+
+/// The key of taskhook's cursor in state.json.
+const CURSOR: &str = "taskhook";
+
+/// What [`typed_state`] remembers: the typed state of the last valid bytes of state.json.
+const TYPED: &str = "iterative state.json, typed";
+
+/// The state the bytes hold, or why they are unusable: parsed, schema-checked and typed once
+/// per invocation for the same bytes.
+fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>, String>> {
+    if let Some(state) = parsed::get::<State>(TYPED, bytes) {
+        return Ok(Ok(state));
+    }
+    let state = match parse_checked(bytes, SCHEMA)? {
+        Ok(doc) => match serde_json::from_value::<State>(doc) {
+            Ok(state) => Rc::new(state),
+            Err(e) => return Ok(Err(e.to_string())),
+        },
+        Err(why) => return Ok(Err(why)),
+    };
+    parsed::remember(TYPED, bytes, state.clone());
+    Ok(Ok(state))
+}
+
+/// The state written over `bytes` (which hold `was`) in place ([`write_in_place`]), when its
+/// units are the same ids in the same order: only the changed units' bytes replaced, the
+/// cursor put last as the whole write puts it.
+fn in_place(bytes: &[u8], was: &State, state: &mut State) -> Result<Option<Vec<u8>>> {
+    let (Some(old), Some(new)) = (was.units_present(), state.units_present()) else {
+        return Ok(None);
+    };
+    if was.mode != state.mode || old.len() != new.len() || old.ids().ne(new.ids()) {
+        return Ok(None);
+    }
+    let units = state
+        .units_field()
+        .replace(Default::default())
+        .unwrap_or_default();
+    let changed: Vec<(usize, &Unit)> = old
+        .iter()
+        .zip(units.iter())
+        .enumerate()
+        .filter(|(_, ((_, a), (_, b)))| a != b)
+        .map(|(i, (_, (_, b)))| (i, b))
+        .collect();
+    let key = state.units_key();
+    let out = write_in_place(
+        bytes,
+        key,
+        &*state,
+        units.len(),
+        &changed,
+        SCHEMA,
+        &[CURSOR],
+    );
+    *state.units_field() = Some(units);
+    out
 }
 
 /// The progress.md note for a state.json that is (or would be) invalid: a note, not an
@@ -466,5 +550,75 @@ pub(crate) fn last_entry(cx: &Ctx, p: &Paths, unit: &str) -> Result<Option<log::
             return Ok(None);
         }
         window *= 4;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::{Cursor, Status};
+    use super::*;
+    use serde_json::json;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        /// A state written in place is the state written back whole: byte for byte over a file
+        /// taskhook wrote, the same document over one formatted otherwise, the cursor put last
+        /// either way; units changed in any mix, the slug's own fields too; units added, or a
+        /// change the schema refuses: the whole write.
+        #[test]
+        fn a_state_written_in_place_is_the_whole_write(
+            changes in proptest::collection::vec((0..3usize, 0..4u8), 0..5),
+            cursor in proptest::prelude::any::<bool>(),
+            add in proptest::prelude::any::<bool>(),
+        ) {
+            let text = include_str!(
+                "../../../tests/fixtures/schemas/iterative-state/valid/seed-development-mode.json"
+            );
+            let mut doc: Value = serde_json::from_str(text).unwrap();
+            // A cursor in the middle of the file, as another writer may leave it.
+            let mut m = serde_json::Map::new();
+            for (k, v) in doc.as_object().unwrap() {
+                m.insert(k.clone(), v.clone());
+                if k == "phase" {
+                    m.insert(CURSOR.into(), json!({"progress_bytes": 1, "commits_logged": 0, "checksum": "x"}));
+                }
+            }
+            doc = Value::Object(m);
+            let was: State = crate::layouts::json::typed(&doc).unwrap();
+            let mut s = was.clone();
+            let ids: Vec<String> = s.units().ids().cloned().collect();
+            for (i, what) in changes {
+                let u = s.units_mut().entry(&ids[i]);
+                match what {
+                    0 => u.status = Status::Done,
+                    1 => u.iterations_used = Some(u.iterations_used.unwrap_or(0) + 1),
+                    2 => { u.rest.insert("x-note".into(), json!([1, null])); }
+                    _ => u.max_iterations = Some(0),
+                }
+            }
+            s.updated = Some("2026-11-26T09:00:00Z".into());
+            s.taskhook = cursor.then(|| Cursor { progress_bytes: 9, commits_logged: 0, checksum: "y".into() });
+            if add {
+                s.units_mut().entry("T9");
+            }
+            let mut whole = doc.clone();
+            whole.as_object_mut().unwrap().shift_remove(CURSOR);
+            write_back(&mut whole, &s).unwrap();
+            let valid = matches!(crate::store::schema::check(SCHEMA, &whole), Ok(Ok(())));
+            let pretty = crate::store::to_pretty(&doc);
+            let got = in_place(&pretty, &was, &mut s).unwrap();
+            proptest::prop_assert_eq!(got.is_none(), add || !valid);
+            if let Some(got) = got {
+                proptest::prop_assert_eq!(
+                    String::from_utf8(got).unwrap(),
+                    String::from_utf8(crate::store::to_pretty(&whole)).unwrap()
+                );
+                let compact = serde_json::to_vec(&doc).unwrap();
+                let got = in_place(&compact, &was, &mut s).unwrap().unwrap();
+                proptest::prop_assert_eq!(serde_json::from_slice::<Value>(&got).unwrap(), whole);
+            }
+            proptest::prop_assert_eq!(s.units().len(), ids.len() + usize::from(add));
+        }
     }
 }

@@ -454,6 +454,7 @@ pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Op
         now.tasks.len(),
         &changed,
         SCHEMA_TASKS,
+        &[],
     )
 }
 

@@ -10,7 +10,7 @@ use super::state::{self, load, state_path, Doc, Read};
 use super::{derive, git, git_evidence, git_root, messages, project_root};
 use crate::agents;
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::layouts::fact::{Commit, Fact};
 use crate::layouts::{Input, Reaction, StoreRef, Turn};
 use crate::signals::{split_name, SignalKind};
@@ -33,29 +33,51 @@ pub fn cap(text: &str) -> String {
 /// whether it changed anything. A change is derived ([`derive::derive`]) and written when the
 /// state then differs in more than the clock; no change writes nothing (not even a recount).
 /// Returns what `change` said and the state after.
+///
+/// A change decided on the unlocked read is not decided again under the lock when the file
+/// still holds the same bytes (`change` and the derivation are functions of the state and the
+/// time): the locked pass takes it over.
 pub fn transition<T>(
     cx: &Ctx,
     store: &StoreRef,
     mut change: impl FnMut(&State, &mut State, &str) -> (T, bool),
 ) -> Result<(T, State)> {
     let now = cx.store.clock().stamp();
-    cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let Doc {
-            source,
-            state: before,
-        } = load(cx, store)?;
-        let mut s = before.clone();
-        let (out, changed) = change(&before, &mut s, &now);
-        if !changed {
-            return Ok(((out, s), false));
-        }
-        derive::derive(&before, &mut s, &now);
+    let mut peeked: Option<(Vec<u8>, State, State, T)> = None;
+    let done = cx.store.transact(&state::lock_path(&store.root), |pass| {
+        let (source, before, mut s, out) = match peeked.take() {
+            Some((bytes, before, s, out)) if state::still_holds(cx, store, &bytes)? => {
+                (state::Source::Bytes(bytes), before, s, out)
+            }
+            _ => {
+                let Doc {
+                    source,
+                    state: before,
+                } = load(cx, store)?;
+                let mut s = before.clone();
+                let (out, changed) = change(&before, &mut s, &now);
+                if !changed {
+                    return Ok((Some((out, s)), false));
+                }
+                derive::derive(&before, &mut s, &now);
+                (source, before, s, out)
+            }
+        };
         let changed = state::differs(&before, &s);
+        if changed && !pass.writes() {
+            if let state::Source::Bytes(bytes) = source {
+                // The locked pass follows and takes this over.
+                peeked = Some((bytes, before, s, out));
+                return Ok((None, true));
+            }
+        }
         if pass.writes() && changed {
             state::save(cx, store, source, Some(&before), &mut s)?;
         }
-        Ok(((out, s), changed))
-    })
+        Ok((Some((out, s)), changed))
+    })?;
+    // The locked pass always answers; `None` only from a peek that handed over.
+    done.ok_or_else(|| Error::BadInput("a state change ended without its outcome".into()))
 }
 
 /// Applies one lifecycle event to a task under the lock (decided on an unlocked read first);

@@ -225,6 +225,11 @@ fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Ve
     out
 }
 
+/// Whether the state file still holds `bytes`.
+pub fn still_holds(cx: &Ctx, store: &StoreRef, bytes: &[u8]) -> Result<bool> {
+    Ok(matches!(bytes_of(cx, &state_path(&store.root))?, Ok(now) if now == bytes))
+}
+
 /// Whether the copy of the latest state holds exactly the state file's bytes `current`.
 pub fn copy_is_current(cx: &Ctx, store: &StoreRef, current: &[u8]) -> Result<bool> {
     cx.store

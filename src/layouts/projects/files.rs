@@ -205,6 +205,15 @@ fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>
     Ok(restored(cx, p, damaged.as_deref(), why)?.map(|t| Found::Made(Box::new(t))))
 }
 
+/// Whether tasks.json still holds the bytes `doc` was read from (a list made in memory never
+/// does).
+pub fn still_holds(cx: &Ctx, p: &Paths, doc: &Doc) -> Result<bool> {
+    Ok(match doc {
+        Doc::Read { bytes, .. } => read_file(cx, &p.tasks)?.as_deref() == Some(bytes.as_slice()),
+        Doc::Made(_) => false,
+    })
+}
+
 /// tasks.json restored from the checkpoints and the log, or why it cannot be.
 fn restored(
     cx: &Ctx,

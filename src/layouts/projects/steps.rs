@@ -21,14 +21,39 @@ pub struct Acted {
 }
 
 /// Applies `action` to task `id` of the store, under its lock when anything changes.
+///
+/// The step is a function of the list's bytes and the time, so a change decided on the
+/// unlocked read is not decided again under the lock when the file still holds the same bytes
+/// (its outcome is taken over); other bytes are read and decided afresh.
 pub fn act(cx: &Ctx, store: &StoreRef, id: &str, action: Action<'_>) -> Result<Acted> {
     let p = Paths::of(&store.root);
+    let now = cx.store.clock().stamp();
+    let mut peeked: Option<(files::Tasks, Outcome)> = None;
     cx.store.transact(&p.lock(), |pass| {
-        let mut t = files::load(cx, &p)?;
-        let now = cx.store.clock().stamp();
-        // A refused action changes nothing (the step's promise), so the list is its own.
-        let out = lifecycle::apply(&mut t.list, &store.id, id, action, &now);
+        let (mut t, out) = match peeked.take() {
+            Some((t, out)) if files::still_holds(cx, &p, &t.doc)? => (t, out),
+            _ => {
+                let mut t = files::load(cx, &p)?;
+                // A refused action changes nothing (the step's promise), so the list is its own.
+                let out = lifecycle::apply(&mut t.list, &store.id, id, action, &now);
+                (t, out)
+            }
+        };
         let dirty = out.changed || !out.entries.is_empty() || t.restored.is_some();
+        if dirty && !pass.writes() {
+            // The locked pass follows and takes this over (the value here is not used).
+            let list = TaskList::default();
+            peeked = Some((t, out.clone()));
+            return Ok((
+                Acted {
+                    outcome: out,
+                    task: None,
+                    list,
+                    committed: Committed::default(),
+                },
+                true,
+            ));
+        }
         let mut committed = Committed::default();
         if pass.writes() && dirty {
             let change = if out.refused.is_some() {

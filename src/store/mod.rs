@@ -21,6 +21,7 @@ pub mod check;
 pub mod checkpoint;
 mod claim;
 pub mod clock;
+pub mod entries;
 pub mod fs;
 pub mod git;
 pub mod guard;

@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use serde_json::Value;
+
 use super::model::{Metrics, State};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -77,11 +79,15 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
         Ok(b) => b,
         Err(unread) => return Ok(unread),
     };
-    // Read before in this invocation ([`shared`], or a write): copied, not parsed again.
+    // Read before in this invocation (a look, a read, a write): copied, not parsed again.
     let state = match parsed::get::<State>(SHARED, &bytes) {
         Some(rc) => (*rc).clone(),
         None => match state_of(&bytes)? {
-            Ok(state) => state,
+            Ok(state) => {
+                let rc = Rc::new(state);
+                parsed::remember(SHARED, &bytes, rc.clone());
+                (*rc).clone()
+            }
             Err(why) => return Ok(Read::Invalid(why)),
         },
     };
@@ -105,6 +111,22 @@ fn bytes_of(cx: &Ctx, path: &Path) -> Result<std::result::Result<Vec<u8>, Read>>
 
 /// The bytes parsed, schema-checked and typed, or why they are unusable.
 fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
+    // Task by task (the document's tree never whole); the whole reading words a refusal.
+    let mut tasks = super::model::Keyed::default();
+    let by_task = crate::store::entries::read_checked(bytes, SCHEMA, "tasks", |id, v| {
+        match (id, serde_json::from_value::<super::model::Task>(v)) {
+            (Some(id), Ok(t)) => {
+                tasks.insert(id, t);
+                true
+            }
+            _ => false,
+        }
+    })?
+    .and_then(|head| serde_json::from_value::<State>(Value::Object(head)).ok());
+    if let Some(mut state) = by_task {
+        state.tasks = tasks;
+        return Ok(Ok(state));
+    }
     Ok(parse_checked(bytes, SCHEMA)?
         .and_then(|doc| serde_json::from_value::<State>(doc).map_err(|e| e.to_string())))
 }

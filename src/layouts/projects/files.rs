@@ -176,12 +176,26 @@ fn typed_of(bytes: &[u8]) -> Result<std::result::Result<Rc<TaskList>, String>> {
     if let Some(list) = parsed::get::<TaskList>(TYPED, bytes) {
         return Ok(Ok(list));
     }
-    let list = match parse_checked(bytes, SCHEMA_TASKS)? {
-        Ok(doc) => match serde_json::from_value::<TaskList>(doc) {
-            Ok(list) => Rc::new(list),
-            Err(e) => return Ok(Err(e.to_string())),
+    // Task by task (the document's tree never whole); the whole reading words a refusal.
+    let mut tasks = Vec::new();
+    let by_task = crate::store::entries::read_checked(bytes, SCHEMA_TASKS, "tasks", |_, v| {
+        serde_json::from_value::<Task>(v)
+            .map(|t| tasks.push(t))
+            .is_ok()
+    })?
+    .and_then(|head| serde_json::from_value::<TaskList>(Value::Object(head)).ok());
+    let list = match by_task {
+        Some(mut list) => {
+            list.tasks = tasks;
+            Rc::new(list)
+        }
+        None => match parse_checked(bytes, SCHEMA_TASKS)? {
+            Ok(doc) => match serde_json::from_value::<TaskList>(doc) {
+                Ok(list) => Rc::new(list),
+                Err(e) => return Ok(Err(e.to_string())),
+            },
+            Err(why) => return Ok(Err(why)),
         },
-        Err(why) => return Ok(Err(why)),
     };
     parsed::remember(TYPED, bytes, list.clone());
     Ok(Ok(list))

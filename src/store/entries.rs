@@ -1,0 +1,318 @@
+//! A state document read one entry at a time (issue 23): the entries of its one bulky member
+//! (`tasks`: an array, or an object keyed by id) are each parsed, checked against the schema
+//! and handed to the caller (who types and keeps them) while the next is read, so the JSON tree
+//! of the whole document never exists at once. The rest of the document is checked with that
+//! member empty.
+//!
+//! This is the whole check when the member's schema constrains each entry alone (the member is
+//! `{"type": "array", "items": …}` or `{"type": "object", "additionalProperties": …}`, with no
+//! counts or uniqueness, and the document's schema with no `allOf`, `if` and the like, as in
+//! the two schemas it is used with (projects' tasks.json, execute's state; `tests` holds them
+//! to it). Anything else — an entry or the rest refused, the caller refusing an entry, a member
+//! given twice, bytes that are not a JSON object — answers `None`, and the caller reads and
+//! checks the whole document instead, which words the verdict.
+
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::schema;
+use crate::error::Result;
+
+/// Reads `bytes` entry by entry (see the module): each entry of the member `key` goes to `take`
+/// with its key (`None` in an array) once checked; returns the rest of the document (the
+/// member empty), checked. `take` answers `false` to refuse an entry.
+pub fn read_checked(
+    bytes: &[u8],
+    schema_name: &'static str,
+    key: &str,
+    mut take: impl FnMut(Option<String>, Value) -> bool,
+) -> Result<Option<Map<String, Value>>> {
+    // Compiled (or its error said) before any entry is read.
+    let _ = schema::check(schema_name, &Value::Object(Map::new()))?;
+    let mut read = Read {
+        schema: schema_name,
+        key,
+        take: &mut take,
+        ok: true,
+    };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let head = match (&mut read).deserialize(&mut de) {
+        Ok(head) if de.end().is_ok() => head,
+        _ => return Ok(None),
+    };
+    let Some(head) = head.filter(|_| read.ok) else {
+        return Ok(None);
+    };
+    let head = Value::Object(head);
+    Ok(match schema::check(schema_name, &head)? {
+        Ok(()) => match head {
+            Value::Object(m) => Some(m),
+            _ => None,
+        },
+        Err(_) => None,
+    })
+}
+
+struct Read<'a, F> {
+    schema: &'static str,
+    key: &'a str,
+    take: &'a mut F,
+    /// Cleared by anything that sends the caller to the whole document.
+    ok: bool,
+}
+
+impl<F: FnMut(Option<String>, Value) -> bool> Read<'_, F> {
+    /// Checks one entry in a document that holds only it, counting only what is said of the
+    /// entry (the document's own required fields are the rest's check).
+    fn entry(&mut self, name: Option<String>, value: Value) {
+        if !self.ok {
+            return;
+        }
+        let inner = match &name {
+            Some(n) => Value::Object(Map::from_iter([(n.clone(), value)])),
+            None => Value::Array(vec![value]),
+        };
+        let wrapped = Value::Object(Map::from_iter([(self.key.to_string(), inner)]));
+        let prefix = format!("/{}/", self.key.replace('~', "~0").replace('/', "~1"));
+        let refused = match schema::check(self.schema, &wrapped) {
+            Ok(Ok(())) => false,
+            Ok(Err(issues)) => issues.iter().any(|i| i.path.starts_with(&prefix)),
+            Err(_) => true,
+        };
+        let value = match wrapped {
+            Value::Object(m) => m.into_iter().next().and_then(|(_, inner)| match inner {
+                Value::Object(e) => e.into_iter().next().map(|(_, v)| v),
+                Value::Array(a) => a.into_iter().next(),
+                _ => None,
+            }),
+            _ => None,
+        };
+        match value {
+            Some(v) if !refused => self.ok = (self.take)(name, v),
+            _ => self.ok = false,
+        }
+    }
+}
+
+impl<'de, F: FnMut(Option<String>, Value) -> bool> DeserializeSeed<'de> for &mut Read<'_, F> {
+    type Value = Option<Map<String, Value>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_map(Top(self))
+    }
+}
+
+/// The document: its members, the bulky one read entry by entry.
+struct Top<'r, 'a, F>(&'r mut Read<'a, F>);
+
+impl<'de, F: FnMut(Option<String>, Value) -> bool> Visitor<'de> for Top<'_, '_, F> {
+    type Value = Option<Map<String, Value>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut head = Map::new();
+        while let Some(k) = m.next_key::<String>()? {
+            if head.contains_key(&k) {
+                // A member given twice: the whole document's reading decides.
+                self.0.ok = false;
+            }
+            if k == self.0.key {
+                let empty = m.next_value_seed(Member(&mut *self.0))?;
+                head.insert(k, empty);
+            } else {
+                let v = m.next_value::<Value>()?;
+                head.insert(k, v);
+            }
+        }
+        Ok(Some(head))
+    }
+}
+
+/// The bulky member: its entries handed over one by one; it reads as its empty self.
+struct Member<'r, 'a, F>(&'r mut Read<'a, F>);
+
+impl<'de, F: FnMut(Option<String>, Value) -> bool> DeserializeSeed<'de> for Member<'_, '_, F> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, F: FnMut(Option<String>, Value) -> bool> Visitor<'de> for Member<'_, '_, F> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array or an object")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> std::result::Result<Value, A::Error> {
+        while let Some(v) = s.next_element::<Value>()? {
+            self.0.entry(None, v);
+        }
+        Ok(Value::Array(Vec::new()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<Value, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(k) = m.next_key::<String>()? {
+            let v = m.next_value::<Value>()?;
+            if !seen.insert(k.clone()) {
+                // A key given twice: the whole document's reading decides which value holds.
+                self.0.ok = false;
+            }
+            self.0.entry(Some(k), v);
+        }
+        Ok(Value::Object(Map::new()))
+    }
+
+    // Any other kind of value: the rest's check (or the whole reading) refuses it.
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Value, E> {
+        self.0.ok = false;
+        Ok(Value::Null)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Value, E> {
+        self.0.ok = false;
+        Ok(Value::Null)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Value, E> {
+        self.0.ok = false;
+        Ok(Value::Null)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Value, E> {
+        self.0.ok = false;
+        Ok(Value::Null)
+    }
+
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Value, E> {
+        self.0.ok = false;
+        Ok(Value::Null)
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        self.0.ok = false;
+        Ok(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The members read entry by entry are constrained entry by entry in every schema this is
+    /// used with: the type and the entries' schema, nothing about their number or uniqueness.
+    #[test]
+    fn the_members_read_by_entries_constrain_each_entry_alone() {
+        for (file, key) in [("projects-tasks", "tasks"), ("execute-state", "tasks")] {
+            let text = match file {
+                "projects-tasks" => include_str!("../../schemas/projects-tasks.schema.json"),
+                _ => include_str!("../../schemas/execute-state.schema.json"),
+            };
+            let s: Value = serde_json::from_str(text).unwrap();
+            let member = s["properties"][key].as_object().unwrap();
+            let mut keys: Vec<&str> = member.keys().map(String::as_str).collect();
+            keys.sort();
+            let entries = if member["type"] == "array" {
+                "items"
+            } else {
+                "additionalProperties"
+            };
+            let mut want = ["description", entries, "type"];
+            want.sort();
+            assert_eq!(keys, want, "{file} {key}");
+            for whole in ["allOf", "anyOf", "oneOf", "if", "not", "dependentSchemas"] {
+                assert!(s.get(whole).is_none(), "{file} has {whole}");
+            }
+        }
+    }
+
+    fn read(doc: &Value, schema: &'static str) -> Option<(Map<String, Value>, Vec<Value>)> {
+        let bytes = serde_json::to_vec(doc).unwrap();
+        let mut got = Vec::new();
+        let head = read_checked(&bytes, schema, "tasks", |_, v| {
+            got.push(v);
+            true
+        })
+        .unwrap()?;
+        Some((head, got))
+    }
+
+    /// A document is read by entries exactly when the whole check accepts it, and gives the
+    /// same members.
+    #[test]
+    fn reading_by_entries_accepts_what_the_whole_check_accepts() {
+        let task = |id: &str, status: &str| json!({"id": id, "status": status});
+        for doc in [
+            json!({"tasks": [task("A", "PENDING"), task("B", "COMPLETE")], "x": 1}),
+            json!({"tasks": []}),
+            json!({"tasks": [task("A", "DONE")]}),
+            json!({"tasks": [task("", "PENDING")]}),
+            json!({"tasks": [1]}),
+            json!({"tasks": {}}),
+            json!({"tasks": 3}),
+            json!({"other": []}),
+            json!([{"tasks": []}]),
+        ] {
+            let whole = matches!(schema::check("projects-tasks", &doc), Ok(Ok(())));
+            let by = read(&doc, "projects-tasks");
+            assert_eq!(by.is_some(), whole, "{doc}");
+            if let Some((mut head, entries)) = by {
+                head.insert("tasks".into(), Value::Array(entries));
+                let mut want = doc.as_object().unwrap().clone();
+                want.sort_keys();
+                head.sort_keys();
+                assert_eq!(Value::Object(head), Value::Object(want));
+            }
+        }
+        // The document's own required fields are the rest's to check.
+        let state = json!({"schema_version": "2.0", "status": "pending",
+            "tasks": {"A": {"status": "pending"}, "B": {"status": "failed"}}});
+        assert!(read(&state, "execute-state").is_some());
+        let bad = json!({"status": "pending", "tasks": {"A": {"status": "pending"}}});
+        assert!(read(&bad, "execute-state").is_none());
+        let bad = json!({"schema_version": "2.0", "status": "pending", "tasks": {"A": {"status": "lost"}}});
+        assert!(read(&bad, "execute-state").is_none());
+        // A key or a member given twice goes to the whole reading.
+        let twice = br#"{"schema_version": "2.0", "status": "pending", "tasks": {"A": {"status": "pending"}, "A": {"status": "failed"}}}"#;
+        assert!(read_checked(twice, "execute-state", "tasks", |_, _| true)
+            .unwrap()
+            .is_none());
+        let twice = br#"{"tasks": [], "tasks": []}"#;
+        assert!(read_checked(twice, "projects-tasks", "tasks", |_, _| true)
+            .unwrap()
+            .is_none());
+        // An entry the caller refuses, trailing bytes, broken JSON: the whole reading.
+        assert!(read_checked(
+            br#"{"tasks": [{"id": "A", "status": "PENDING"}]}"#,
+            "projects-tasks",
+            "tasks",
+            |_, _| false
+        )
+        .unwrap()
+        .is_none());
+        assert!(
+            read_checked(br#"{"tasks": []} x"#, "projects-tasks", "tasks", |_, _| {
+                true
+            })
+            .unwrap()
+            .is_none()
+        );
+        assert!(read_checked(
+            br#"{"tasks": [{"id": "A""#,
+            "projects-tasks",
+            "tasks",
+            |_, _| true
+        )
+        .unwrap()
+        .is_none());
+    }
+}

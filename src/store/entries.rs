@@ -30,7 +30,7 @@ pub fn read_checked(
     mut take: impl FnMut(Option<String>, Value) -> bool,
 ) -> Result<Option<Map<String, Value>>> {
     // Compiled (or its error said) before any entry is read.
-    let _ = schema::check(schema_name, &Value::Object(Map::new()))?;
+    schema::entry_is_valid(schema_name, key, &Value::Null)?;
     let mut read = Read {
         schema: schema_name,
         key,
@@ -64,35 +64,13 @@ struct Read<'a, F> {
 }
 
 impl<F: FnMut(Option<String>, Value) -> bool> Read<'_, F> {
-    /// Checks one entry in a document that holds only it, counting only what is said of the
-    /// entry (the document's own required fields are the rest's check).
+    /// Checks one entry against the entry schema of the member, and hands it over.
     fn entry(&mut self, name: Option<String>, value: Value) {
         if !self.ok {
             return;
         }
-        let inner = match &name {
-            Some(n) => Value::Object(Map::from_iter([(n.clone(), value)])),
-            None => Value::Array(vec![value]),
-        };
-        let wrapped = Value::Object(Map::from_iter([(self.key.to_string(), inner)]));
-        let prefix = format!("/{}/", self.key.replace('~', "~0").replace('/', "~1"));
-        let refused = match schema::check(self.schema, &wrapped) {
-            Ok(Ok(())) => false,
-            Ok(Err(issues)) => issues.iter().any(|i| i.path.starts_with(&prefix)),
-            Err(_) => true,
-        };
-        let value = match wrapped {
-            Value::Object(m) => m.into_iter().next().and_then(|(_, inner)| match inner {
-                Value::Object(e) => e.into_iter().next().map(|(_, v)| v),
-                Value::Array(a) => a.into_iter().next(),
-                _ => None,
-            }),
-            _ => None,
-        };
-        match value {
-            Some(v) if !refused => self.ok = (self.take)(name, v),
-            _ => self.ok = false,
-        }
+        self.ok = matches!(schema::entry_is_valid(self.schema, self.key, &value), Ok(true))
+            && (self.take)(name, value);
     }
 }
 

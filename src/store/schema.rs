@@ -102,6 +102,45 @@ fn compiled(name: &str) -> Result<&'static jsonschema::Validator> {
     Ok(leaked)
 }
 
+/// Whether `value` is a valid entry of the member `member` of schema `name` (an element of its
+/// array, a value of its object): checked against that entry's own schema, compiled once.
+pub fn entry_is_valid(name: &str, member: &str, value: &Value) -> Result<bool> {
+    static CACHE: OnceLock<Mutex<HashMap<String, &'static jsonschema::Validator>>> =
+        OnceLock::new();
+    let key = format!("{name}#{member}");
+    let cache = CACHE.get_or_init(Mutex::default);
+    let mut map = cache.lock().unwrap_or_else(|p| p.into_inner());
+    let validator = match map.get(&key) {
+        Some(v) => *v,
+        None => {
+            let def =
+                find(name).ok_or_else(|| Error::NotFound(format!("no schema named {name:?}")))?;
+            let bad = |why: String| Error::BadInput(format!("embedded schema {name}: {why}"));
+            let mut whole: Value =
+                serde_json::from_str(def.source).map_err(|e| bad(e.to_string()))?;
+            let m = &whole["properties"][member];
+            let entry = m.get("items").or_else(|| m.get("additionalProperties"));
+            let Some(Value::Object(entry)) = entry.cloned() else {
+                return Err(bad(format!("{member} has no schema for its entries")));
+            };
+            // The entry's schema at the root, beside the definitions its references name.
+            let mut root = entry;
+            for k in ["$schema", "$defs"] {
+                if let Some(v) = whole.get_mut(k).map(std::mem::take) {
+                    root.insert(k.to_string(), v);
+                }
+            }
+            let validator =
+                jsonschema::validator_for(&Value::Object(root)).map_err(|e| bad(e.to_string()))?;
+            let leaked: &'static jsonschema::Validator = Box::leak(Box::new(validator));
+            map.insert(key, leaked);
+            leaked
+        }
+    };
+    drop(map);
+    Ok(validator.is_valid(value))
+}
+
 /// Checks `value` against schema `name`: `Ok(Ok(()))` when valid, `Ok(Err(issues))` when not.
 /// The outer error is for an unknown schema name.
 pub fn check(name: &str, value: &Value) -> Result<std::result::Result<(), Vec<Issue>>> {

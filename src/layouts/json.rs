@@ -270,15 +270,22 @@ impl Scan<'_> {
     fn string(&mut self) -> Option<std::ops::Range<usize>> {
         let start = self.at;
         self.eat(b'"')?;
-        loop {
-            match self.next()? {
-                b'"' => return Some(start..self.at),
-                b'\\' => {
-                    self.next()?;
-                }
-                _ => {}
+        self.at = self.string_end(self.at)?;
+        Some(start..self.at)
+    }
+
+    /// Where the string whose contents begin at `i` ends (after its closing quote): a tight
+    /// loop over the bytes, an escape skipping the byte after it.
+    fn string_end(&self, mut i: usize) -> Option<usize> {
+        let b = self.b;
+        while i < b.len() {
+            match b[i] {
+                b'"' => return Some(i + 1),
+                b'\\' => i += 2,
+                _ => i += 1,
             }
         }
+        None
     }
 
     /// One value of any kind.
@@ -289,22 +296,25 @@ impl Scan<'_> {
                 self.string()?;
             }
             b'{' | b'[' => {
+                let b = self.b;
                 let mut depth = 0usize;
+                let mut i = self.at;
                 loop {
-                    match self.peek()? {
+                    match *b.get(i)? {
                         b'"' => {
-                            self.string()?;
+                            i = self.string_end(i + 1)?;
                             continue;
                         }
                         b'{' | b'[' => depth += 1,
                         b'}' | b']' => depth = depth.checked_sub(1)?,
                         _ => {}
                     }
-                    self.at += 1;
+                    i += 1;
                     if depth == 0 {
                         break;
                     }
                 }
+                self.at = i;
             }
             _ => {
                 while !matches!(

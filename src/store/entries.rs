@@ -69,8 +69,10 @@ impl<F: FnMut(Option<String>, Value) -> bool> Read<'_, F> {
         if !self.ok {
             return;
         }
-        self.ok = matches!(schema::entry_is_valid(self.schema, self.key, &value), Ok(true))
-            && (self.take)(name, value);
+        self.ok = matches!(
+            schema::entry_is_valid(self.schema, self.key, &value),
+            Ok(true)
+        ) && (self.take)(name, value);
     }
 }
 

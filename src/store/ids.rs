@@ -23,19 +23,24 @@ const WINDOWS_RESERVED_CHARS: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
 /// Whether `name` is a Windows device name (`CON`, `nul.txt`, `COM1`, `LPT9.json`, …).
 fn is_windows_device(name: &str) -> bool {
     let stem = name.split('.').next().unwrap_or("").trim_end_matches(' ');
-    let upper = stem.to_ascii_uppercase();
-    match upper.as_str() {
-        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
-        s => {
-            let digit = |d: &str| {
-                matches!(
-                    d,
-                    "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "0" | "¹" | "²" | "³"
-                )
-            };
-            s.strip_prefix("COM").is_some_and(digit) || s.strip_prefix("LPT").is_some_and(digit)
-        }
+    let is = |w: &str| stem.eq_ignore_ascii_case(w);
+    if ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
+        .into_iter()
+        .any(is)
+    {
+        return true;
     }
+    let digit = |d: &str| {
+        matches!(
+            d,
+            "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "0" | "¹" | "²" | "³"
+        )
+    };
+    ["COM", "LPT"].into_iter().any(|p| {
+        stem.get(..3)
+            .is_some_and(|head| head.eq_ignore_ascii_case(p))
+            && stem.get(3..).is_some_and(digit)
+    })
 }
 
 /// The error refusing `id` (cut to 80 characters) for `reason`.
@@ -61,21 +66,35 @@ fn verdict<'a>(kind: &'static str, id: &'a str, reason: Option<&'static str>) ->
 /// control character, a bidi control or one of `<>:"|?*`, starting with `.`, ending with `.`
 /// or a space, or a Windows device name.
 pub fn check_id<'a>(kind: &'static str, id: &'a str) -> Result<&'a str> {
+    // One pass over the bytes for what is ASCII (a store lists thousands of names); the
+    // characters are walked only when there is more than ASCII.
+    let (mut separator, mut control, mut reserved, mut ascii) = (false, false, false, true);
+    for &c in id.as_bytes() {
+        match c {
+            b'/' | b'\\' => separator = true,
+            0..=0x1f | 0x7f => control = true,
+            b'<' | b'>' | b':' | b'"' | b'|' | b'?' | b'*' => reserved = true,
+            0x80.. => ascii = false,
+            _ => {}
+        }
+    }
+    let control = control || (!ascii && id.chars().any(char::is_control));
+    let bidi = !ascii && id.chars().any(is_bidi_control);
     let reason = if id.is_empty() {
         Some("it is empty")
     } else if id.len() > MAX_ID_LEN {
         Some("it is longer than 200 bytes")
-    } else if id.contains('/') || id.contains('\\') {
+    } else if separator {
         Some("it contains a path separator")
-    } else if id.contains("..") {
+    } else if id.as_bytes().windows(2).any(|w| w == b"..") {
         Some("it contains `..`")
     } else if id.starts_with('.') {
         Some("it starts with `.`")
-    } else if id.chars().any(char::is_control) {
+    } else if control {
         Some("it contains a control character")
-    } else if id.chars().any(is_bidi_control) {
+    } else if bidi {
         Some("it contains a bidirectional-text control")
-    } else if id.contains(WINDOWS_RESERVED_CHARS) {
+    } else if reserved {
         Some("it contains one of < > : \" | ? *, which Windows does not allow in a name")
     } else if id.ends_with('.') || id.ends_with(' ') {
         Some("it ends with a dot or a space, which Windows drops")
@@ -161,6 +180,65 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The check as it was written before its one pass over the bytes (issue 23): the same
+    /// first reason for every string.
+    fn check_id_reference(id: &str) -> Option<&'static str> {
+        let device = |name: &str| {
+            let stem = name.split('.').next().unwrap_or("").trim_end_matches(' ');
+            let upper = stem.to_ascii_uppercase();
+            let digit = |d: &str| {
+                matches!(
+                    d,
+                    "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "0" | "¹" | "²" | "³"
+                )
+            };
+            matches!(
+                upper.as_str(),
+                "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+            ) || upper.strip_prefix("COM").is_some_and(digit)
+                || upper.strip_prefix("LPT").is_some_and(digit)
+        };
+        if id.is_empty() {
+            Some("it is empty")
+        } else if id.len() > MAX_ID_LEN {
+            Some("it is longer than 200 bytes")
+        } else if id.contains('/') || id.contains('\\') {
+            Some("it contains a path separator")
+        } else if id.contains("..") {
+            Some("it contains `..`")
+        } else if id.starts_with('.') {
+            Some("it starts with `.`")
+        } else if id.chars().any(char::is_control) {
+            Some("it contains a control character")
+        } else if id.chars().any(is_bidi_control) {
+            Some("it contains a bidirectional-text control")
+        } else if id.contains(WINDOWS_RESERVED_CHARS) {
+            Some("it contains one of < > : \" | ? *, which Windows does not allow in a name")
+        } else if id.ends_with('.') || id.ends_with(' ') {
+            Some("it ends with a dot or a space, which Windows drops")
+        } else if device(id) {
+            Some("it is a Windows device name (CON, NUL, COM1, LPT1, …)")
+        } else {
+            None
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn check_id_gives_the_reference_verdict(
+            id in "(com|lpt|CON|nul|\\.|/|\\\\|<|:|\\*| |a|Z|1|¹|é|\u{202e}|\u{85}|\u{1}|\u{7f}|x){0,6}"
+        ) {
+            let got = match check_id("id", &id) {
+                Ok(_) => None,
+                Err(Error::UnsafeId { reason, .. }) => Some(reason),
+                Err(e) => panic!("{e}"),
+            };
+            proptest::prop_assert_eq!(got, check_id_reference(&id), "{:?}", id);
+        }
+    }
 
     #[test]
     fn hostile_ids_are_refused() {

@@ -457,6 +457,29 @@ pub fn string_list(v: &Value, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `with = "present"` on an `Option` field (with `default`): `Some` of whatever a present
+/// field holds, `null` included, and `None` when it is absent. On an `Option<Option<T>>` it
+/// tells absent (`None`), `null` (`Some(None)`) and a value apart, and each is written back as
+/// it was read (with `skip_serializing_if = "Option::is_none"`).
+pub mod present {
+    use serde::{Deserialize, Deserializer};
+
+    /// The present field's value.
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        T::deserialize(d).map(Some)
+    }
+
+    pub use super::as_is as serialize;
+}
+
+/// Serializes a value as it is: the writing half of a `#[serde(with = …)]` module whose
+/// reading half is its own.
+pub fn as_is<T: Serialize, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    v.serialize(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

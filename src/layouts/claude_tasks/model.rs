@@ -16,6 +16,9 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+// A present field must not be `null` here (the schema gives these a non-null type).
+use crate::layouts::json::present::deserialize as present;
+
 /// A task's status (seed 002). `Other` only for an edited task before its schema check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
@@ -322,11 +325,6 @@ impl<'de> Deserialize<'de> for Status {
             st => Ok(st),
         }
     }
-}
-
-/// A present field that must not be `null` (the schema gives these a non-null type).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
 }
 
 /// A string, borrowed from the input when it has no escapes.

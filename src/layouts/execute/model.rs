@@ -252,17 +252,31 @@ mod int {
         count(&Number::deserialize(d)?)
     }
 
-    pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-        Option::<Number>::deserialize(d)?
-            .map(|n| count(&n))
-            .transpose()
+    /// `with` for an optional count.
+    pub mod opt {
+        use super::*;
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+            Option::<Number>::deserialize(d)?
+                .map(|n| count(&n))
+                .transpose()
+        }
+
+        pub use crate::layouts::json::as_is as serialize;
     }
 
-    pub fn slot_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Slot<u64>, D::Error> {
-        Ok(match opt_u64(d)? {
-            Some(n) => Slot::Is(n),
-            None => Slot::Null,
-        })
+    /// `with` for a count that may be `null`.
+    pub mod slot {
+        use super::*;
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Slot<u64>, D::Error> {
+            Ok(match opt::deserialize(d)? {
+                Some(n) => Slot::Is(n),
+                None => Slot::Null,
+            })
+        }
+
+        pub use crate::layouts::json::as_is as serialize;
     }
 
     pub fn i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
@@ -403,11 +417,7 @@ pub struct State {
     pub status: Option<RunStatus>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub current_layer: Slot<String>,
-    #[serde(
-        default,
-        deserialize_with = "int::slot_u64",
-        skip_serializing_if = "Slot::is_absent"
-    )]
+    #[serde(default, with = "int::slot", skip_serializing_if = "Slot::is_absent")]
     pub current_batch: Slot<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub started_at: Slot<String>,
@@ -464,23 +474,11 @@ impl State {
 pub struct Layer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<LayerStatus>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub tasks_total: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub tasks_completed: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub tasks_failed: Option<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub started_at: Slot<String>,
@@ -502,11 +500,7 @@ impl Layer {
 pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub worktree_path: Slot<String>,
@@ -524,11 +518,7 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<String>,
     /// taskhook: the batch of its layer it was launched in.
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub batch: Option<u64>,
     /// taskhook: the subagent on it and the blocks it has had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -618,11 +608,7 @@ pub struct CommitRecord {
     /// `implementation` or `fix`.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
@@ -671,11 +657,7 @@ pub struct ResetRecord {
     pub reset_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<ErrorRecord>>,
@@ -683,11 +665,7 @@ pub struct ResetRecord {
     pub retry_feedback: Option<Vec<Feedback>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub merged_at: Slot<String>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub batch: Option<u64>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -697,11 +675,7 @@ pub struct ResetRecord {
 /// the main agent launches: `launched`, with the agents already bound then in `earlier`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_at: Option<String>,
@@ -740,35 +714,15 @@ pub struct QueueEntry {
 /// The run's metrics.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub total_tasks: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub completed_tasks: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub failed_tasks: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub total_attempts: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub total_commits: Option<u64>,
     /// A number as written (an integer stays one).
     #[serde(default, skip_serializing_if = "Option::is_none")]

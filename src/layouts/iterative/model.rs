@@ -20,6 +20,8 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::layouts::json::present;
+
 /// The prefix of a blocked unit's reason when it waits on its dependencies (seed 003's T5).
 pub const WAITING_PREFIX: &str = "Waiting on ";
 /// The reason the failed-confirmation cap writes: the unit is held for review by a person.
@@ -230,31 +232,27 @@ pub fn waiting(status: Status, reason: Option<&Reason>) -> bool {
     status == Status::Blocked && matches!(reason, Some(Reason::Waiting(_)))
 }
 
-/// `Some(x)` for a field present in the file, even as `null`: with `Option<Option<T>>`, an
-/// absent field is `None` and a `null` one `Some(None)`.
-fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(d).map(Some)
-}
-
 /// A counter, which the schema asks to be a non-negative integer: JSON Schema counts `2.0` as
 /// one too, so a float without a fraction is read as that integer (and written back as one),
 /// a larger one than fits as the largest count.
-fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let n = serde_json::Number::deserialize(d)?;
-    if let Some(n) = n.as_u64() {
-        return Ok(Some(n));
+mod count {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        let n = serde_json::Number::deserialize(d)?;
+        if let Some(n) = n.as_u64() {
+            return Ok(Some(n));
+        }
+        match n.as_f64() {
+            // Saturates: the schema already refused a negative or fractional count.
+            Some(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
+            _ => Err(serde::de::Error::custom(format!(
+                "{n} is not a count (a non-negative integer)"
+            ))),
+        }
     }
-    match n.as_f64() {
-        // Saturates: the schema already refused a negative or fractional count.
-        Some(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
-        _ => Err(serde::de::Error::custom(format!(
-            "{n} is not a count (a non-negative integer)"
-        ))),
-    }
+
+    pub use crate::layouts::json::as_is as serialize;
 }
 
 /// One task (development) or phase (knowledge). Fields in the order taskhook adds them to a
@@ -263,47 +261,23 @@ fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
 pub struct Unit {
     #[serde(default)]
     pub status: Status,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub iterations_used: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub confirmations_used: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub failed_confirmations: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<Reason>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_signal: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification_passed: Option<bool>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<Option<String>>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -462,23 +436,11 @@ pub struct State {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated: Option<String>,
     pub phase: Stage,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub current_task: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub current_phase: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub current_iteration: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Units>,

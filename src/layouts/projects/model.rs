@@ -1,7 +1,7 @@
 //! The project's documents as taskhook reads them, typed: the task master list
 //! ([`TaskList`], `{"tasks": [...]}`), the project record ([`ProjectRecord`]) and the velocity
 //! metrics ([`Velocity`]). Unknown fields (of a file and of every task) are kept in `rest`, and
-//! a field absent stays absent while one written `null` stays `null` ([`present`]), so a write
+//! a field absent stays absent while one written `null` stays `null` ([`present`](crate::layouts::json::present)), so a write
 //! ([`crate::layouts::json::write_back`]) changes only what taskhook changed. Pure helpers:
 //! statuses, the hierarchy (`subtasks` on parents, `parent_id` as a fallback), dependencies,
 //! priority, which tasks are ready, stale, and what a phase holds.
@@ -14,6 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Number, Value};
 
 use crate::graph::{self, Node};
+use crate::layouts::json::present;
 use crate::store::clock::parse_time;
 
 /// A task's status, uppercase as seed 000 writes it.
@@ -92,17 +93,6 @@ pub const STALE_FACTOR: i64 = 4;
 /// The blocked reason of a task stale a second time (the seed's words).
 pub const STALE_TWICE: &str = "Stale twice — requires human review";
 
-/// Deserializes a field that is present: `Some` of whatever it holds, `null` included. With
-/// `#[serde(default)]` an absent field is `None`, so `Option<Option<T>>` tells absent (`None`),
-/// `null` (`Some(None)`) and a value apart, and each is written back as it was read.
-pub fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
-
 /// A nullable field's value (`None` when absent or `null`).
 fn inner<T>(v: &Option<Option<T>>) -> Option<&T> {
     v.as_ref().and_then(Option::as_ref)
@@ -173,11 +163,7 @@ pub struct Task {
     pub priority: Option<Priority>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtasks: Option<Vec<String>>,
@@ -185,42 +171,22 @@ pub struct Task {
     pub dependencies: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate_minutes: Option<Number>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub actual_minutes: Option<Option<Number>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub blocked_reason: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_count: Option<Number>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_ids: Option<Map<String, Value>>,
     /// Not in the schema: any JSON (`null` kept).
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub description: Option<Value>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -620,11 +586,7 @@ pub struct ProjectRecord {
     pub created_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub current_task: Option<Option<String>>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,

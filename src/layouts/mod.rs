@@ -25,7 +25,7 @@ pub mod tiny;
 pub mod unit;
 pub mod work;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -50,6 +50,19 @@ pub struct StoreRef {
     pub project: PathBuf,
 }
 
+impl StoreRef {
+    /// Store `id` of `layout` at `root`, found for the project folder `project`.
+    pub fn new(layout: &'static str, id: impl Into<String>, root: PathBuf, project: &Path) -> Self {
+        let (id, project) = (id.into(), project.to_path_buf());
+        StoreRef {
+            layout,
+            id,
+            root,
+            project,
+        }
+    }
+}
+
 /// A state file and how to check it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateFile {
@@ -57,6 +70,17 @@ pub struct StateFile {
     pub schema: &'static str,
     /// One JSON value per line (history logs) rather than one document.
     pub json_lines: bool,
+}
+
+impl StateFile {
+    /// One JSON document checked against `schema`.
+    pub fn doc(path: PathBuf, schema: &'static str) -> Self {
+        StateFile {
+            path,
+            schema,
+            json_lines: false,
+        }
+    }
 }
 
 /// A unit (task, phase, …) that a `<task>` or `<signal>` name can resolve to.

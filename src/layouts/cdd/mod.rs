@@ -160,12 +160,7 @@ pub fn locate(cx: &Ctx, project: &Project) -> CResult<Paths> {
 
 /// The store of a located workspace.
 pub fn store_ref(paths: &Paths, project: &Project) -> StoreRef {
-    StoreRef {
-        project: project.root.clone(),
-        layout: NAME,
-        id: paths.id(),
-        root: paths.tasks.clone(),
-    }
+    StoreRef::new(NAME, paths.id(), paths.tasks.clone(), &project.root)
 }
 
 /// The layout.
@@ -217,12 +212,7 @@ impl Layout for Cdd {
             if b.stdout.is_none() {
                 let found = self.discover(cx, project).unwrap_or_default();
                 return Ok(if found.is_empty() {
-                    vec![StoreRef {
-                        project: project.root.clone(),
-                        layout: NAME,
-                        id: String::new(),
-                        root: PathBuf::new(),
-                    }]
+                    vec![StoreRef::new(NAME, "", PathBuf::new(), &project.root)]
                 } else {
                     found
                 });
@@ -234,11 +224,7 @@ impl Layout for Cdd {
     fn state_files(&self, _cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>> {
         let p = Paths::of_store(store);
         Ok(vec![
-            StateFile {
-                path: p.order,
-                schema: order::SCHEMA,
-                json_lines: false,
-            },
+            StateFile::doc(p.order, order::SCHEMA),
             StateFile {
                 path: p.history,
                 schema: log::SCHEMA,

@@ -75,16 +75,12 @@ fn listed_store(cx: &Ctx, root: &Path, listed: &str) -> Listed {
     if at == root || !cx.store.exists(&state_path(&at)) {
         return missing();
     }
-    Listed::Store(StoreRef {
-        project: root.to_path_buf(),
-        layout: NAME,
-        id: at
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned(),
-        root: at,
-    })
+    let id = at
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    Listed::Store(StoreRef::new(NAME, id, at, root))
 }
 
 /// Most entries of `docs/tasks/` looked at for runs behind links.
@@ -147,12 +143,7 @@ pub fn stores(cx: &Ctx, project: &Project) -> Result<Vec<StoreRef>> {
             let dir = tasks.join(&e.name);
             if e.is_dir && check_id("store", &e.name).is_ok() && cx.store.exists(&state_path(&dir))
             {
-                out.push(StoreRef {
-                    project: root.to_path_buf(),
-                    layout: NAME,
-                    id: e.name,
-                    root: dir,
-                });
+                out.push(StoreRef::new(NAME, e.name, dir, root));
             }
         }
     }

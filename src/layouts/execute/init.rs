@@ -184,16 +184,8 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
     let before: State = typed(&s).map_err(Error::BadInput)?;
     let mut run = before.clone();
     derive(&before, &mut run, &now);
-    let store = StoreRef {
-        project: project.root.clone(),
-        layout: NAME,
-        id: dir
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned(),
-        root: dir.clone(),
-    };
+    let id = dir.file_name().unwrap_or_default().to_string_lossy();
+    let store = StoreRef::new(NAME, id, dir.clone(), &project.root);
     let under_docs = rel.parent() == Some(Path::new("docs/tasks"));
     if !under_docs {
         // Settings that cannot be edited are said before anything is written.

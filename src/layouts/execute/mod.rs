@@ -100,11 +100,7 @@ impl Layout for Execute {
     }
 
     fn state_files(&self, _cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>> {
-        Ok(vec![StateFile {
-            path: state_path(&store.root),
-            schema: SCHEMA,
-            json_lines: false,
-        }])
+        Ok(vec![StateFile::doc(state_path(&store.root), SCHEMA)])
     }
 
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {

@@ -42,12 +42,7 @@ pub fn store_ref(cx: &Ctx, project: &Project, slug: &str) -> Result<StoreRef> {
             root.display()
         )));
     }
-    Ok(StoreRef {
-        project: project.root.clone(),
-        layout: NAME,
-        id: slug.to_string(),
-        root,
-    })
+    Ok(StoreRef::new(NAME, slug, root, &project.root))
 }
 
 /// What `iterative new` creates.

@@ -97,6 +97,18 @@ impl WorkUnit {
     }
 }
 
+/// A unit's title from its text: `None` when empty, cut at 80 characters (with `…`).
+pub fn title_of(text: &str) -> Option<String> {
+    if text.is_empty() {
+        return None;
+    }
+    let mut short: String = text.chars().take(80).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    Some(short)
+}
+
 /// Everything needed to do one unit (`taskhook show`): labelled sections in the layout's order
 /// (description, files, dependencies, attempts and the last failure, guardrails, history).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

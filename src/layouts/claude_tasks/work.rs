@@ -112,15 +112,7 @@ fn theirs_why(cx: &Ctx, o: &Other) -> String {
 /// A task's title: the first line of its description (a Claude Code task's subject), cut at
 /// 80 characters.
 fn title(description: &str) -> Option<String> {
-    let first = description.lines().next().unwrap_or("").trim();
-    if first.is_empty() {
-        return None;
-    }
-    Some(if first.chars().count() > 80 {
-        format!("{}…", first.chars().take(80).collect::<String>())
-    } else {
-        first.to_string()
-    })
+    crate::layouts::work::title_of(description.lines().next().unwrap_or("").trim())
 }
 
 /// A task's subject and description, activeForm, owner, whose it is, where it came from, its

@@ -18,9 +18,10 @@ use crate::layouts::json::present;
 use crate::store::clock::parse_time;
 
 /// A task's status, uppercase as seed 000 writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
+    #[default]
     Pending,
     InResearch,
     Researched,
@@ -151,7 +152,7 @@ impl fmt::Display for Priority {
 
 /// One task of the master list (`projects-tasks` schema). The fields are in the order
 /// `projects add` writes them; others are kept in `rest`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 pub struct Task {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,26 +204,11 @@ fn ids(list: &Option<Vec<String>>) -> impl Iterator<Item = &str> + Clone {
 impl Task {
     /// A task with only an id and a status.
     pub fn new(id: &str, status: Status) -> Task {
+        let id = id.to_string();
         Task {
-            id: id.to_string(),
-            title: None,
-            level: None,
+            id,
             status,
-            priority: None,
-            phase: None,
-            parent_id: None,
-            subtasks: None,
-            dependencies: None,
-            estimate_minutes: None,
-            actual_minutes: None,
-            created_at: None,
-            started_at: None,
-            completed_at: None,
-            blocked_reason: None,
-            stale_count: None,
-            external_ids: None,
-            description: None,
-            rest: Map::new(),
+            ..Default::default()
         }
     }
 
@@ -247,16 +233,7 @@ impl Task {
             .title
             .as_deref()
             .or_else(|| self.description.as_ref().and_then(Value::as_str))?;
-        let s = s.trim();
-        if s.is_empty() {
-            return None;
-        }
-        let short: String = s.chars().take(80).collect();
-        Some(if s.chars().count() > 80 {
-            format!("{short}…")
-        } else {
-            short
-        })
+        crate::layouts::work::title_of(s.trim())
     }
 
     /// The phase it belongs to.

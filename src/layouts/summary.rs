@@ -38,6 +38,14 @@ impl Item {
         }
     }
 
+    /// An item with an id and a detail.
+    pub fn with(id: impl Into<String>, detail: impl Into<String>) -> Self {
+        Item {
+            detail: Some(detail.into()),
+            ..Item::id(id)
+        }
+    }
+
     /// How the context shows it: `id (title)`, `id (detail)`, `id (waits for a, b)`. Each part
     /// on one line ([`display::line`]): a title from a repository never starts a line of its own.
     fn render(&self) -> String {

@@ -41,13 +41,9 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
                 s.unit(cur).unwrap_or(&Default::default()),
                 l.plan.max_of(cur),
             );
-            out.current.push(Item {
-                detail: Some(format!(
-                    "{}, iteration {} of {}",
-                    c.status, c.iterations_used, c.max_iterations
-                )),
-                ..Item::id(cur)
-            });
+            let at = format!("iteration {} of {}", c.iterations_used, c.max_iterations);
+            out.current
+                .push(Item::with(cur, format!("{}, {at}", c.status)));
             let mut line = String::new();
             match c.status {
                 Status::Confirming => line.push_str("Next: its confirmation pass. "),

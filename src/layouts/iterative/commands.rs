@@ -413,23 +413,8 @@ pub struct Done {
     pub message: String,
 }
 
-/// Runs `change` on a unit under the lock; logs a `set` note with `why` and writes state.json.
-fn person<F>(
-    cx: &Ctx,
-    project: &Project,
-    slug: &str,
-    unit: &str,
-    why: &str,
-    change: F,
-) -> Result<Done>
-where
-    F: FnOnce(&mut Slug, &mut Counters, &mut Unit) -> Result<String>,
-{
-    let store = store_ref(cx, project, slug)?;
-    in_store(cx, &store, unit, why, change)
-}
-
-/// [`person`] on a store already found (the agent's `release` too).
+/// Runs `change` on a unit under the lock; logs a `set` note with `why` and writes state.json
+/// (a person's commands, and the agent's `release`).
 pub(crate) fn in_store<F>(
     cx: &Ctx,
     store: &StoreRef,
@@ -467,7 +452,8 @@ where
 /// `reset`: the unit starts over (pending, counters at zero, budget kept).
 pub fn reset(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done> {
     let why = "reset by a person (taskhook iterative reset)";
-    person(cx, project, slug, unit, why, |_, c, u| {
+    let store = store_ref(cx, project, slug)?;
+    in_store(cx, &store, unit, why, |_, c, u| {
         let was = format!("{} after {} iteration(s)", c.status, c.iterations_used);
         *c = Counters::pending(c.max_iterations);
         u.started_at = None;
@@ -486,7 +472,8 @@ pub fn reset(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done
 /// work, its failed confirmations cleared.
 pub fn unblock(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done> {
     let why = "unblocked by a person (taskhook iterative unblock)";
-    person(cx, project, slug, unit, why, |l, c, _| {
+    let store = store_ref(cx, project, slug)?;
+    in_store(cx, &store, unit, why, |l, c, _| {
         if c.status != Status::Blocked || matches!(c.reason, Some(Reason::Waiting(_))) {
             let waits = unfinished_deps(&l.state, &l.plan, unit);
             return Err(Error::Rule(if waits.is_empty() {
@@ -521,7 +508,8 @@ pub fn unblock(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Do
 pub fn set_max(cx: &Ctx, project: &Project, slug: &str, unit: &str, max: u64) -> Result<Done> {
     check_budget(max)?;
     let why = format!("max_iterations {max} by a person (taskhook iterative set-max)");
-    person(cx, project, slug, unit, &why, |_, c, _| {
+    let store = store_ref(cx, project, slug)?;
+    in_store(cx, &store, unit, &why, |_, c, _| {
         let old = c.max_iterations;
         if c.status == Status::Timeout {
             if max <= c.iterations_used {

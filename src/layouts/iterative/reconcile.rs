@@ -129,15 +129,16 @@ pub(crate) fn commits_named(state: &State, text: &str) -> usize {
         .map_or(0, |i| i + 1)
 }
 
+/// The commits the log's entries name, in order (a commit named twice, twice).
+fn logged_commits(records: &[Record]) -> impl Iterator<Item = &str> {
+    records.iter().flat_map(|r| match r {
+        Record::Entry(e) => e.commits(),
+        Record::Note(_) => Vec::new(),
+    })
+}
+
 fn named_hashes(records: &[Record]) -> HashSet<&str> {
-    records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Entry(e) => Some(e.commits()),
-            Record::Note(_) => None,
-        })
-        .flatten()
-        .collect()
+    logged_commits(records).collect()
 }
 
 /// The hash of a `hash: subject` commit line.
@@ -274,11 +275,7 @@ fn add_commits_git_has(l: &mut Slug, records: &[Record], has: Option<&HashMap<St
     };
     let mut list = list.clone();
     let mut added: Vec<String> = Vec::new();
-    let in_order = records.iter().filter_map(|r| match r {
-        Record::Entry(e) => Some(e.commits()),
-        Record::Note(_) => None,
-    });
-    for hash in in_order.flatten() {
+    for hash in logged_commits(records) {
         if added.iter().any(|a| a == hash) {
             continue;
         }
@@ -449,13 +446,9 @@ pub(crate) fn rebuild(
         })
         .collect();
     let mut named: Vec<&str> = Vec::new();
-    for r in records {
-        if let Record::Entry(e) = r {
-            for h in e.commits() {
-                if !named.contains(&h) {
-                    named.push(h);
-                }
-            }
+    for h in logged_commits(records) {
+        if !named.contains(&h) {
+            named.push(h);
         }
     }
     let now = cx.store.clock().stamp();

@@ -17,6 +17,7 @@ pub mod execute;
 pub mod fact;
 pub mod iterative;
 pub mod json;
+pub mod keyed;
 pub mod projects;
 pub mod registry;
 pub mod summary;

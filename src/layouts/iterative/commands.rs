@@ -572,7 +572,7 @@ pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done>
                 u.id
             )));
         }
-        let mut ids: Vec<String> = l.state.units().ids().cloned().collect();
+        let mut ids: Vec<String> = l.state.units().keys().cloned().collect();
         ids.push(u.id.clone());
         let deps: Vec<Vec<String>> = ids
             .iter()

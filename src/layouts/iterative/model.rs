@@ -12,15 +12,14 @@
 //! only as that block's `reason` text. [`Reason`] reads that text once (and writes it back
 //! unchanged); [`hold`] is the one place that says whether a unit is held and why.
 
-use std::collections::HashMap;
 use std::fmt;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::ser::{SerializeMap, Serializer};
+use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::layouts::json::present;
+use crate::layouts::keyed::Keyed;
 
 /// The prefix of a blocked unit's reason when it waits on its dependencies (seed 003's T5).
 pub const WAITING_PREFIX: &str = "Waiting on ";
@@ -311,99 +310,16 @@ impl Unit {
 }
 
 /// The units of a slug keyed by id, in the file's order, with an index by id.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Units {
-    list: Vec<(String, Unit)>,
-    index: HashMap<String, usize>,
-}
+pub type Units = Keyed<Unit>;
 
+/// The names [`super::state`] asks by.
 impl Units {
-    pub fn get(&self, id: &str) -> Option<&Unit> {
-        self.index.get(id).map(|&i| &self.list[i].1)
-    }
-
     pub fn contains(&self, id: &str) -> bool {
-        self.index.contains_key(id)
-    }
-
-    /// Puts `unit` at `id`: in place when there is one, else last.
-    pub fn insert(&mut self, id: String, unit: Unit) {
-        match self.index.get(&id) {
-            Some(&i) => self.list[i].1 = unit,
-            None => {
-                self.index.insert(id.clone(), self.list.len());
-                self.list.push((id, unit));
-            }
-        }
-    }
-
-    /// The unit at `id`, a fresh pending one put last when there is none.
-    pub fn entry(&mut self, id: &str) -> &mut Unit {
-        if !self.contains(id) {
-            self.insert(id.to_string(), Unit::default());
-        }
-        let i = self.index[id];
-        &mut self.list[i].1
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Unit)> {
-        self.list.iter().map(|(id, u)| (id, u))
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Unit)> {
-        self.list.iter_mut().map(|(id, u)| (&*id, u))
+        self.contains_key(id)
     }
 
     pub fn ids(&self) -> impl Iterator<Item = &String> {
-        self.list.iter().map(|(id, _)| id)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.list.len()
-    }
-}
-
-impl FromIterator<(String, Unit)> for Units {
-    fn from_iter<I: IntoIterator<Item = (String, Unit)>>(iter: I) -> Self {
-        let mut units = Units::default();
-        for (id, u) in iter {
-            units.insert(id, u);
-        }
-        units
-    }
-}
-
-impl Serialize for Units {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.list.len()))?;
-        for (id, u) in &self.list {
-            m.serialize_entry(id, u)?;
-        }
-        m.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for Units {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Units;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object of units keyed by id")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Units, A::Error> {
-                let mut units = Units::default();
-                while let Some((id, u)) = a.next_entry::<String, Unit>()? {
-                    units.insert(id, u);
-                }
-                Ok(units)
-            }
-        }
-        d.deserialize_map(V)
+        self.keys()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The project's documents as taskhook reads them, typed: the task master list
 //! ([`TaskList`], `{"tasks": [...]}`), the project record ([`ProjectRecord`]) and the velocity
 //! metrics ([`Velocity`]). Unknown fields (of a file and of every task) are kept in `rest`, and
-//! a field absent stays absent while one written `null` stays `null` ([`present`](crate::layouts::json::present)), so a write
+//! a field absent stays absent while one written `null` stays `null` ([`present`]), so a write
 //! ([`crate::layouts::json::write_back`]) changes only what taskhook changed. Pure helpers:
 //! statuses, the hierarchy (`subtasks` on parents, `parent_id` as a fallback), dependencies,
 //! priority, which tasks are ready, stale, and what a phase holds.

@@ -477,6 +477,23 @@ pub mod present {
     pub use super::as_is as serialize;
 }
 
+/// `with = "lenient"` on an `Option` field (with `default`): read as `T` when it is one, else
+/// as none (the file is not taskhook's to judge here: the schema check says what is wrong).
+pub mod lenient {
+    use serde::de::DeserializeOwned;
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    /// The field's value when it is a `T`.
+    pub fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+    }
+
+    pub use super::as_is as serialize;
+}
+
 /// Serializes a value as it is: the writing half of a `#[serde(with = …)]` module whose
 /// reading half is its own.
 pub fn as_is<T: Serialize, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {

@@ -14,11 +14,10 @@
 
 use std::fmt;
 
-use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::layouts::json::present;
+use crate::layouts::json::{lenient, present};
 use crate::layouts::keyed::Keyed;
 
 /// The prefix of a blocked unit's reason when it waits on its dependencies (seed 003's T5).
@@ -332,13 +331,6 @@ pub struct Cursor {
     pub checksum: String,
 }
 
-/// A cursor of another shape is no cursor (the next load checks the whole log); the write
-/// after it sets a fresh one or none.
-fn lenient_cursor<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cursor>, D::Error> {
-    let v = Value::deserialize(d)?;
-    Ok(Cursor::deserialize(&v).ok())
-}
-
 /// state.json. Fields in the order a state taskhook builds (`iterative new`, a rebuild) has
 /// them.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -366,11 +358,9 @@ pub struct State {
     pub domain: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commits: Option<Vec<String>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient_cursor",
-        skip_serializing_if = "Option::is_none"
-    )]
+    /// A cursor of another shape is no cursor (the next load checks the whole log); the write
+    /// after it sets a fresh one or none.
+    #[serde(default, with = "lenient", skip_serializing_if = "Option::is_none")]
     pub taskhook: Option<Cursor>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,

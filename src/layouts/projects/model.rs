@@ -10,11 +10,11 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
 use crate::graph::{self, Node};
-use crate::layouts::json::present;
+use crate::layouts::json::{lenient, present};
 use crate::store::clock::parse_time;
 
 /// A task's status, uppercase as seed 000 writes it.
@@ -574,21 +574,21 @@ pub struct ProjectRecord {
 /// of a form taskhook would not write, reads as none).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 pub struct Velocity {
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub tasks_completed: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub total_estimate_minutes: Option<Number>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub total_actual_minutes: Option<Number>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub ratio: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub window_size: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub window_ratio: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub window: Option<Vec<Completed>>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub updated_at: Option<String>,
 }
 
@@ -600,17 +600,6 @@ pub struct Completed {
     pub actual_minutes: Option<Number>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<String>,
-}
-
-/// A field read as `T` when it is one, else as none (the file is not taskhook's to judge
-/// here: the schema check says what is wrong with it).
-pub fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let v = Value::deserialize(d)?;
-    Ok(serde_json::from_value(v).ok())
 }
 
 #[cfg(test)]

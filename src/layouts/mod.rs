@@ -64,6 +64,18 @@ impl StoreRef {
     }
 }
 
+/// The first of `at("")`, `at("-2")`, `at("-3")`, … that names nothing yet (bytes kept aside, an
+/// archive folder).
+pub fn unused_path(cx: &Ctx, at: impl Fn(&str) -> PathBuf) -> PathBuf {
+    let mut target = at("");
+    let mut n = 1;
+    while cx.store.exists(&target) {
+        n += 1;
+        target = at(&format!("-{n}"));
+    }
+    target
+}
+
 /// A state file and how to check it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateFile {

@@ -23,7 +23,7 @@ use super::{base, hooks, markdown, templates, Paths, NAME};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::graph::{self, Node};
-use crate::layouts::{Reaction, StoreRef, Turn};
+use crate::layouts::{unused_path, Reaction, StoreRef, Turn};
 use crate::project::Project;
 use crate::signals::{FinalMessage, Signal, SignalKind};
 use crate::store::{check_id, check_unit_id, folder_lock_path};
@@ -366,12 +366,7 @@ pub fn archive(cx: &Ctx, project: &Project, slug: &str, force: bool) -> Result<P
     let p = Paths::of(&store.root);
     let day = cx.store.clock().now().format("%Y%m%d").to_string();
     let archive = base(&project.root).join("archive");
-    let mut target = archive.join(format!("{slug}-{day}"));
-    let mut n = 1;
-    while cx.store.exists(&target) {
-        n += 1;
-        target = archive.join(format!("{slug}-{day}-{n}"));
-    }
+    let target = unused_path(cx, |n| archive.join(format!("{slug}-{day}{n}")));
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, &store, true)?;
         let open: Vec<String> = l

@@ -64,6 +64,14 @@ impl StoreRef {
     }
 }
 
+/// The last component of `path` as text (empty when it has none).
+pub fn name_of(path: &Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into()
+}
+
 /// The first of `at("")`, `at("-2")`, `at("-3")`, … that names nothing yet (bytes kept aside, an
 /// archive folder).
 pub fn unused_path(cx: &Ctx, at: impl Fn(&str) -> PathBuf) -> PathBuf {

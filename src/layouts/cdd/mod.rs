@@ -36,7 +36,8 @@ use crate::env::CDD_DIR;
 use crate::error::Result;
 use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
-    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
+    name_of, Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit,
+    WorkUnit,
 };
 use crate::project::Project;
 use crate::store::{check_id, folder_lock_path, sanitize_id, unsafe_id};
@@ -126,13 +127,7 @@ impl Paths {
 
     /// The workspace's name: its folder's (the `STORE` of `STORE/NAME`, and of halt keys).
     pub fn id(&self) -> String {
-        sanitize_id(
-            &self
-                .ws
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        )
+        sanitize_id(&name_of(&self.ws))
     }
 }
 

@@ -14,7 +14,7 @@ use super::NAME;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::typed;
-use crate::layouts::StoreRef;
+use crate::layouts::{name_of, StoreRef};
 use crate::project::Project;
 use crate::store::check_unit_id;
 
@@ -151,8 +151,8 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
         .project_path
         .clone()
         .unwrap_or_else(|| project.root.display().to_string());
-    let id = dir.file_name().unwrap_or_default().to_string_lossy();
-    let slug = i.prd_slug.clone().unwrap_or_else(|| id.to_string());
+    let id = name_of(&dir);
+    let slug = i.prd_slug.clone().unwrap_or_else(|| id.clone());
     let now = cx.store.clock().stamp();
     let s = json!({
         "schema_version": "2.0",

@@ -14,7 +14,7 @@ use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read, FILE
 use super::{project_root, summary};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::{Reconciled, StoreRef};
+use crate::layouts::{name_of, Reconciled, StoreRef};
 use crate::store::fs;
 
 /// What resuming found and did.
@@ -150,11 +150,7 @@ fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loa
             &format!(".corrupt-{}", cx.store.clock().file_stamp()),
         )
     };
-    let aside = aside
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
+    let aside = name_of(&aside);
     let line = format!(
         "{} was unusable ({why}); moved it to {aside} and rebuilt it from {} and git",
         state::FILE,

@@ -23,6 +23,7 @@ use super::error::{CResult, Code, Failure};
 use super::Folder;
 use crate::context::Ctx;
 use crate::layouts::json::Lenient;
+use crate::layouts::summary::first_few;
 use crate::shell::quote;
 use crate::store::clock::parse_time;
 use crate::store::{parsed, schema};
@@ -326,15 +327,11 @@ pub fn bad_lines_warning(h: &History, tasks: &std::path::Path) -> Option<String>
     if h.bad_lines.is_empty() {
         return None;
     }
-    let mut which: Vec<String> = h
+    let each = h
         .bad_lines
         .iter()
-        .take(10)
-        .map(|(n, bad)| format!("{n} ({})", bad.as_str()))
-        .collect();
-    if h.bad_lines.len() > 10 {
-        which.push(format!("and {} more", h.bad_lines.len() - 10));
-    }
+        .map(|(n, bad)| format!("{n} ({})", bad.as_str()));
+    let which = first_few(each, h.bad_lines.len(), 10);
     Some(format!(
         "history.jsonl has {} line(s) taskhook cannot read, which it skips (new lines go after them): {}; `taskhook recover {}` sets them aside",
         h.bad_lines.len(),

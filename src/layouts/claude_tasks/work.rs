@@ -80,10 +80,7 @@ pub fn work_keyed(cx: &Ctx, store: &StoreRef) -> Result<(Vec<WorkUnit>, Vec<Stri
                     .filter(|d| seen.insert(&***d))
                     .map(|d| list.shown_id(d).to_string())
                     .collect(),
-                pass: None,
-                since: None,
-                group: None,
-                parent: None,
+                ..Default::default()
             };
             let slot = (unit, v.id.to_string());
             if phase == Phase::Ready {

@@ -260,16 +260,7 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                 waiting.join(", "),
                 waiting[0]
             );
-            return finish(
-                cx,
-                store,
-                &mut l,
-                pass.writes(),
-                Reaction {
-                    refused: Some(deny),
-                    ..Default::default()
-                },
-            );
+            return finish(cx, store, &mut l, pass.writes(), Reaction::refused(deny));
         }
         let mut c = counters_of(
             l.state.unit(unit).unwrap_or(&Default::default()),
@@ -277,14 +268,11 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         );
         let prev = c.clone();
         let step = match step(&mut c, Input::Launch) {
-            Effect::Held(why) => Reaction {
-                refused: Some(format!(
-                    "iterative {}: {unit} is held because {why}. {}",
-                    store.id,
-                    person_hint(store, unit, &c)
-                )),
-                ..Default::default()
-            },
+            Effect::Held(why) => Reaction::refused(format!(
+                "iterative {}: {unit} is held because {why}. {}",
+                store.id,
+                person_hint(store, unit, &c)
+            )),
             Effect::Started => {
                 let now = cx.store.clock().stamp();
                 let u = l.state.units_mut().entry(unit);
@@ -304,10 +292,7 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                 advance(&mut l.state, &l.plan);
                 l.state.updated = Some(now);
                 l.dirty = true;
-                Reaction {
-                    status: Some(c.status.to_string()),
-                    ..Default::default()
-                }
+                Reaction::status(c.status.to_string())
             }
             _ => Reaction::default(),
         };

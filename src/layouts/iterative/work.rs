@@ -98,8 +98,7 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
                 deps: deps_of(s, &l.plan, id),
                 pass,
                 since: u.completed_at().map(str::to_string),
-                group: None,
-                parent: None,
+                ..Default::default()
             },
         ));
     }

@@ -112,6 +112,16 @@ pub struct Unit {
     pub active: bool,
 }
 
+impl Unit {
+    /// Unit `id`, active or not.
+    pub fn new(id: impl Into<String>, active: bool) -> Self {
+        Unit {
+            id: id.into(),
+            active,
+        }
+    }
+}
+
 /// What SessionStart's reconciliation of one store did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reconciled {

@@ -262,12 +262,10 @@ impl Layout for Cdd {
             .order
             .iter()
             .flat_map(|o| o.tasks())
-            .map(|t| Unit {
-                active: !matches!(
-                    ws.status(&t.name),
-                    Status::In(Folder::Completed | Folder::Failed)
-                ),
-                id: t.name.clone(),
+            .map(|t| {
+                let st = ws.status(&t.name);
+                let over = matches!(st, Status::In(Folder::Completed | Folder::Failed));
+                Unit::new(&t.name, !over)
             })
             .collect())
     }

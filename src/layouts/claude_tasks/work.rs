@@ -420,15 +420,9 @@ pub fn names(cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
             let active = v.status != Status::Completed;
             let shown = list.shown(i);
             if shown != v.id {
-                units.push(Unit {
-                    id: shown.to_string(),
-                    active,
-                });
+                units.push(Unit::new(shown, active));
             }
-            units.push(Unit {
-                id: v.id.to_string(),
-                active,
-            });
+            units.push(Unit::new(&*v.id, active));
         }
         units
     })

@@ -115,10 +115,7 @@ impl Layout for Execute {
         let units = |s: &model::State| -> Vec<Unit> {
             s.tasks
                 .iter()
-                .map(|(id, t)| Unit {
-                    active: t.status().is_active(),
-                    id: id.clone(),
-                })
+                .map(|(id, t)| Unit::new(id, t.status().is_active()))
                 .collect()
         };
         // Read to look only: the step that follows takes the same parse over.

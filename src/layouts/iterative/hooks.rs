@@ -490,19 +490,13 @@ pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Uni
     let plan = read_plan(cx, &p)?;
     let mut out: Vec<Unit> = units
         .iter()
-        .map(|(id, u)| Unit {
-            id: id.clone(),
-            active: !archived && u.status != Some(Status::Done),
-        })
+        .map(|(id, u)| Unit::new(id, !archived && u.status != Some(Status::Done)))
         .collect();
     out.extend(
         plan.units
             .iter()
             .filter(|u| !units.contains_key(&u.id))
-            .map(|u| Unit {
-                id: u.id.clone(),
-                active: !archived,
-            }),
+            .map(|u| Unit::new(&u.id, !archived)),
     );
     Ok(Some(out))
 }

@@ -187,10 +187,7 @@ impl Layout for Iterative {
         Ok(l.state
             .units()
             .iter()
-            .map(|(id, u)| Unit {
-                active: !archived && u.status != Status::Done,
-                id: id.clone(),
-            })
+            .map(|(id, u)| Unit::new(id, !archived && u.status != Status::Done))
             .collect())
     }
 

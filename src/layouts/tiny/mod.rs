@@ -111,10 +111,7 @@ impl Layout for Tiny {
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
         Ok(read(cx, store)?
             .into_iter()
-            .map(|(id, status)| Unit {
-                active: status != "done",
-                id,
-            })
+            .map(|(id, status)| Unit::new(id, status != "done"))
             .collect())
     }
 

@@ -164,11 +164,9 @@ pub(crate) fn check(store: &StoreRef, l: &mut Slug, text: &str) {
             .map(|u| u.to_string()),
     );
     let mut conflicts: Vec<(String, Counters, History)> = Vec::new();
+    let blank = Unit::default();
     for id in &ids {
-        let s = match l.state.unit(id) {
-            Some(u) => counters_of(u, l.plan.max_of(id)),
-            None => counters_of(&Unit::default(), l.plan.max_of(id)),
-        };
+        let s = counters_of(l.state.unit(id).unwrap_or(&blank), l.plan.max_of(id));
         let h = replay(
             groups.get(id.as_str()).into_iter().flatten().copied(),
             s.max_iterations,

@@ -342,11 +342,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         if id.is_empty() || at.contains_key(&id) {
             continue;
         }
-        let task = if task_valid(t) {
-            kept(t, Source::Checkpoint)
-        } else {
-            None
-        };
+        let task = task_valid(t).then(|| kept(t, Source::Checkpoint)).flatten();
         at.insert(id.clone(), slots.len());
         slots.push(Slot { id, task });
     }

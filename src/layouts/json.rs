@@ -4,7 +4,10 @@
 //! puts it back so the file's key order and its unknown fields (kept by the model in a
 //! `#[serde(flatten)]` map) survive.
 
-use serde::de::DeserializeOwned;
+use std::borrow::Cow;
+
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -465,6 +468,92 @@ pub fn string_list(v: &Value, key: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// `with = "present"` on an `Option` field (with `default`): `Some` of whatever a present
+/// field holds, `null` included, and `None` when it is absent. On an `Option<Option<T>>` it
+/// tells absent (`None`), `null` (`Some(None)`) and a value apart, and each is written back as
+/// it was read (with `skip_serializing_if = "Option::is_none"`).
+pub mod present {
+    use serde::{Deserialize, Deserializer};
+
+    /// The present field's value.
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        T::deserialize(d).map(Some)
+    }
+
+    pub use super::as_is as serialize;
+}
+
+/// `with = "lenient"` on an `Option` field (with `default`): read as `T` when it is one, else
+/// as none (the file is not taskhook's to judge here: the schema check says what is wrong).
+pub mod lenient {
+    use serde::de::DeserializeOwned;
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    /// The field's value when it is a `T`.
+    pub fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+    }
+
+    pub use super::as_is as serialize;
+}
+
+/// Serializes a value as it is: the writing half of a `#[serde(with = …)]` module whose
+/// reading half is its own.
+pub fn as_is<T: Serialize, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    v.serialize(s)
+}
+
+/// Any JSON value, kept only when it is a string (borrowed from the input when it has no
+/// escapes): a field that may hold anything, or a key.
+pub struct Lenient<'a>(pub Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Lenient<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<Cow<'de, str>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Owned(v.to_string())))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+        }
+        d.deserialize_any(V).map(Lenient)
+    }
 }
 
 #[cfg(test)]

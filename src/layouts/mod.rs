@@ -17,6 +17,7 @@ pub mod execute;
 pub mod fact;
 pub mod iterative;
 pub mod json;
+pub mod keyed;
 pub mod projects;
 pub mod registry;
 pub mod summary;
@@ -25,7 +26,7 @@ pub mod tiny;
 pub mod unit;
 pub mod work;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -50,6 +51,39 @@ pub struct StoreRef {
     pub project: PathBuf,
 }
 
+impl StoreRef {
+    /// Store `id` of `layout` at `root`, found for the project folder `project`.
+    pub fn new(layout: &'static str, id: impl Into<String>, root: PathBuf, project: &Path) -> Self {
+        let (id, project) = (id.into(), project.to_path_buf());
+        StoreRef {
+            layout,
+            id,
+            root,
+            project,
+        }
+    }
+}
+
+/// The last component of `path` as text (empty when it has none).
+pub fn name_of(path: &Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into()
+}
+
+/// The first of `at("")`, `at("-2")`, `at("-3")`, … that names nothing yet (bytes kept aside, an
+/// archive folder).
+pub fn unused_path(cx: &Ctx, at: impl Fn(&str) -> PathBuf) -> PathBuf {
+    let mut target = at("");
+    let mut n = 1;
+    while cx.store.exists(&target) {
+        n += 1;
+        target = at(&format!("-{n}"));
+    }
+    target
+}
+
 /// A state file and how to check it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateFile {
@@ -59,12 +93,33 @@ pub struct StateFile {
     pub json_lines: bool,
 }
 
+impl StateFile {
+    /// One JSON document checked against `schema`.
+    pub fn doc(path: PathBuf, schema: &'static str) -> Self {
+        StateFile {
+            path,
+            schema,
+            json_lines: false,
+        }
+    }
+}
+
 /// A unit (task, phase, …) that a `<task>` or `<signal>` name can resolve to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     pub id: String,
     /// Not done, completed, cancelled, abandoned or archived.
     pub active: bool,
+}
+
+impl Unit {
+    /// Unit `id`, active or not.
+    pub fn new(id: impl Into<String>, active: bool) -> Self {
+        Unit {
+            id: id.into(),
+            active,
+        }
+    }
 }
 
 /// What SessionStart's reconciliation of one store did.

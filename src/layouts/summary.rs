@@ -38,6 +38,14 @@ impl Item {
         }
     }
 
+    /// An item with an id and a detail.
+    pub fn with(id: impl Into<String>, detail: impl Into<String>) -> Self {
+        Item {
+            detail: Some(detail.into()),
+            ..Item::id(id)
+        }
+    }
+
     /// How the context shows it: `id (title)`, `id (detail)`, `id (waits for a, b)`. Each part
     /// on one line ([`display::line`]): a title from a repository never starts a line of its own.
     fn render(&self) -> String {
@@ -120,18 +128,24 @@ fn list_line(label: &str, items: &[Item]) -> Option<String> {
     let rich = items
         .iter()
         .any(|i| i.title.is_some() || i.detail.is_some() || !i.waits_for.is_empty());
-    let mut shown: Vec<String> = items
-        .iter()
-        .take(CONTEXT_LIST_CAP)
-        .map(Item::render)
-        .collect();
-    if items.len() > CONTEXT_LIST_CAP {
-        shown.push(format!("and {} more", items.len() - CONTEXT_LIST_CAP));
-    }
+    let shown = first_few(
+        items.iter().map(Item::render),
+        items.len(),
+        CONTEXT_LIST_CAP,
+    );
     Some(format!(
         "{label}: {}.",
         shown.join(if rich { "; " } else { ", " })
     ))
+}
+
+/// The first `cap` of `items`, then `and N more` for the rest of the `total`.
+pub fn first_few(items: impl Iterator<Item = String>, total: usize, cap: usize) -> Vec<String> {
+    let mut shown: Vec<String> = items.take(cap).collect();
+    if total > cap {
+        shown.push(format!("and {} more", total - cap));
+    }
+    shown
 }
 
 impl Summary {

@@ -93,6 +93,14 @@ impl Reaction {
         }
     }
 
+    /// A reaction that only says the unit's status after the step.
+    pub fn status(status: impl Into<String>) -> Self {
+        Reaction {
+            status: Some(status.into()),
+            ..Default::default()
+        }
+    }
+
     /// A reaction that only gives context.
     pub fn context(lines: Vec<String>) -> Self {
         Reaction {

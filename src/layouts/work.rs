@@ -12,10 +12,11 @@ use serde::Serialize;
 use super::summary::{Item, Summary};
 
 /// Where a unit stands, in the words every layout shares (the board's columns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Can be started now.
+    #[default]
     Ready,
     /// Being worked on (started, or owing a follow-up pass such as a verification).
     InProgress,
@@ -50,7 +51,7 @@ impl Phase {
 }
 
 /// One unit of a store, as the agent's verbs and the board see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct WorkUnit {
     /// The layout's own id (`T1`, `L0-001`, `foo.md`, `R1`, `1`).
     pub id: String,
@@ -89,12 +90,21 @@ impl WorkUnit {
             phase,
             why: item.detail.clone(),
             deps: item.waits_for.clone(),
-            pass: None,
-            since: None,
-            group: None,
-            parent: None,
+            ..Default::default()
         }
     }
+}
+
+/// A unit's title from its text: `None` when empty, cut at 80 characters (with `…`).
+pub fn title_of(text: &str) -> Option<String> {
+    if text.is_empty() {
+        return None;
+    }
+    let mut short: String = text.chars().take(80).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    Some(short)
 }
 
 /// Everything needed to do one unit (`taskhook show`): labelled sections in the layout's order

@@ -282,14 +282,11 @@ pub fn on_bash(cx: &Ctx, store: &StoreRef, b: &Bash<'_>) -> Result<Reaction> {
                 )
             })
             .unwrap_or_default();
-        return Ok(Reaction {
-            refused: Some(format!(
-                "{PERSON}: the agent stops here and the person passes it, in their own terminal \
-                 (`taskhook cdd continue STOP_ID`). Tell the user the stop is waiting and what to \
-                 check, then end your turn.{unsure}"
-            )),
-            ..Default::default()
-        });
+        return Ok(Reaction::refused(format!(
+            "{PERSON}: the agent stops here and the person passes it, in their own terminal \
+             (`taskhook cdd continue STOP_ID`). Tell the user the stop is waiting and what to \
+             check, then end your turn.{unsure}"
+        )));
     }
     let Some(stdout) = b.stdout else {
         let found: Vec<Call> = calls(b.command)

@@ -16,12 +16,14 @@ use std::io;
 use std::rc::Rc;
 
 use chrono::{DateTime, Utc};
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::error::{CResult, Code, Failure};
 use super::Folder;
 use crate::context::Ctx;
+use crate::layouts::json::Lenient;
+use crate::layouts::summary::first_few;
 use crate::shell::quote;
 use crate::store::clock::parse_time;
 use crate::store::{parsed, schema};
@@ -52,61 +54,6 @@ impl Event {
     }
 }
 
-/// A field's value when it is a string (borrowed from the line when it has no escapes); any
-/// other value is skipped.
-struct Str<'a>(Option<Cow<'a, str>>);
-
-impl<'de> Deserialize<'de> for Str<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Str<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Str<'de>, E> {
-                Ok(Str(Some(Cow::Borrowed(v))))
-            }
-            fn visit_str<E>(self, v: &str) -> std::result::Result<Str<'de>, E> {
-                Ok(Str(Some(Cow::Owned(v.to_string()))))
-            }
-            fn visit_string<E>(self, v: String) -> std::result::Result<Str<'de>, E> {
-                Ok(Str(Some(Cow::Owned(v))))
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<Str<'de>, E> {
-                Ok(Str(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<Str<'de>, E> {
-                Ok(Str(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<Str<'de>, E> {
-                Ok(Str(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<Str<'de>, E> {
-                Ok(Str(None))
-            }
-            fn visit_unit<E>(self) -> std::result::Result<Str<'de>, E> {
-                Ok(Str(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<Str<'de>, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Str(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<Str<'de>, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Str(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 /// The fields of a line the log's questions read, when the line is a JSON object; every other
 /// field is skipped unbuilt (its syntax still checked). A key given twice counts as its last
 /// value, as in a parsed object.
@@ -132,7 +79,7 @@ impl<'de> Deserialize<'de> for Head<'de> {
                 mut m: A,
             ) -> std::result::Result<Head<'de>, A::Error> {
                 let mut h = Head::default();
-                while let Some(Str(key)) = m.next_key::<Str<'de>>()? {
+                while let Some(Lenient(key)) = m.next_key::<Lenient<'de>>()? {
                     let slot = match key.as_deref() {
                         Some("action") => &mut h.action,
                         Some("task") => &mut h.task,
@@ -144,7 +91,7 @@ impl<'de> Deserialize<'de> for Head<'de> {
                             continue;
                         }
                     };
-                    *slot = m.next_value::<Str<'de>>()?.0;
+                    *slot = m.next_value::<Lenient<'de>>()?.0;
                 }
                 Ok(h)
             }
@@ -380,15 +327,11 @@ pub fn bad_lines_warning(h: &History, tasks: &std::path::Path) -> Option<String>
     if h.bad_lines.is_empty() {
         return None;
     }
-    let mut which: Vec<String> = h
+    let each = h
         .bad_lines
         .iter()
-        .take(10)
-        .map(|(n, bad)| format!("{n} ({})", bad.as_str()))
-        .collect();
-    if h.bad_lines.len() > 10 {
-        which.push(format!("and {} more", h.bad_lines.len() - 10));
-    }
+        .map(|(n, bad)| format!("{n} ({})", bad.as_str()));
+    let which = first_few(each, h.bad_lines.len(), 10);
     Some(format!(
         "history.jsonl has {} line(s) taskhook cannot read, which it skips (new lines go after them): {}; `taskhook recover {}` sets them aside",
         h.bad_lines.len(),

@@ -36,7 +36,8 @@ use crate::env::CDD_DIR;
 use crate::error::Result;
 use crate::layouts::fact::{Fact, Start};
 use crate::layouts::{
-    Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit, WorkUnit,
+    name_of, Input, Layout, Reaction, Reconciled, Shown, StateFile, StoreRef, Summary, Turn, Unit,
+    WorkUnit,
 };
 use crate::project::Project;
 use crate::store::{check_id, folder_lock_path, sanitize_id, unsafe_id};
@@ -126,13 +127,7 @@ impl Paths {
 
     /// The workspace's name: its folder's (the `STORE` of `STORE/NAME`, and of halt keys).
     pub fn id(&self) -> String {
-        sanitize_id(
-            &self
-                .ws
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        )
+        sanitize_id(&name_of(&self.ws))
     }
 }
 
@@ -160,12 +155,7 @@ pub fn locate(cx: &Ctx, project: &Project) -> CResult<Paths> {
 
 /// The store of a located workspace.
 pub fn store_ref(paths: &Paths, project: &Project) -> StoreRef {
-    StoreRef {
-        project: project.root.clone(),
-        layout: NAME,
-        id: paths.id(),
-        root: paths.tasks.clone(),
-    }
+    StoreRef::new(NAME, paths.id(), paths.tasks.clone(), &project.root)
 }
 
 /// The layout.
@@ -217,12 +207,7 @@ impl Layout for Cdd {
             if b.stdout.is_none() {
                 let found = self.discover(cx, project).unwrap_or_default();
                 return Ok(if found.is_empty() {
-                    vec![StoreRef {
-                        project: project.root.clone(),
-                        layout: NAME,
-                        id: String::new(),
-                        root: PathBuf::new(),
-                    }]
+                    vec![StoreRef::new(NAME, "", PathBuf::new(), &project.root)]
                 } else {
                     found
                 });
@@ -234,11 +219,7 @@ impl Layout for Cdd {
     fn state_files(&self, _cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>> {
         let p = Paths::of_store(store);
         Ok(vec![
-            StateFile {
-                path: p.order,
-                schema: order::SCHEMA,
-                json_lines: false,
-            },
+            StateFile::doc(p.order, order::SCHEMA),
             StateFile {
                 path: p.history,
                 schema: log::SCHEMA,
@@ -281,12 +262,10 @@ impl Layout for Cdd {
             .order
             .iter()
             .flat_map(|o| o.tasks())
-            .map(|t| Unit {
-                active: !matches!(
-                    ws.status(&t.name),
-                    Status::In(Folder::Completed | Folder::Failed)
-                ),
-                id: t.name.clone(),
+            .map(|t| {
+                let st = ws.status(&t.name);
+                let over = matches!(st, Status::In(Folder::Completed | Folder::Failed));
+                Unit::new(&t.name, !over)
             })
             .collect())
     }

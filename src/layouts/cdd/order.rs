@@ -10,12 +10,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::check_task_name;
 use super::error::{CResult, Code, Failure};
 use crate::error::Error;
+// A present field must be a string (`null` included: refused, so the schema decides).
+use crate::layouts::json::present::deserialize as string;
 use crate::layouts::json::str_field;
 use crate::store::{check_unit_id, check_word, parse_json, schema};
 
@@ -145,11 +147,6 @@ struct WireItem {
     message: Option<String>,
 }
 
-/// A present field must be a string (`null` included: refused, so the schema decides).
-fn string<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
-    String::deserialize(d).map(Some)
-}
-
 /// The thinking levels the schema allows.
 const THINKING: [&str; 4] = ["none", "thinking", "extended", "ultrathink"];
 
@@ -166,7 +163,7 @@ impl WireItem {
                 {
                     return None;
                 }
-                Some(Raw::Task(Task {
+                Some(Item::Task(Task {
                     name,
                     group: self.group,
                     model: self.model,
@@ -174,7 +171,7 @@ impl WireItem {
                     index,
                 }))
             }
-            (None, Some(id)) if !id.is_empty() => Some(Raw::Stop(Stop {
+            (None, Some(id)) if !id.is_empty() => Some(Item::Stop(Stop {
                 id,
                 message: self.message,
                 index,
@@ -185,10 +182,7 @@ impl WireItem {
 }
 
 /// An entry before the checks the schema cannot make (safe names, unique names).
-enum Raw {
-    Task(Task),
-    Stop(Stop),
-}
+type Raw = Item;
 
 fn opt(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_string)
@@ -231,14 +225,14 @@ impl Order {
             .flatten()
             .enumerate()
             .map(|(index, v)| match v.get("task").and_then(Value::as_str) {
-                Some(name) => Raw::Task(Task {
+                Some(name) => Item::Task(Task {
                     name: name.to_string(),
                     group: opt(v, "group"),
                     model: opt(v, "model"),
                     thinking: opt(v, "thinking"),
                     index,
                 }),
-                None => Raw::Stop(Stop {
+                None => Item::Stop(Stop {
                     id: str_field(v, "stop").to_string(),
                     message: opt(v, "message"),
                     index,
@@ -250,26 +244,20 @@ impl Order {
     }
 
     /// The checks the schema cannot make: safe task file names, every name unique.
-    fn checked(raw: Vec<Raw>, text: Vec<u8>, what: &str) -> CResult<Order> {
+    fn checked(items: Vec<Raw>, text: Vec<u8>, what: &str) -> CResult<Order> {
         let invalid = |msg: String| Failure::new(Code::InvalidOrder, format!("{what} {msg}"));
-        let mut items = Vec::with_capacity(raw.len());
         let mut seen = BTreeSet::new();
-        for r in raw {
-            let item = match r {
-                Raw::Task(t) => {
-                    check_task_name(&t.name)
-                        .map_err(|e| invalid(format!("tasks[{}]: {}", t.index, e.one_line())))?;
-                    Item::Task(t)
-                }
-                Raw::Stop(s) => Item::Stop(s),
-            };
-            if !seen.insert(item.id().to_string()) {
+        for item in &items {
+            if let Item::Task(t) = item {
+                check_task_name(&t.name)
+                    .map_err(|e| invalid(format!("tasks[{}]: {}", t.index, e.one_line())))?;
+            }
+            if !seen.insert(item.id()) {
                 return Err(invalid(format!(
                     "names {:?} twice (task names and stop ids must all differ)",
                     item.id()
                 )));
             }
-            items.push(item);
         }
         let by_name = items
             .iter()

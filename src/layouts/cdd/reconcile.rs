@@ -29,7 +29,7 @@ use crate::agents;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::fact::Start;
-use crate::layouts::{Reconciled, StoreRef, Summary};
+use crate::layouts::{unused_path, Reconciled, StoreRef, Summary};
 use crate::store::Pass;
 
 /// One repair.
@@ -152,16 +152,11 @@ fn apply(cx: &Ctx, paths: &Paths, fixes: &[Fix]) -> Result<()> {
             Fix::Stray { task, folder, .. } => {
                 cx.store.create_dir_all(&paths.tmp)?;
                 let stamp = cx.store.clock().file_stamp();
-                let mut target = paths
-                    .tmp
-                    .join(format!("{task}.{}-{stamp}", folder.as_str()));
-                let mut n = 1;
-                while cx.store.exists(&target) {
-                    n += 1;
-                    target = paths
+                let target = unused_path(cx, |n| {
+                    paths
                         .tmp
-                        .join(format!("{task}.{}-{stamp}-{n}", folder.as_str()));
-                }
+                        .join(format!("{task}.{}-{stamp}{n}", folder.as_str()))
+                });
                 cx.store.rename(&paths.file(*folder, task), &target)?;
                 Line::new(cx, "repair", task).with("from", folder.as_str())
             }
@@ -295,14 +290,11 @@ pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
             );
         }
         let stamp = cx.store.clock().file_stamp();
-        let mut target = paths.tasks.join(format!("history.jsonl.corrupt-{stamp}"));
-        let mut n = 1;
-        while cx.store.exists(&target) {
-            n += 1;
-            target = paths
+        let target = unused_path(cx, |n| {
+            paths
                 .tasks
-                .join(format!("history.jsonl.corrupt-{stamp}-{n}"));
-        }
+                .join(format!("history.jsonl.corrupt-{stamp}{n}"))
+        });
         // The lines set aside are written first: a kill between the two writes leaves them
         // twice, never nowhere.
         cx.store.replace(&target, &aside)?;

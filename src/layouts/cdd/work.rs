@@ -74,10 +74,8 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
                     phase,
                     why,
                     deps: before.iter().cloned().collect(),
-                    pass: None,
                     since: moved.get(s.id.as_str()).cloned(),
-                    group: None,
-                    parent: None,
+                    ..Default::default()
                 }
             }
             Item::Task(t) => {
@@ -121,10 +119,8 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
                     phase,
                     why,
                     deps: before.iter().cloned().collect(),
-                    pass: None,
                     since: moved.get(t.name.as_str()).cloned(),
-                    group: None,
-                    parent: None,
+                    ..Default::default()
                 }
             }
         };
@@ -185,10 +181,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         Ok(Ok(()))
     })?;
     Ok(match moved {
-        Ok(()) => Reaction {
-            status: Some("pending".into()),
-            ..Default::default()
-        },
+        Ok(()) => Reaction::status("pending"),
         Err(why) => Reaction::refused(why),
     })
 }

@@ -14,6 +14,7 @@ use super::write::{update, Applied};
 use super::{FORMAT_VERSION, STATUSES};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::layouts::json::present::deserialize as present;
 use crate::layouts::json::{merge_keys, object_at, set_str};
 use crate::layouts::StoreRef;
 
@@ -30,14 +31,6 @@ pub struct WriteParams {
     pub assignee: Option<Option<String>>,
     pub metadata: Option<Map<String, Value>>,
     pub parent_id: Option<String>,
-}
-
-pub(crate) fn present<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
 }
 
 pub(crate) fn check_status(s: &str) -> Result<&str> {

@@ -61,12 +61,8 @@ pub fn list_id(cx: &Ctx, project: &Project) -> Result<String> {
 /// The store of the project's list, whether or not its file exists yet.
 pub fn store_for(cx: &Ctx, project: &Project) -> Result<StoreRef> {
     let id = list_id(cx, project)?;
-    Ok(StoreRef {
-        project: project.root.clone(),
-        layout: NAME,
-        root: cx.claude_config_dir().join("tasks").join(&id),
-        id,
-    })
+    let root = cx.claude_config_dir().join("tasks").join(&id);
+    Ok(StoreRef::new(NAME, id, root, &project.root))
 }
 
 /// `tasks.json` of a store.

@@ -118,11 +118,7 @@ impl Layout for ClaudeTasks {
     fn state_files(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>> {
         let path = tasks_path(store);
         Ok(if cx.store.exists(&path) {
-            vec![StateFile {
-                path,
-                schema: NAME,
-                json_lines: false,
-            }]
+            vec![StateFile::doc(path, NAME)]
         } else {
             Vec::new()
         })

@@ -12,9 +12,13 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+// A present field must not be `null` here (the schema gives these a non-null type).
+use crate::layouts::json::present::deserialize as present;
+use crate::layouts::json::Lenient;
 
 /// A task's status (seed 002). `Other` only for an edited task before its schema check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -324,11 +328,6 @@ impl<'de> Deserialize<'de> for Status {
     }
 }
 
-/// A present field that must not be `null` (the schema gives these a non-null type).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
-}
-
 /// A string, borrowed from the input when it has no escapes.
 struct BStr<'a>(Cow<'a, str>);
 
@@ -387,50 +386,5 @@ impl<'de> Deserialize<'de> for Stamp {
         stamp_kind(&s)
             .map(Stamp)
             .ok_or_else(|| de::Error::custom("not a timestamp"))
-    }
-}
-
-/// Any JSON value; kept only when it is a string (custom fields may hold anything).
-struct Lenient<'a>(Option<Cow<'a, str>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Lenient<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Option<Cow<'de, str>>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Some(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Some(Cow::Owned(v.to_string())))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-        }
-        d.deserialize_any(V).map(Lenient)
     }
 }

@@ -18,7 +18,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::graph::{self, Node};
 use crate::layouts::json::{str_field, string_list};
-use crate::layouts::summary::CONTEXT_LIST_CAP;
+use crate::layouts::summary::{first_few, CONTEXT_LIST_CAP};
 use crate::layouts::{Item, StoreRef, Summary};
 
 /// Largest Claude Code `<N>.json` read for `status`.
@@ -144,10 +144,7 @@ fn of_list(cx: &Ctx, store: &StoreRef, list: &List<'_>, s: &mut Summary) {
     s.ready = titled(ready);
     s.blocked = blocked;
     for (o, items) in theirs {
-        let mut shown: Vec<String> = items.iter().take(CONTEXT_LIST_CAP).cloned().collect();
-        if items.len() > CONTEXT_LIST_CAP {
-            shown.push(format!("and {} more", items.len() - CONTEXT_LIST_CAP));
-        }
+        let shown = first_few(items.iter().cloned(), items.len(), CONTEXT_LIST_CAP);
         let line = format!(
             "Tasks of another live session ({}), not yours to work on: {}.",
             o.describe(cx),

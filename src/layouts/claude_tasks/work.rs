@@ -80,10 +80,7 @@ pub fn work_keyed(cx: &Ctx, store: &StoreRef) -> Result<(Vec<WorkUnit>, Vec<Stri
                     .filter(|d| seen.insert(&***d))
                     .map(|d| list.shown_id(d).to_string())
                     .collect(),
-                pass: None,
-                since: None,
-                group: None,
-                parent: None,
+                ..Default::default()
             };
             let slot = (unit, v.id.to_string());
             if phase == Phase::Ready {
@@ -112,15 +109,7 @@ fn theirs_why(cx: &Ctx, o: &Other) -> String {
 /// A task's title: the first line of its description (a Claude Code task's subject), cut at
 /// 80 characters.
 fn title(description: &str) -> Option<String> {
-    let first = description.lines().next().unwrap_or("").trim();
-    if first.is_empty() {
-        return None;
-    }
-    Some(if first.chars().count() > 80 {
-        format!("{}…", first.chars().take(80).collect::<String>())
-    } else {
-        first.to_string()
-    })
+    crate::layouts::work::title_of(description.lines().next().unwrap_or("").trim())
 }
 
 /// A task's subject and description, activeForm, owner, whose it is, where it came from, its
@@ -431,15 +420,9 @@ pub fn names(cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
             let active = v.status != Status::Completed;
             let shown = list.shown(i);
             if shown != v.id {
-                units.push(Unit {
-                    id: shown.to_string(),
-                    active,
-                });
+                units.push(Unit::new(shown, active));
             }
-            units.push(Unit {
-                id: v.id.to_string(),
-                active,
-            });
+            units.push(Unit::new(&*v.id, active));
         }
         units
     })

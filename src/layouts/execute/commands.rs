@@ -111,18 +111,7 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(T
         HandEvent::Start => git_place(cx, store, id),
         _ => (None, None),
     };
-    let capped = match &ev {
-        HandEvent::Fail {
-            message,
-            details,
-            feedback,
-        } => Some((
-            cap(message),
-            details.as_deref().map(cap),
-            feedback.as_deref().map(cap),
-        )),
-        _ => None,
-    };
+    let capped: (String, Option<String>, Option<String>);
     let event = match &ev {
         HandEvent::Start => Event::Launch {
             worktree: worktree.as_deref(),
@@ -130,14 +119,17 @@ pub fn by_hand(cx: &Ctx, store: &StoreRef, id: &str, ev: HandEvent) -> Result<(T
             bound_before: &[],
         },
         HandEvent::Done => Event::Done,
-        HandEvent::Fail { .. } => {
-            let (message, details, feedback) = capped.as_ref().map_or(("", None, None), |c| {
-                (c.0.as_str(), c.1.as_deref(), c.2.as_deref())
-            });
+        HandEvent::Fail {
+            message,
+            details,
+            feedback,
+        } => {
+            let cap_opt = |s: &Option<String>| s.as_deref().map(cap);
+            capped = (cap(message), cap_opt(details), cap_opt(feedback));
             Event::Failed(Failure {
-                message,
-                details,
-                feedback,
+                message: &capped.0,
+                details: capped.1.as_deref(),
+                feedback: capped.2.as_deref(),
             })
         }
     };

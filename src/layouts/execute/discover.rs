@@ -9,7 +9,7 @@ use super::state::{state_path, FILE};
 use super::NAME;
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::layouts::{StoreRef, Summary};
+use crate::layouts::{name_of, StoreRef, Summary};
 use crate::project::Project;
 use crate::store::{check_id, fs};
 
@@ -75,16 +75,7 @@ fn listed_store(cx: &Ctx, root: &Path, listed: &str) -> Listed {
     if at == root || !cx.store.exists(&state_path(&at)) {
         return missing();
     }
-    Listed::Store(StoreRef {
-        project: root.to_path_buf(),
-        layout: NAME,
-        id: at
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned(),
-        root: at,
-    })
+    Listed::Store(StoreRef::new(NAME, name_of(&at), at, root))
 }
 
 /// Most entries of `docs/tasks/` looked at for runs behind links.
@@ -147,12 +138,7 @@ pub fn stores(cx: &Ctx, project: &Project) -> Result<Vec<StoreRef>> {
             let dir = tasks.join(&e.name);
             if e.is_dir && check_id("store", &e.name).is_ok() && cx.store.exists(&state_path(&dir))
             {
-                out.push(StoreRef {
-                    project: root.to_path_buf(),
-                    layout: NAME,
-                    id: e.name,
-                    root: dir,
-                });
+                out.push(StoreRef::new(NAME, e.name, dir, root));
             }
         }
     }
@@ -177,12 +163,7 @@ pub fn refused(cx: &Ctx, project: &Project) -> Result<Vec<Summary>> {
         }
     }
     for (path, why) in linked_run_folders(root) {
-        let id = path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        out.push(Summary::problem(NAME, &id, path, why));
+        out.push(Summary::problem(NAME, &name_of(&path), path, why));
     }
     Ok(out)
 }

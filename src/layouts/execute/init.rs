@@ -14,7 +14,7 @@ use super::NAME;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::typed;
-use crate::layouts::StoreRef;
+use crate::layouts::{name_of, StoreRef};
 use crate::project::Project;
 use crate::store::check_unit_id;
 
@@ -31,24 +31,20 @@ pub struct Init {
 }
 
 /// A plan file as `read_plan` takes it: any JSON in each field, what is not of use ignored.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct PlanFile {
-    #[serde(default)]
     layers: Value,
-    #[serde(default)]
     prd_slug: Value,
-    #[serde(default)]
     project_path: Value,
-    #[serde(default)]
     worktree_dir: Value,
 }
 
 /// One layer of a plan file's `layers` list.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct PlanLayer {
-    #[serde(default)]
     name: Value,
-    #[serde(default)]
     tasks: Value,
 }
 
@@ -155,14 +151,8 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
         .project_path
         .clone()
         .unwrap_or_else(|| project.root.display().to_string());
-    let slug = match &i.prd_slug {
-        Some(s) => s.clone(),
-        None => dir
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned(),
-    };
+    let id = name_of(&dir);
+    let slug = i.prd_slug.clone().unwrap_or_else(|| id.clone());
     let now = cx.store.clock().stamp();
     let s = json!({
         "schema_version": "2.0",
@@ -184,16 +174,7 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
     let before: State = typed(&s).map_err(Error::BadInput)?;
     let mut run = before.clone();
     derive(&before, &mut run, &now);
-    let store = StoreRef {
-        project: project.root.clone(),
-        layout: NAME,
-        id: dir
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned(),
-        root: dir.clone(),
-    };
+    let store = StoreRef::new(NAME, id, dir.clone(), &project.root);
     let under_docs = rel.parent() == Some(Path::new("docs/tasks"));
     if !under_docs {
         // Settings that cannot be edited are said before anything is written.

@@ -175,8 +175,7 @@ impl Outcome {
 fn blocks_used(task: &Task, agent: Option<&str>) -> u64 {
     match &task.subagent {
         Some(s) if s.agent_id.as_deref() == agent => s.blocks,
-        Some(_) => 0,
-        None => 0,
+        _ => 0,
     }
 }
 

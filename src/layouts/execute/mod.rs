@@ -100,11 +100,7 @@ impl Layout for Execute {
     }
 
     fn state_files(&self, _cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>> {
-        Ok(vec![StateFile {
-            path: state_path(&store.root),
-            schema: SCHEMA,
-            json_lines: false,
-        }])
+        Ok(vec![StateFile::doc(state_path(&store.root), SCHEMA)])
     }
 
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
@@ -119,10 +115,7 @@ impl Layout for Execute {
         let units = |s: &model::State| -> Vec<Unit> {
             s.tasks
                 .iter()
-                .map(|(id, t)| Unit {
-                    active: t.status().is_active(),
-                    id: id.clone(),
-                })
+                .map(|(id, t)| Unit::new(id, t.status().is_active()))
                 .collect()
         };
         // Read to look only: the step that follows takes the same parse over.

@@ -5,12 +5,10 @@
 //! order; every object taskhook touches keeps the fields it does not know in `rest`. A field the
 //! seed allows to be `null` is a [`Slot`]: absent, `null` or a value, each written back as found.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::marker::PhantomData;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::ser::{SerializeMap, Serializer};
+use serde::de::Deserializer;
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
@@ -115,112 +113,7 @@ impl<T> Loose<T> {
     }
 }
 
-/// Objects keyed by name in the file's order (layers, tasks), each found by key through an
-/// index (no scan per lookup).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Keyed<T> {
-    entries: Vec<(String, T)>,
-    index: HashMap<String, usize>,
-}
-
-impl<T> Default for Keyed<T> {
-    fn default() -> Self {
-        Keyed {
-            entries: Vec::new(),
-            index: HashMap::new(),
-        }
-    }
-}
-
-impl<T> Keyed<T> {
-    pub fn get(&self, key: &str) -> Option<&T> {
-        self.index.get(key).map(|i| &self.entries[*i].1)
-    }
-
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
-        let i = *self.index.get(key)?;
-        Some(&mut self.entries[i].1)
-    }
-
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.index.contains_key(key)
-    }
-
-    /// Sets `key` (in its place, or last when new).
-    pub fn insert(&mut self, key: String, value: T) {
-        match self.index.get(&key) {
-            Some(i) => self.entries[*i].1 = value,
-            None => {
-                self.index.insert(key.clone(), self.entries.len());
-                self.entries.push((key, value));
-            }
-        }
-    }
-
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.entries.iter().map(|(k, _)| k)
-    }
-
-    pub fn values(&self) -> impl Iterator<Item = &T> {
-        self.entries.iter().map(|(_, v)| v)
-    }
-
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        self.entries.iter_mut().map(|(_, v)| v)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
-        self.entries.iter().map(|(k, v)| (k, v))
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut T)> {
-        self.entries.iter_mut().map(|(k, v)| (&*k, v))
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
-impl<T: Serialize> Serialize for Keyed<T> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.entries.len()))?;
-        for (k, v) in &self.entries {
-            m.serialize_entry(k, v)?;
-        }
-        m.end()
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Keyed<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Keyed<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Keyed<T>, A::Error> {
-                // Sized once (a map read from a parsed document knows its length): no
-                // doubling, no slack, at 100,000 tasks.
-                let n = a.size_hint().unwrap_or(0);
-                let mut out = Keyed {
-                    entries: Vec::with_capacity(n),
-                    index: HashMap::with_capacity(n),
-                };
-                while let Some((k, v)) = a.next_entry::<String, T>()? {
-                    out.insert(k, v);
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_map(V(PhantomData))
-    }
-}
+pub use crate::layouts::keyed::Keyed;
 
 /// Whole numbers as the schema takes them: an integer, or a number with no fraction (`2.0`,
 /// which JSON Schema counts as an integer too; written back as `2` when taskhook writes it).
@@ -252,17 +145,31 @@ mod int {
         count(&Number::deserialize(d)?)
     }
 
-    pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-        Option::<Number>::deserialize(d)?
-            .map(|n| count(&n))
-            .transpose()
+    /// `with` for an optional count.
+    pub mod opt {
+        use super::*;
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+            Option::<Number>::deserialize(d)?
+                .map(|n| count(&n))
+                .transpose()
+        }
+
+        pub use crate::layouts::json::as_is as serialize;
     }
 
-    pub fn slot_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Slot<u64>, D::Error> {
-        Ok(match opt_u64(d)? {
-            Some(n) => Slot::Is(n),
-            None => Slot::Null,
-        })
+    /// `with` for a count that may be `null`.
+    pub mod slot {
+        use super::*;
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Slot<u64>, D::Error> {
+            Ok(match opt::deserialize(d)? {
+                Some(n) => Slot::Is(n),
+                None => Slot::Null,
+            })
+        }
+
+        pub use crate::layouts::json::as_is as serialize;
     }
 
     pub fn i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
@@ -403,11 +310,7 @@ pub struct State {
     pub status: Option<RunStatus>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub current_layer: Slot<String>,
-    #[serde(
-        default,
-        deserialize_with = "int::slot_u64",
-        skip_serializing_if = "Slot::is_absent"
-    )]
+    #[serde(default, with = "int::slot", skip_serializing_if = "Slot::is_absent")]
     pub current_batch: Slot<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub started_at: Slot<String>,
@@ -464,23 +367,11 @@ impl State {
 pub struct Layer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<LayerStatus>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub tasks_total: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub tasks_completed: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub tasks_failed: Option<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub started_at: Slot<String>,
@@ -502,11 +393,7 @@ impl Layer {
 pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u64>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub worktree_path: Slot<String>,
@@ -524,11 +411,7 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<String>,
     /// taskhook: the batch of its layer it was launched in.
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub batch: Option<u64>,
     /// taskhook: the subagent on it and the blocks it has had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -618,11 +501,7 @@ pub struct CommitRecord {
     /// `implementation` or `fix`.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
@@ -671,11 +550,7 @@ pub struct ResetRecord {
     pub reset_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<ErrorRecord>>,
@@ -683,11 +558,7 @@ pub struct ResetRecord {
     pub retry_feedback: Option<Vec<Feedback>>,
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub merged_at: Slot<String>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub batch: Option<u64>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -697,11 +568,7 @@ pub struct ResetRecord {
 /// the main agent launches: `launched`, with the agents already bound then in `earlier`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_at: Option<String>,
@@ -740,35 +607,15 @@ pub struct QueueEntry {
 /// The run's metrics.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub total_tasks: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub completed_tasks: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub failed_tasks: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub total_attempts: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "int::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub total_commits: Option<u64>,
     /// A number as written (an integer stays one).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -14,7 +14,8 @@ use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read, FILE
 use super::{project_root, summary};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::{Reconciled, StoreRef};
+use crate::layouts::summary::first_few;
+use crate::layouts::{name_of, Reconciled, StoreRef};
 use crate::store::fs;
 
 /// What resuming found and did.
@@ -56,15 +57,11 @@ const REPORT_TASKS: usize = 20;
 /// What the copy a rebuild keeps holds: its time, the run's status and each task's.
 fn describe_copy(copy: &State) -> String {
     let n = copy.tasks.len();
-    let mut shown: Vec<String> = copy
+    let each = copy
         .tasks
         .iter()
-        .take(REPORT_TASKS)
-        .map(|(id, t)| format!("{id} {}", t.status()))
-        .collect();
-    if n > REPORT_TASKS {
-        shown.push(format!("and {} more", n - REPORT_TASKS));
-    }
+        .map(|(id, t)| format!("{id} {}", t.status()));
+    let shown = first_few(each, n, REPORT_TASKS);
     format!(
         "the last valid state taskhook saw ({}, updated {}): run {}, {} task(s): {}",
         state::LAST_GOOD,
@@ -150,11 +147,7 @@ fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loa
             &format!(".corrupt-{}", cx.store.clock().file_stamp()),
         )
     };
-    let aside = aside
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
+    let aside = name_of(&aside);
     let line = format!(
         "{} was unusable ({why}); moved it to {aside} and rebuilt it from {} and git",
         state::FILE,

@@ -64,49 +64,40 @@ pub fn summarize(
     for t in state.tasks.values() {
         *s.counts.entry(t.status().as_str().to_string()).or_default() += 1;
     }
-    let detail = |d: String| Item {
-        detail: Some(d),
-        ..Default::default()
-    };
     s.current = plan
         .resume
         .iter()
-        .map(|r| Item {
-            id: r.task.clone(),
-            ..detail(format!(
-                "{}, attempt {} of {MAX_ATTEMPTS}",
-                r.status, r.attempt
-            ))
+        .map(|r| {
+            let d = format!("{}, attempt {} of {MAX_ATTEMPTS}", r.status, r.attempt);
+            Item::with(&r.task, d)
         })
         .collect();
     s.ready = plan
         .retry
         .iter()
-        .map(|r| Item {
-            id: r.task.clone(),
-            ..detail(format!("retry, attempt {} of {MAX_ATTEMPTS}", r.attempt))
+        .map(|r| {
+            Item::with(
+                &r.task,
+                format!("retry, attempt {} of {MAX_ATTEMPTS}", r.attempt),
+            )
         })
-        .chain(plan.execute.iter().map(|id| Item::id(id.clone())))
+        .chain(plan.execute.iter().map(Item::id))
         .collect();
+    let abandoned = format!("abandoned after {MAX_ATTEMPTS} attempts; its layer is stopped");
     s.blocked = plan
         .abandoned
         .iter()
-        .map(|id| Item {
-            id: id.clone(),
-            ..detail(format!(
-                "abandoned after {MAX_ATTEMPTS} attempts; its layer is stopped"
-            ))
-        })
-        .chain(plan.held.iter().map(|h| Item {
-            id: h.task.clone(),
-            ..detail(format!("held: {}", h.why))
-        }))
-        .chain(plan.unmergeable.iter().map(|u| Item {
-            id: u.task.clone(),
-            ..detail(format!(
-                "verified, but git has no branch {} to merge",
-                u.branch
-            ))
+        .map(|id| Item::with(id, &abandoned))
+        .chain(
+            plan.held
+                .iter()
+                .map(|h| Item::with(&h.task, format!("held: {}", h.why))),
+        )
+        .chain(plan.unmergeable.iter().map(|u| {
+            Item::with(
+                &u.task,
+                format!("verified, but git has no branch {} to merge", u.branch),
+            )
         }))
         .collect();
     s.context_extra.extend(plan.context_lines());

@@ -227,10 +227,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
             .to_string()
     });
     Ok(match result {
-        Ok(to) => Reaction {
-            status: Some(to),
-            ..Default::default()
-        },
+        Ok(to) => Reaction::status(to),
         Err(why) => Reaction::refused(why),
     })
 }

@@ -23,7 +23,7 @@ use super::{base, hooks, markdown, templates, Paths, NAME};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::graph::{self, Node};
-use crate::layouts::{Reaction, StoreRef, Turn};
+use crate::layouts::{unused_path, Reaction, StoreRef, Turn};
 use crate::project::Project;
 use crate::signals::{FinalMessage, Signal, SignalKind};
 use crate::store::{check_id, check_unit_id, folder_lock_path};
@@ -42,12 +42,7 @@ pub fn store_ref(cx: &Ctx, project: &Project, slug: &str) -> Result<StoreRef> {
             root.display()
         )));
     }
-    Ok(StoreRef {
-        project: project.root.clone(),
-        layout: NAME,
-        id: slug.to_string(),
-        root,
-    })
+    Ok(StoreRef::new(NAME, slug, root, &project.root))
 }
 
 /// What `iterative new` creates.
@@ -371,12 +366,7 @@ pub fn archive(cx: &Ctx, project: &Project, slug: &str, force: bool) -> Result<P
     let p = Paths::of(&store.root);
     let day = cx.store.clock().now().format("%Y%m%d").to_string();
     let archive = base(&project.root).join("archive");
-    let mut target = archive.join(format!("{slug}-{day}"));
-    let mut n = 1;
-    while cx.store.exists(&target) {
-        n += 1;
-        target = archive.join(format!("{slug}-{day}-{n}"));
-    }
+    let target = unused_path(cx, |n| archive.join(format!("{slug}-{day}{n}")));
     cx.store.with_lock(&folder_lock_path(&store.root), || {
         let mut l = load(cx, &store, true)?;
         let open: Vec<String> = l
@@ -418,23 +408,8 @@ pub struct Done {
     pub message: String,
 }
 
-/// Runs `change` on a unit under the lock; logs a `set` note with `why` and writes state.json.
-fn person<F>(
-    cx: &Ctx,
-    project: &Project,
-    slug: &str,
-    unit: &str,
-    why: &str,
-    change: F,
-) -> Result<Done>
-where
-    F: FnOnce(&mut Slug, &mut Counters, &mut Unit) -> Result<String>,
-{
-    let store = store_ref(cx, project, slug)?;
-    in_store(cx, &store, unit, why, change)
-}
-
-/// [`person`] on a store already found (the agent's `release` too).
+/// Runs `change` on a unit under the lock; logs a `set` note with `why` and writes state.json
+/// (a person's commands, and the agent's `release`).
 pub(crate) fn in_store<F>(
     cx: &Ctx,
     store: &StoreRef,
@@ -472,7 +447,8 @@ where
 /// `reset`: the unit starts over (pending, counters at zero, budget kept).
 pub fn reset(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done> {
     let why = "reset by a person (taskhook iterative reset)";
-    person(cx, project, slug, unit, why, |_, c, u| {
+    let store = store_ref(cx, project, slug)?;
+    in_store(cx, &store, unit, why, |_, c, u| {
         let was = format!("{} after {} iteration(s)", c.status, c.iterations_used);
         *c = Counters::pending(c.max_iterations);
         u.started_at = None;
@@ -491,7 +467,8 @@ pub fn reset(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done
 /// work, its failed confirmations cleared.
 pub fn unblock(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Done> {
     let why = "unblocked by a person (taskhook iterative unblock)";
-    person(cx, project, slug, unit, why, |l, c, _| {
+    let store = store_ref(cx, project, slug)?;
+    in_store(cx, &store, unit, why, |l, c, _| {
         if c.status != Status::Blocked || matches!(c.reason, Some(Reason::Waiting(_))) {
             let waits = unfinished_deps(&l.state, &l.plan, unit);
             return Err(Error::Rule(if waits.is_empty() {
@@ -526,7 +503,8 @@ pub fn unblock(cx: &Ctx, project: &Project, slug: &str, unit: &str) -> Result<Do
 pub fn set_max(cx: &Ctx, project: &Project, slug: &str, unit: &str, max: u64) -> Result<Done> {
     check_budget(max)?;
     let why = format!("max_iterations {max} by a person (taskhook iterative set-max)");
-    person(cx, project, slug, unit, &why, |_, c, _| {
+    let store = store_ref(cx, project, slug)?;
+    in_store(cx, &store, unit, &why, |_, c, _| {
         let old = c.max_iterations;
         if c.status == Status::Timeout {
             if max <= c.iterations_used {
@@ -589,7 +567,7 @@ pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done>
                 u.id
             )));
         }
-        let mut ids: Vec<String> = l.state.units().ids().cloned().collect();
+        let mut ids: Vec<String> = l.state.units().keys().cloned().collect();
         ids.push(u.id.clone());
         let deps: Vec<Vec<String>> = ids
             .iter()

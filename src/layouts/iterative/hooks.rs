@@ -260,16 +260,7 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                 waiting.join(", "),
                 waiting[0]
             );
-            return finish(
-                cx,
-                store,
-                &mut l,
-                pass.writes(),
-                Reaction {
-                    refused: Some(deny),
-                    ..Default::default()
-                },
-            );
+            return finish(cx, store, &mut l, pass.writes(), Reaction::refused(deny));
         }
         let mut c = counters_of(
             l.state.unit(unit).unwrap_or(&Default::default()),
@@ -277,14 +268,11 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         );
         let prev = c.clone();
         let step = match step(&mut c, Input::Launch) {
-            Effect::Held(why) => Reaction {
-                refused: Some(format!(
-                    "iterative {}: {unit} is held because {why}. {}",
-                    store.id,
-                    person_hint(store, unit, &c)
-                )),
-                ..Default::default()
-            },
+            Effect::Held(why) => Reaction::refused(format!(
+                "iterative {}: {unit} is held because {why}. {}",
+                store.id,
+                person_hint(store, unit, &c)
+            )),
             Effect::Started => {
                 let now = cx.store.clock().stamp();
                 let u = l.state.units_mut().entry(unit);
@@ -304,10 +292,7 @@ pub fn launch(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                 advance(&mut l.state, &l.plan);
                 l.state.updated = Some(now);
                 l.dirty = true;
-                Reaction {
-                    status: Some(c.status.to_string()),
-                    ..Default::default()
-                }
+                Reaction::status(c.status.to_string())
             }
             _ => Reaction::default(),
         };
@@ -505,19 +490,13 @@ pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Uni
     let plan = read_plan(cx, &p)?;
     let mut out: Vec<Unit> = units
         .iter()
-        .map(|(id, u)| Unit {
-            id: id.clone(),
-            active: !archived && u.status != Some(Status::Done),
-        })
+        .map(|(id, u)| Unit::new(id, !archived && u.status != Some(Status::Done)))
         .collect();
     out.extend(
         plan.units
             .iter()
             .filter(|u| !units.contains_key(&u.id))
-            .map(|u| Unit {
-                id: u.id.clone(),
-                active: !archived,
-            }),
+            .map(|u| Unit::new(&u.id, !archived)),
     );
     Ok(Some(out))
 }

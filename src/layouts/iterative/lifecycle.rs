@@ -113,7 +113,8 @@ pub enum Effect {
 }
 
 impl Effect {
-    /// Whether the effect asks the subagent for another pass.
+    /// Whether the effect asks the subagent for another pass (what the bound-loop test checks).
+    #[cfg(test)]
     pub fn wants_another_pass(&self) -> bool {
         matches!(
             self,

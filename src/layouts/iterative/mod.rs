@@ -118,21 +118,12 @@ impl Layout for Iterative {
             .list_dir(&base)?
             .into_iter()
             .filter(|e| e.is_dir && e.name != "archive" && check_id("slug", &e.name).is_ok())
-            .map(|e| StoreRef {
-                project: project.root.clone(),
-                layout: NAME,
-                root: base.join(&e.name),
-                id: e.name,
-            })
+            .map(|e| StoreRef::new(NAME, &e.name, base.join(&e.name), &project.root))
             .collect())
     }
 
     fn state_files(&self, _cx: &Ctx, store: &StoreRef) -> Result<Vec<StateFile>> {
-        Ok(vec![StateFile {
-            path: Paths::of(&store.root).state,
-            schema: SCHEMA,
-            json_lines: false,
-        }])
+        Ok(vec![StateFile::doc(Paths::of(&store.root).state, SCHEMA)])
     }
 
     fn summarize(&self, cx: &Ctx, store: &StoreRef) -> Result<Summary> {
@@ -196,10 +187,7 @@ impl Layout for Iterative {
         Ok(l.state
             .units()
             .iter()
-            .map(|(id, u)| Unit {
-                active: !archived && u.status != Status::Done,
-                id: id.clone(),
-            })
+            .map(|(id, u)| Unit::new(id, !archived && u.status != Status::Done))
             .collect())
     }
 

@@ -12,13 +12,13 @@
 //! only as that block's `reason` text. [`Reason`] reads that text once (and writes it back
 //! unchanged); [`hold`] is the one place that says whether a unit is held and why.
 
-use std::collections::HashMap;
 use std::fmt;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::layouts::json::{lenient, present};
+use crate::layouts::keyed::Keyed;
 
 /// The prefix of a blocked unit's reason when it waits on its dependencies (seed 003's T5).
 pub const WAITING_PREFIX: &str = "Waiting on ";
@@ -230,31 +230,27 @@ pub fn waiting(status: Status, reason: Option<&Reason>) -> bool {
     status == Status::Blocked && matches!(reason, Some(Reason::Waiting(_)))
 }
 
-/// `Some(x)` for a field present in the file, even as `null`: with `Option<Option<T>>`, an
-/// absent field is `None` and a `null` one `Some(None)`.
-fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(d).map(Some)
-}
-
 /// A counter, which the schema asks to be a non-negative integer: JSON Schema counts `2.0` as
 /// one too, so a float without a fraction is read as that integer (and written back as one),
 /// a larger one than fits as the largest count.
-fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let n = serde_json::Number::deserialize(d)?;
-    if let Some(n) = n.as_u64() {
-        return Ok(Some(n));
+mod count {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        let n = serde_json::Number::deserialize(d)?;
+        if let Some(n) = n.as_u64() {
+            return Ok(Some(n));
+        }
+        match n.as_f64() {
+            // Saturates: the schema already refused a negative or fractional count.
+            Some(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
+            _ => Err(serde::de::Error::custom(format!(
+                "{n} is not a count (a non-negative integer)"
+            ))),
+        }
     }
-    match n.as_f64() {
-        // Saturates: the schema already refused a negative or fractional count.
-        Some(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
-        _ => Err(serde::de::Error::custom(format!(
-            "{n} is not a count (a non-negative integer)"
-        ))),
-    }
+
+    pub use crate::layouts::json::as_is as serialize;
 }
 
 /// One task (development) or phase (knowledge). Fields in the order taskhook adds them to a
@@ -263,47 +259,23 @@ fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
 pub struct Unit {
     #[serde(default)]
     pub status: Status,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub iterations_used: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub confirmations_used: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub failed_confirmations: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<Reason>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_signal: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification_passed: Option<bool>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<Option<String>>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -337,99 +309,16 @@ impl Unit {
 }
 
 /// The units of a slug keyed by id, in the file's order, with an index by id.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Units {
-    list: Vec<(String, Unit)>,
-    index: HashMap<String, usize>,
-}
+pub type Units = Keyed<Unit>;
 
+/// The names [`super::state`] asks by.
 impl Units {
-    pub fn get(&self, id: &str) -> Option<&Unit> {
-        self.index.get(id).map(|&i| &self.list[i].1)
-    }
-
     pub fn contains(&self, id: &str) -> bool {
-        self.index.contains_key(id)
-    }
-
-    /// Puts `unit` at `id`: in place when there is one, else last.
-    pub fn insert(&mut self, id: String, unit: Unit) {
-        match self.index.get(&id) {
-            Some(&i) => self.list[i].1 = unit,
-            None => {
-                self.index.insert(id.clone(), self.list.len());
-                self.list.push((id, unit));
-            }
-        }
-    }
-
-    /// The unit at `id`, a fresh pending one put last when there is none.
-    pub fn entry(&mut self, id: &str) -> &mut Unit {
-        if !self.contains(id) {
-            self.insert(id.to_string(), Unit::default());
-        }
-        let i = self.index[id];
-        &mut self.list[i].1
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Unit)> {
-        self.list.iter().map(|(id, u)| (id, u))
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Unit)> {
-        self.list.iter_mut().map(|(id, u)| (&*id, u))
+        self.contains_key(id)
     }
 
     pub fn ids(&self) -> impl Iterator<Item = &String> {
-        self.list.iter().map(|(id, _)| id)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.list.len()
-    }
-}
-
-impl FromIterator<(String, Unit)> for Units {
-    fn from_iter<I: IntoIterator<Item = (String, Unit)>>(iter: I) -> Self {
-        let mut units = Units::default();
-        for (id, u) in iter {
-            units.insert(id, u);
-        }
-        units
-    }
-}
-
-impl Serialize for Units {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.list.len()))?;
-        for (id, u) in &self.list {
-            m.serialize_entry(id, u)?;
-        }
-        m.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for Units {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Units;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object of units keyed by id")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Units, A::Error> {
-                let mut units = Units::default();
-                while let Some((id, u)) = a.next_entry::<String, Unit>()? {
-                    units.insert(id, u);
-                }
-                Ok(units)
-            }
-        }
-        d.deserialize_map(V)
+        self.keys()
     }
 }
 
@@ -440,13 +329,6 @@ pub struct Cursor {
     pub progress_bytes: u64,
     pub commits_logged: u64,
     pub checksum: String,
-}
-
-/// A cursor of another shape is no cursor (the next load checks the whole log); the write
-/// after it sets a fresh one or none.
-fn lenient_cursor<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cursor>, D::Error> {
-    let v = Value::deserialize(d)?;
-    Ok(Cursor::deserialize(&v).ok())
 }
 
 /// state.json. Fields in the order a state taskhook builds (`iterative new`, a rebuild) has
@@ -462,23 +344,11 @@ pub struct State {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated: Option<String>,
     pub phase: Stage,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub current_task: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub current_phase: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "count", skip_serializing_if = "Option::is_none")]
     pub current_iteration: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Units>,
@@ -488,11 +358,9 @@ pub struct State {
     pub domain: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commits: Option<Vec<String>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient_cursor",
-        skip_serializing_if = "Option::is_none"
-    )]
+    /// A cursor of another shape is no cursor (the next load checks the whole log); the write
+    /// after it sets a fresh one or none.
+    #[serde(default, with = "lenient", skip_serializing_if = "Option::is_none")]
     pub taskhook: Option<Cursor>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,

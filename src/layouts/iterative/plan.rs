@@ -11,6 +11,7 @@ use super::lifecycle::{Counters, DEFAULT_MAX_ITERATIONS};
 use super::markdown::PlanUnit;
 use super::model::{Reason, Stage, State, Status, Unit};
 use crate::graph::{self, Node};
+use crate::layouts::summary::first_few;
 
 pub use super::model::WAITING_PREFIX;
 /// Most units named in one message; the rest are counted.
@@ -141,11 +142,7 @@ pub(crate) fn waiting_reason(deps: &[String]) -> String {
 
 /// Names at most ten units: `T1, T2, and 3 more`.
 pub(crate) fn name_some(ids: &[String]) -> String {
-    let mut shown: Vec<String> = ids.iter().take(NAMED_CAP).cloned().collect();
-    if ids.len() > NAMED_CAP {
-        shown.push(format!("and {} more", ids.len() - NAMED_CAP));
-    }
-    shown.join(", ")
+    first_few(ids.iter().cloned(), ids.len(), NAMED_CAP).join(", ")
 }
 
 /// Units not started whose dependencies are not all done, each with those dependencies, in

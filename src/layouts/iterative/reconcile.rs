@@ -129,15 +129,16 @@ pub(crate) fn commits_named(state: &State, text: &str) -> usize {
         .map_or(0, |i| i + 1)
 }
 
+/// The commits the log's entries name, in order (a commit named twice, twice).
+fn logged_commits(records: &[Record]) -> impl Iterator<Item = &str> {
+    records.iter().flat_map(|r| match r {
+        Record::Entry(e) => e.commits(),
+        Record::Note(_) => Vec::new(),
+    })
+}
+
 fn named_hashes(records: &[Record]) -> HashSet<&str> {
-    records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Entry(e) => Some(e.commits()),
-            Record::Note(_) => None,
-        })
-        .flatten()
-        .collect()
+    logged_commits(records).collect()
 }
 
 /// The hash of a `hash: subject` commit line.
@@ -155,7 +156,7 @@ fn same_commit(a: &str, b: &str) -> bool {
 pub(crate) fn check(store: &StoreRef, l: &mut Slug, text: &str) {
     let records = parse_records(text);
     let (log_order, groups) = by_unit(&records);
-    let mut ids: Vec<String> = l.state.units().ids().cloned().collect();
+    let mut ids: Vec<String> = l.state.units().keys().cloned().collect();
     ids.extend(
         log_order
             .iter()
@@ -163,11 +164,9 @@ pub(crate) fn check(store: &StoreRef, l: &mut Slug, text: &str) {
             .map(|u| u.to_string()),
     );
     let mut conflicts: Vec<(String, Counters, History)> = Vec::new();
+    let blank = Unit::default();
     for id in &ids {
-        let s = match l.state.unit(id) {
-            Some(u) => counters_of(u, l.plan.max_of(id)),
-            None => counters_of(&Unit::default(), l.plan.max_of(id)),
-        };
+        let s = counters_of(l.state.unit(id).unwrap_or(&blank), l.plan.max_of(id));
         let h = replay(
             groups.get(id.as_str()).into_iter().flatten().copied(),
             s.max_iterations,
@@ -274,11 +273,7 @@ fn add_commits_git_has(l: &mut Slug, records: &[Record], has: Option<&HashMap<St
     };
     let mut list = list.clone();
     let mut added: Vec<String> = Vec::new();
-    let in_order = records.iter().filter_map(|r| match r {
-        Record::Entry(e) => Some(e.commits()),
-        Record::Note(_) => None,
-    });
-    for hash in in_order.flatten() {
+    for hash in logged_commits(records) {
         if added.iter().any(|a| a == hash) {
             continue;
         }
@@ -449,13 +444,9 @@ pub(crate) fn rebuild(
         })
         .collect();
     let mut named: Vec<&str> = Vec::new();
-    for r in records {
-        if let Record::Entry(e) = r {
-            for h in e.commits() {
-                if !named.contains(&h) {
-                    named.push(h);
-                }
-            }
+    for h in logged_commits(records) {
+        if !named.contains(&h) {
+            named.push(h);
         }
     }
     let now = cx.store.clock().stamp();

@@ -12,7 +12,8 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::{Item, StoreRef, Summary};
 
-/// Per-file cap for context.md / guardrails.md in the SessionStart context, in characters.
+/// Per-file cap for context.md / guardrails.md in the SessionStart context and `show`, in
+/// characters.
 const FILE_CAP: usize = 4000;
 /// Largest context.md / guardrails.md read.
 const FILE_READ_CAP: usize = 4 * 1024 * 1024;
@@ -41,13 +42,9 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
                 s.unit(cur).unwrap_or(&Default::default()),
                 l.plan.max_of(cur),
             );
-            out.current.push(Item {
-                detail: Some(format!(
-                    "{}, iteration {} of {}",
-                    c.status, c.iterations_used, c.max_iterations
-                )),
-                ..Item::id(cur)
-            });
+            let at = format!("iteration {} of {}", c.iterations_used, c.max_iterations);
+            out.current
+                .push(Item::with(cur, format!("{}, {at}", c.status)));
             let mut line = String::new();
             match c.status {
                 Status::Confirming => line.push_str("Next: its confirmation pass. "),
@@ -106,21 +103,25 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
         ("context.md", &p.context),
         ("guardrails.md (read before every iteration)", &p.guardrails),
     ] {
-        let Some(bytes) = cx.store.read_capped(path, FILE_READ_CAP)? else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let text = text.trim();
-        if !text.is_empty() {
-            let shown: String = text.chars().take(FILE_CAP).collect();
-            let cut = if text.chars().count() > FILE_CAP {
-                "\n[…]"
-            } else {
-                ""
-            };
+        if let Some(shown) = excerpt(cx, path)?.filter(|t| !t.is_empty()) {
             out.context_extra
-                .push(format!("\n\n--- {name} ---\n{shown}{cut}"));
+                .push(format!("\n\n--- {name} ---\n{shown}"));
         }
     }
     Ok(out)
+}
+
+/// A slug's context.md or guardrails.md as the model is shown it: trimmed, at most
+/// [`FILE_CAP`] characters (`[…]` where it is cut); `None` when it is missing.
+pub(crate) fn excerpt(cx: &Ctx, path: &std::path::Path) -> Result<Option<String>> {
+    let Some(bytes) = cx.store.read_capped(path, FILE_READ_CAP)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim();
+    let mut shown: String = text.chars().take(FILE_CAP).collect();
+    if shown.len() < text.len() {
+        shown.push_str("\n[…]");
+    }
+    Ok(Some(shown))
 }

@@ -15,11 +15,6 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 
-/// Most characters of guardrails.md `show` prints.
-const GUARDRAILS_CAP: usize = 4000;
-/// Largest guardrails.md read.
-const GUARDRAILS_READ_CAP: usize = 4 * 1024 * 1024;
-
 /// Every unit of the slug, ready ones (the current first) before the rest.
 pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
     let l = match load(cx, store, false) {
@@ -98,8 +93,7 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
                 deps: deps_of(s, &l.plan, id),
                 pass,
                 since: u.completed_at().map(str::to_string),
-                group: None,
-                parent: None,
+                ..Default::default()
             },
         ));
     }
@@ -133,12 +127,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
         "signal",
         format!("end the subagent's final message with <signal>{unit}_DONE</signal>"),
     );
-    if let Some(bytes) = cx.store.read_capped(&p.guardrails, GUARDRAILS_READ_CAP)? {
-        let text = String::from_utf8_lossy(&bytes);
-        let mut shown: String = text.trim().chars().take(GUARDRAILS_CAP).collect();
-        if text.trim().chars().count() > GUARDRAILS_CAP {
-            shown.push_str("\n[…]");
-        }
+    if let Some(shown) = super::summary::excerpt(cx, &p.guardrails)? {
         s.add("guardrails (read before every pass)", shown);
     }
     s.add(

@@ -75,12 +75,7 @@ impl Layout for Projects {
             .list_dir(&base)?
             .into_iter()
             .filter(|e| e.is_dir && check_id("project id", &e.name).is_ok())
-            .map(|e| StoreRef {
-                project: project.root.clone(),
-                layout: NAME,
-                root: base.join(&e.name),
-                id: e.name,
-            })
+            .map(|e| StoreRef::new(NAME, &e.name, base.join(&e.name), &project.root))
             .filter(|s| {
                 let p = Paths::of(&s.root);
                 cx.store.exists(&p.tasks) || cx.store.exists(&p.project)
@@ -96,11 +91,7 @@ impl Layout for Projects {
             (p.velocity, SCHEMA_VELOCITY),
         ]
         .into_iter()
-        .map(|(path, schema)| StateFile {
-            path,
-            schema,
-            json_lines: false,
-        })
+        .map(|(path, schema)| StateFile::doc(path, schema))
         .collect())
     }
 
@@ -176,10 +167,5 @@ pub fn store_ref(cx: &Ctx, project: &Project, id: &str) -> Result<StoreRef> {
             root.display()
         )));
     }
-    Ok(StoreRef {
-        project: project.root.clone(),
-        layout: NAME,
-        id: id.to_string(),
-        root,
-    })
+    Ok(StoreRef::new(NAME, id, root, &project.root))
 }

@@ -10,16 +10,18 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
 use crate::graph::{self, Node};
+use crate::layouts::json::{lenient, present};
 use crate::store::clock::parse_time;
 
 /// A task's status, uppercase as seed 000 writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
+    #[default]
     Pending,
     InResearch,
     Researched,
@@ -92,17 +94,6 @@ pub const STALE_FACTOR: i64 = 4;
 /// The blocked reason of a task stale a second time (the seed's words).
 pub const STALE_TWICE: &str = "Stale twice — requires human review";
 
-/// Deserializes a field that is present: `Some` of whatever it holds, `null` included. With
-/// `#[serde(default)]` an absent field is `None`, so `Option<Option<T>>` tells absent (`None`),
-/// `null` (`Some(None)`) and a value apart, and each is written back as it was read.
-pub fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
-
 /// A nullable field's value (`None` when absent or `null`).
 fn inner<T>(v: &Option<Option<T>>) -> Option<&T> {
     v.as_ref().and_then(Option::as_ref)
@@ -161,7 +152,7 @@ impl fmt::Display for Priority {
 
 /// One task of the master list (`projects-tasks` schema). The fields are in the order
 /// `projects add` writes them; others are kept in `rest`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 pub struct Task {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,11 +164,7 @@ pub struct Task {
     pub priority: Option<Priority>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtasks: Option<Vec<String>>,
@@ -185,42 +172,22 @@ pub struct Task {
     pub dependencies: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate_minutes: Option<Number>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub actual_minutes: Option<Option<Number>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub blocked_reason: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_count: Option<Number>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_ids: Option<Map<String, Value>>,
     /// Not in the schema: any JSON (`null` kept).
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub description: Option<Value>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -237,26 +204,11 @@ fn ids(list: &Option<Vec<String>>) -> impl Iterator<Item = &str> + Clone {
 impl Task {
     /// A task with only an id and a status.
     pub fn new(id: &str, status: Status) -> Task {
+        let id = id.to_string();
         Task {
-            id: id.to_string(),
-            title: None,
-            level: None,
+            id,
             status,
-            priority: None,
-            phase: None,
-            parent_id: None,
-            subtasks: None,
-            dependencies: None,
-            estimate_minutes: None,
-            actual_minutes: None,
-            created_at: None,
-            started_at: None,
-            completed_at: None,
-            blocked_reason: None,
-            stale_count: None,
-            external_ids: None,
-            description: None,
-            rest: Map::new(),
+            ..Default::default()
         }
     }
 
@@ -281,16 +233,7 @@ impl Task {
             .title
             .as_deref()
             .or_else(|| self.description.as_ref().and_then(Value::as_str))?;
-        let s = s.trim();
-        if s.is_empty() {
-            return None;
-        }
-        let short: String = s.chars().take(80).collect();
-        Some(if s.chars().count() > 80 {
-            format!("{short}…")
-        } else {
-            short
-        })
+        crate::layouts::work::title_of(s.trim())
     }
 
     /// The phase it belongs to.
@@ -620,11 +563,7 @@ pub struct ProjectRecord {
     pub created_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub current_task: Option<Option<String>>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -635,21 +574,21 @@ pub struct ProjectRecord {
 /// of a form taskhook would not write, reads as none).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 pub struct Velocity {
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub tasks_completed: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub total_estimate_minutes: Option<Number>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub total_actual_minutes: Option<Number>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub ratio: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub window_size: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub window_ratio: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub window: Option<Vec<Completed>>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     pub updated_at: Option<String>,
 }
 
@@ -661,17 +600,6 @@ pub struct Completed {
     pub actual_minutes: Option<Number>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<String>,
-}
-
-/// A field read as `T` when it is one, else as none (the file is not taskhook's to judge
-/// here: the schema check says what is wrong with it).
-pub fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let v = Value::deserialize(d)?;
-    Ok(serde_json::from_value(v).ok())
 }
 
 #[cfg(test)]

@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use super::files::{self, Change, Paths};
 use super::log::{self, Entry};
-use super::model::{lenient, TaskList};
+use super::model::TaskList;
 use crate::context::Ctx;
 use crate::error::Result;
+use crate::layouts::json::lenient;
 use crate::store::parse_json;
 
 /// The file's name inside `temp/`.
@@ -30,21 +31,21 @@ struct Record {
     #[serde(default, skip_deserializing)]
     about: String,
     tasks_json: Digest,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     log_len: Option<u64>,
     entries: String,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     completions: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     phases: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     started: Option<String>,
 }
 
 /// What tasks.json is once the change is written.
 #[derive(Debug, Serialize, Deserialize)]
 struct Digest {
-    #[serde(default, deserialize_with = "lenient")]
+    #[serde(default, with = "lenient")]
     bytes: Option<u64>,
     fnv1a64: String,
 }

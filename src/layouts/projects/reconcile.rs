@@ -117,8 +117,7 @@ fn stale(
         };
         items.push(Item {
             title: t.title(),
-            detail: Some(detail),
-            ..Item::id(id)
+            ..Item::with(id, detail)
         });
     }
     items

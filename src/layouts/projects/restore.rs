@@ -23,6 +23,7 @@ use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::{find_bytes, typed, write_back};
+use crate::layouts::unused_path;
 use crate::store::{clock::parse_time, fs, parse_json, schema};
 
 /// A master list restored in memory, and how.
@@ -341,11 +342,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         if id.is_empty() || at.contains_key(&id) {
             continue;
         }
-        let task = if task_valid(t) {
-            kept(t, Source::Checkpoint)
-        } else {
-            None
-        };
+        let task = task_valid(t).then(|| kept(t, Source::Checkpoint)).flatten();
         at.insert(id.clone(), slots.len());
         slots.push(Slot { id, task });
     }
@@ -611,15 +608,10 @@ pub fn keep_aside(cx: &Ctx, p: &Paths, r: &Restored, now: &str) -> Result<(Strin
     let aside = match &r.damaged {
         Some(bytes) => {
             let stamp = cx.store.clock().file_stamp();
-            let mut n = 1;
-            let mut name = format!("tasks.json.corrupt-{stamp}");
-            while cx.store.exists(&p.root.join(&name)) {
-                n += 1;
-                name = format!("tasks.json.corrupt-{stamp}-{n}");
-            }
-            cx.store
-                .replace_via(&p.root.join(&name), bytes, &p.temp, TEMP_PREFIX)?;
-            Some(name)
+            let name = |n: &str| format!("tasks.json.corrupt-{stamp}{n}");
+            let path = unused_path(cx, |n| p.root.join(name(n)));
+            cx.store.replace_via(&path, bytes, &p.temp, TEMP_PREFIX)?;
+            Some(file_name(&path))
         }
         None => None,
     };

@@ -68,10 +68,7 @@ pub fn reusable_research(cx: &Ctx, p: &Paths, list: &TaskList) -> Result<Vec<Ite
         } else {
             format!("{} h old", age / 3600)
         };
-        out.push(Item {
-            detail: Some(format!("research/{}, {age}", e.name)),
-            ..Item::id(id)
-        });
+        out.push(Item::with(id, format!("research/{}, {age}", e.name)));
     }
     Ok(out)
 }
@@ -137,18 +134,16 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
         if st == Status::Blocked {
             s.blocked.push(Item {
                 title: t.title(),
-                detail: Some(t.blocked_reason().unwrap_or("no reason given").to_string()),
-                ..Item::id(id)
+                ..Item::with(id, t.blocked_reason().unwrap_or("no reason given"))
             });
         }
         if let Some((minutes, est)) = t.overdue(now) {
             s.stale.push(Item {
                 title: t.title(),
-                detail: Some(format!(
+                ..Item::with(id, format!(
                     "IN_PROGRESS {minutes} min, over 4 × {} min estimate: reset at the next session start",
                     fmt_num(est)
-                )),
-                ..Item::id(id)
+                ))
             });
         }
     }

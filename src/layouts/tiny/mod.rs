@@ -75,12 +75,7 @@ impl Layout for Tiny {
             .list_dir(&base)?
             .into_iter()
             .filter(|e| e.is_dir && check_id("store id", &e.name).is_ok())
-            .map(|e| StoreRef {
-                layout: NAME,
-                root: base.join(&e.name),
-                project: project.root.clone(),
-                id: e.name,
-            })
+            .map(|e| StoreRef::new(NAME, &e.name, base.join(&e.name), &project.root))
             .collect())
     }
 
@@ -116,10 +111,7 @@ impl Layout for Tiny {
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
         Ok(read(cx, store)?
             .into_iter()
-            .map(|(id, status)| Unit {
-                active: status != "done",
-                id,
-            })
+            .map(|(id, status)| Unit::new(id, status != "done"))
             .collect())
     }
 

@@ -71,8 +71,21 @@ const OWN_PREFIXES: [&str; 2] = ["order.json.", "history.jsonl."];
 /// ([`check_id`]) that is none of the workspace's own names.
 pub fn check_task_name(name: &str) -> Result<&str> {
     check_id("task name", name)?;
-    let lower = name.to_lowercase();
-    if OWN_NAMES.contains(&lower.as_str()) || OWN_PREFIXES.iter().any(|p| lower.starts_with(p)) {
+    // ASCII (a listing's names, thousands of them) compared without a lowered copy; other
+    // names lowered in full, as a character may lower to ASCII.
+    let own = |name: &str| {
+        OWN_NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+            || OWN_PREFIXES.iter().any(|p| {
+                name.get(..p.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(p))
+            })
+    };
+    let is_own = if name.is_ascii() {
+        own(name)
+    } else {
+        own(&name.to_lowercase())
+    };
+    if is_own {
         return Err(unsafe_id(
             "task name",
             name,

@@ -203,12 +203,15 @@ fn unfinished_branches(state: &State) -> Vec<String> {
 /// resume`). `None` when the store has no state file.
 pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resumed>> {
     let path = state_path(&store.root);
-    let peek = match state::read(cx, &path)? {
-        Read::Valid(d) => d.state,
-        _ => match state::read(cx, &state::last_good_path(&store.root))? {
-            Read::Valid(d) => d.state,
-            _ => State::default(),
-        },
+    // A look (shared with the transaction's read, not a copy of its own).
+    let peek = match state::shared(cx, &path)? {
+        Some(s) => s,
+        None => std::rc::Rc::new(
+            match state::read(cx, &state::last_good_path(&store.root))? {
+                Read::Valid(d) => d.state,
+                _ => State::default(),
+            },
+        ),
     };
     let view = super::git_root(cx, store).map(|root| {
         git::view(

@@ -11,7 +11,7 @@
 use super::lifecycle::{step, Counters, Effect};
 use super::log::{render_entry, render_note, Entry};
 use super::markdown::{self, PlanUnit};
-use super::model::{Hold, Mode, Stage, Status};
+use super::model::{Hold, Stage, Status};
 use super::plan::*;
 use super::state::*;
 use super::Paths;
@@ -442,26 +442,6 @@ pub(crate) fn record_commit(cx: &Ctx, store: &StoreRef, c: &Commit<'_>) -> Resul
         .map(|()| Reaction::default())
 }
 
-/// What [`units_cheaply`] reads of state.json: no more than names need.
-#[derive(serde::Deserialize)]
-struct Lite {
-    mode: Option<Mode>,
-    phase: Option<Stage>,
-    tasks: Option<std::collections::HashMap<String, LiteUnit>>,
-    phases: Option<std::collections::HashMap<String, LiteUnit>>,
-    taskhook: Option<LiteCursor>,
-}
-
-#[derive(serde::Deserialize)]
-struct LiteUnit {
-    status: Option<Status>,
-}
-
-#[derive(serde::Deserialize)]
-struct LiteCursor {
-    progress_bytes: u64,
-}
-
 /// The units a `<task>` or `<signal>` name can resolve to, read without a full load: when
 /// state.json has a cursor and progress.md holds nothing past it, its units (and the plan's)
 /// are all there are. `None` when a full load must decide (no cursor, a tail to apply, a file
@@ -471,31 +451,27 @@ pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Uni
     let Some(bytes) = cx.store.read(&p.state)? else {
         return Ok(None);
     };
-    let Ok(lite) = serde_json::from_slice::<Lite>(&bytes) else {
+    // Typed once for the event: the step's load that follows takes this reading over.
+    let Ok(state) = super::state::typed_state(&bytes)? else {
         return Ok(None);
     };
     let log_len = cx.store.len(&p.progress).unwrap_or(0);
-    if lite.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
+    if state.taskhook.as_ref().map(|c| c.progress_bytes) != Some(log_len) {
         return Ok(None);
     }
-    let units = if lite.mode == Some(Mode::Knowledge) {
-        lite.phases
-    } else {
-        lite.tasks
-    };
-    let Some(units) = units else {
+    let Some(units) = state.units_present() else {
         return Ok(None);
     };
-    let archived = lite.phase == Some(Stage::Complete);
+    let archived = state.phase == Stage::Complete;
     let plan = read_plan(cx, &p)?;
     let mut out: Vec<Unit> = units
         .iter()
-        .map(|(id, u)| Unit::new(id, !archived && u.status != Some(Status::Done)))
+        .map(|(id, u)| Unit::new(id, !archived && u.status != Status::Done))
         .collect();
     out.extend(
         plan.units
             .iter()
-            .filter(|u| !units.contains_key(&u.id))
+            .filter(|u| !units.contains(&u.id))
             .map(|u| Unit::new(&u.id, !archived)),
     );
     Ok(Some(out))

@@ -461,7 +461,7 @@ const TYPED: &str = "iterative state.json, typed";
 
 /// The state the bytes hold, or why they are unusable: parsed, schema-checked and typed once
 /// per invocation for the same bytes.
-fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>, String>> {
+pub(crate) fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>, String>> {
     if let Some(state) = parsed::get::<State>(TYPED, bytes) {
         return Ok(Ok(state));
     }

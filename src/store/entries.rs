@@ -6,9 +6,9 @@
 //!
 //! This is the whole check when the member's schema constrains each entry alone (the member is
 //! `{"type": "array", "items": …}` or `{"type": "object", "additionalProperties": …}`, with no
-//! counts or uniqueness, and the document's schema with no `allOf`, `if` and the like, as in
-//! the two schemas it is used with (projects' tasks.json, execute's state; `tests` holds them
-//! to it). Anything else — an entry or the rest refused, the caller refusing an entry, a member
+//! counts or uniqueness, and the document's schema with no `anyOf`, `if` and the like beyond an
+//! `allOf` that only requires members to be there, as in the three schemas it is used with
+//! (projects' tasks.json, execute's and iterative's state; `tests` holds them to it). Anything else — an entry or the rest refused, the caller refusing an entry, a member
 //! given twice, bytes that are not a JSON object — answers `None`, and the caller reads and
 //! checks the whole document instead, which words the verdict.
 
@@ -192,9 +192,14 @@ mod tests {
     /// used with: the type and the entries' schema, nothing about their number or uniqueness.
     #[test]
     fn the_members_read_by_entries_constrain_each_entry_alone() {
-        for (file, key) in [("projects-tasks", "tasks"), ("execute-state", "tasks")] {
+        for (file, key) in [
+            ("projects-tasks", "tasks"),
+            ("execute-state", "tasks"),
+            ("iterative-state", "tasks"),
+        ] {
             let text = match file {
                 "projects-tasks" => include_str!("../../schemas/projects-tasks.schema.json"),
+                "iterative-state" => include_str!("../../schemas/iterative-state.schema.json"),
                 _ => include_str!("../../schemas/execute-state.schema.json"),
             };
             let s: Value = serde_json::from_str(text).unwrap();
@@ -209,8 +214,27 @@ mod tests {
             let mut want = ["description", entries, "type"];
             want.sort();
             assert_eq!(keys, want, "{file} {key}");
-            for whole in ["allOf", "anyOf", "oneOf", "if", "not", "dependentSchemas"] {
+            for whole in ["anyOf", "oneOf", "if", "not", "dependentSchemas"] {
                 assert!(s.get(whole).is_none(), "{file} has {whole}");
+            }
+            // An `allOf` may only require members to be there (the rest keeps the member,
+            // empty, so its presence is judged the same).
+            for part in s
+                .get("allOf")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let then = part["then"].as_object().unwrap();
+                assert_eq!(then.keys().collect::<Vec<_>>(), ["required"], "{file}");
+                let mut keys: Vec<&str> = part
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
+                keys.sort();
+                assert_eq!(keys, ["if", "then"], "{file}");
             }
         }
     }

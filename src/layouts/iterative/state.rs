@@ -465,12 +465,34 @@ pub(crate) fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>,
     if let Some(state) = parsed::get::<State>(TYPED, bytes) {
         return Ok(Ok(state));
     }
-    let state = match parse_checked(bytes, SCHEMA)? {
-        Ok(doc) => match serde_json::from_value::<State>(doc) {
-            Ok(state) => Rc::new(state),
-            Err(e) => return Ok(Err(e.to_string())),
+    // Unit by unit (the document's tree never whole); the whole reading words a refusal.
+    let mut units = super::model::Units::default();
+    let by_unit = crate::store::entries::read_checked(bytes, SCHEMA, "tasks", |id, v| {
+        match (id, serde_json::from_value::<Unit>(v)) {
+            (Some(id), Ok(u)) => {
+                units.insert(id, u);
+                true
+            }
+            _ => false,
+        }
+    })?
+    .and_then(|head| {
+        let present = head.contains_key("tasks");
+        let mut state = serde_json::from_value::<State>(Value::Object(head)).ok()?;
+        if present {
+            state.tasks = Some(units);
+        }
+        Some(state)
+    });
+    let state = match by_unit {
+        Some(state) => Rc::new(state),
+        None => match parse_checked(bytes, SCHEMA)? {
+            Ok(doc) => match serde_json::from_value::<State>(doc) {
+                Ok(state) => Rc::new(state),
+                Err(e) => return Ok(Err(e.to_string())),
+            },
+            Err(why) => return Ok(Err(why)),
         },
-        Err(why) => return Ok(Err(why)),
     };
     parsed::remember(TYPED, bytes, state.clone());
     Ok(Ok(state))

@@ -484,6 +484,16 @@ pub fn parse_checked(
     Ok(outcome)
 }
 
+/// [`parse_checked`], typed: the model the checked document holds, or why it is unusable (the
+/// parse, the schema or the model refusing it, in one line).
+pub fn parse_typed<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    schema_name: &'static str,
+) -> Result<std::result::Result<T, String>> {
+    Ok(parse_checked(bytes, schema_name)?
+        .and_then(|doc| serde_json::from_value::<T>(doc).map_err(|e| e.to_string())))
+}
+
 fn check_bytes(
     bytes: &[u8],
     schema_name: &'static str,

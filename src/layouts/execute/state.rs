@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 pub use crate::layouts::json::Source;
 use crate::layouts::json::{write_back, write_in_place};
 use crate::layouts::StoreRef;
-use crate::store::{fs, lock_path_for, parse_checked, parsed};
+use crate::store::{fs, lock_path_for, parsed};
 
 /// The schema of execute-state.json.
 pub const SCHEMA: &str = "execute-state";
@@ -127,8 +127,7 @@ fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
         state.tasks = tasks;
         return Ok(Ok(state));
     }
-    Ok(parse_checked(bytes, SCHEMA)?
-        .and_then(|doc| serde_json::from_value::<State>(doc).map_err(|e| e.to_string())))
+    crate::store::parse_typed::<State>(bytes, SCHEMA)
 }
 
 /// What [`shared`] remembers: the typed state of the last bytes read or written.

@@ -26,7 +26,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::{write_back, write_in_place, Source};
 use crate::layouts::StoreRef;
-use crate::store::{parse_checked, parsed, Loaded};
+use crate::store::{parsed, Loaded};
 
 /// Largest progress.md (or tail of it) read.
 pub const LOG_CAP: usize = 512 * 1024 * 1024;
@@ -486,11 +486,8 @@ pub(crate) fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>,
     });
     let state = match by_unit {
         Some(state) => Rc::new(state),
-        None => match parse_checked(bytes, SCHEMA)? {
-            Ok(doc) => match serde_json::from_value::<State>(doc) {
-                Ok(state) => Rc::new(state),
-                Err(e) => return Ok(Err(e.to_string())),
-            },
+        None => match crate::store::parse_typed::<State>(bytes, SCHEMA)? {
+            Ok(state) => Rc::new(state),
             Err(why) => return Ok(Err(why)),
         },
     };

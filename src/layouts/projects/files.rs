@@ -21,7 +21,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::{typed, write_back, write_in_place};
 use crate::store::checkpoint::Ring;
-use crate::store::{fs, parse_checked, parse_json, parsed, schema, to_pretty, Loaded};
+use crate::store::{fs, parse_json, parse_typed, parsed, schema, to_pretty, Loaded};
 
 /// The temp-file prefix inside `temp/` (seed 000: `temp/.write-{uuid}`).
 pub const TEMP_PREFIX: &str = ".write-";
@@ -189,11 +189,8 @@ fn typed_of(bytes: &[u8]) -> Result<std::result::Result<Rc<TaskList>, String>> {
             list.tasks = tasks;
             Rc::new(list)
         }
-        None => match parse_checked(bytes, SCHEMA_TASKS)? {
-            Ok(doc) => match serde_json::from_value::<TaskList>(doc) {
-                Ok(list) => Rc::new(list),
-                Err(e) => return Ok(Err(e.to_string())),
-            },
+        None => match parse_typed::<TaskList>(bytes, SCHEMA_TASKS)? {
+            Ok(list) => Rc::new(list),
             Err(why) => return Ok(Err(why)),
         },
     };

@@ -89,23 +89,40 @@ impl Source {
 /// is written back as [`write_back`] would, key order and unknown fields kept. The result is
 /// checked against `schema` with only the changed entries in the member, which is the whole
 /// check when the schema asks nothing of an entry that involves another (the callers' schemas
-/// do not). `count` is how many entries the model holds there; the keys in `last` are taken
-/// out of the document before the write back, so the model puts them after the others.
+/// do not). `was` are the entries as the bytes hold them and `now` the model's, in the same
+/// places (an object's keys are the caller's to compare); the keys in `last` are taken out of
+/// the document before the write back, so the model puts them after the others.
 ///
-/// `None` when this cannot be done exactly (entries added, removed or moved; bytes the scan
-/// cannot split; the schema refusing): the caller then writes the whole document back, which
-/// words any refusal. A file taskhook wrote (two-space indents) comes out byte for byte as that
-/// whole write would make it; in a file formatted by hand, only what changed takes that format.
-pub fn write_in_place<E: Serialize>(
+/// `None` when this cannot be done exactly (entries added or removed; bytes the scan cannot
+/// split; the schema refusing): the caller then writes the whole document back, which words
+/// any refusal. A file taskhook wrote (two-space indents) comes out byte for byte as that whole
+/// write would make it; in a file formatted by hand, only what changed takes that format.
+pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
     bytes: &[u8],
     key: &str,
     head: &impl Serialize,
-    count: usize,
-    changed: &[(usize, &E)],
+    was: impl IntoIterator<Item = &'n E>,
+    now: impl IntoIterator<Item = &'n E>,
     schema: &'static str,
     last: &[&str],
 ) -> crate::error::Result<Option<Vec<u8>>> {
     use crate::store::{parse_json, schema::check, to_pretty};
+    // The entries the change touched, by position; none when it added or removed some.
+    let (mut was, mut now) = (was.into_iter(), now.into_iter());
+    let mut changed = Vec::new();
+    let mut count = 0;
+    loop {
+        match (was.next(), now.next()) {
+            (Some(old), Some(new)) => {
+                if old != new {
+                    changed.push((count, new));
+                }
+                count += 1;
+            }
+            (None, None) => break,
+            _ => return Ok(None),
+        }
+    }
     let Some((span, entries)) = member_entries(bytes, key).filter(|(_, e)| e.len() == count) else {
         return Ok(None);
     };
@@ -136,7 +153,7 @@ pub fn write_in_place<E: Serialize>(
     }
     let mut values = Vec::with_capacity(changed.len());
     for (i, entry) in changed {
-        let Some((k, v)) = entries.get(*i) else {
+        let Some((k, v)) = entries.get(i) else {
             return Ok(None);
         };
         let Ok(mut v) = parse_json(&bytes[v.clone()]) else {
@@ -150,7 +167,7 @@ pub fn write_in_place<E: Serialize>(
             },
             None => None,
         };
-        values.push((*i, name, v));
+        values.push((i, name, v));
     }
     let probe = if is_map {
         Value::Object(
@@ -355,45 +372,41 @@ impl Scan<'_> {
     /// The members of an object: key (quotes included) and value ranges.
     #[allow(clippy::type_complexity)]
     fn members(&mut self) -> Option<Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>> {
-        self.eat(b'{')?;
-        let mut out = Vec::new();
-        self.ws();
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Some(out);
-        }
-        loop {
-            self.ws();
-            let k = self.string()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            out.push((k, self.value()?));
-            self.ws();
-            match self.next()? {
-                b',' => continue,
-                b'}' => return Some(out),
-                _ => return None,
-            }
-        }
+        self.list(b'{', b'}', |s| {
+            let k = s.string()?;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            Some((k, s.value()?))
+        })
     }
 
     /// The elements of an array.
     fn elements(&mut self) -> Option<Vec<std::ops::Range<usize>>> {
-        self.eat(b'[')?;
+        self.list(b'[', b']', Self::value)
+    }
+
+    /// The items of an object or array, between `open` and `close`, separated by commas.
+    fn list<T>(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        self.eat(open)?;
         let mut out = Vec::new();
         self.ws();
-        if self.peek()? == b']' {
+        if self.peek()? == close {
             self.at += 1;
             return Some(out);
         }
         loop {
             self.ws();
-            out.push(self.value()?);
+            out.push(item(self)?);
             self.ws();
             match self.next()? {
                 b',' => continue,
-                b']' => return Some(out),
+                c if c == close => return Some(out),
                 _ => return None,
             }
         }

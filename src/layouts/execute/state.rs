@@ -229,19 +229,19 @@ pub fn save(
 /// The state written over `bytes` (which hold `before`) in place, when its tasks are the same
 /// keys in the same order.
 fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Vec<u8>>> {
-    if before.tasks.len() != state.tasks.len() || before.tasks.keys().ne(state.tasks.keys()) {
+    if before.tasks.keys().ne(state.tasks.keys()) {
         return Ok(None);
     }
     let tasks = std::mem::take(&mut state.tasks);
-    let changed: Vec<(usize, &super::model::Task)> = before
-        .tasks
-        .values()
-        .zip(tasks.values())
-        .enumerate()
-        .filter(|(_, (old, new))| old != new)
-        .map(|(i, (_, new))| (i, new))
-        .collect();
-    let out = write_in_place(bytes, "tasks", &*state, tasks.len(), &changed, SCHEMA, &[]);
+    let out = write_in_place(
+        bytes,
+        "tasks",
+        &*state,
+        before.tasks.values(),
+        tasks.values(),
+        SCHEMA,
+        &[],
+    );
     state.tasks = tasks;
     out
 }

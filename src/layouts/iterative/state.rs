@@ -502,27 +502,19 @@ fn in_place(bytes: &[u8], was: &State, state: &mut State) -> Result<Option<Vec<u
     let (Some(old), Some(new)) = (was.units_present(), state.units_present()) else {
         return Ok(None);
     };
-    if was.mode != state.mode || old.len() != new.len() || old.ids().ne(new.ids()) {
+    if was.mode != state.mode || old.ids().ne(new.ids()) {
         return Ok(None);
     }
     let units = state
         .units_field()
         .replace(Default::default())
         .unwrap_or_default();
-    let changed: Vec<(usize, &Unit)> = old
-        .iter()
-        .zip(units.iter())
-        .enumerate()
-        .filter(|(_, ((_, a), (_, b)))| a != b)
-        .map(|(i, (_, (_, b)))| (i, b))
-        .collect();
-    let key = state.units_key();
     let out = write_in_place(
         bytes,
-        key,
+        state.units_key(),
         &*state,
-        units.len(),
-        &changed,
+        old.iter().map(|(_, u)| u),
+        units.iter().map(|(_, u)| u),
         SCHEMA,
         &[CURSOR],
     );

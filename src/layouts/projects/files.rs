@@ -452,17 +452,9 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
 /// `None` when the list changed shape (tasks added or removed, the document's other keys) or
 /// cannot be written so: the whole document is then written back.
 pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Option<Vec<u8>>> {
-    if was.tasks.len() != now.tasks.len() || was.rest != now.rest {
+    if was.rest != now.rest {
         return Ok(None);
     }
-    let changed: Vec<(usize, &Task)> = was
-        .tasks
-        .iter()
-        .zip(&now.tasks)
-        .enumerate()
-        .filter(|(_, (old, new))| old != new)
-        .map(|(i, (_, new))| (i, new))
-        .collect();
     let head = TaskList {
         tasks: Vec::new(),
         rest: now.rest.clone(),
@@ -471,8 +463,8 @@ pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Op
         bytes,
         "tasks",
         &head,
-        now.tasks.len(),
-        &changed,
+        &was.tasks,
+        &now.tasks,
         SCHEMA_TASKS,
         &[],
     )

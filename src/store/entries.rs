@@ -8,9 +8,11 @@
 //! `{"type": "array", "items": …}` or `{"type": "object", "additionalProperties": …}`, with no
 //! counts or uniqueness, and the document's schema with no `anyOf`, `if` and the like beyond an
 //! `allOf` that only requires members to be there, as in the three schemas it is used with
-//! (projects' tasks.json, execute's and iterative's state; `tests` holds them to it). Anything else — an entry or the rest refused, the caller refusing an entry, a member
-//! given twice, bytes that are not a JSON object — answers `None`, and the caller reads and
-//! checks the whole document instead, which words the verdict.
+//! (projects' tasks.json, execute's and iterative's state; `tests` holds them to it). Anything
+//! else — an entry or the rest refused, the caller refusing an entry, a member or key given
+//! twice, a member that is neither an array nor an object, bytes that are not a JSON object —
+//! answers `None`, and the caller reads and checks the whole document instead, which words the
+//! verdict.
 
 use std::fmt;
 
@@ -151,36 +153,8 @@ impl<'de, F: FnMut(Option<String>, Value) -> bool> Visitor<'de> for Member<'_, '
         Ok(Value::Object(Map::new()))
     }
 
-    // Any other kind of value: the rest's check (or the whole reading) refuses it.
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<Value, E> {
-        self.0.ok = false;
-        Ok(Value::Null)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<Value, E> {
-        self.0.ok = false;
-        Ok(Value::Null)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<Value, E> {
-        self.0.ok = false;
-        Ok(Value::Null)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<Value, E> {
-        self.0.ok = false;
-        Ok(Value::Null)
-    }
-
-    fn visit_str<E>(self, _: &str) -> std::result::Result<Value, E> {
-        self.0.ok = false;
-        Ok(Value::Null)
-    }
-
-    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
-        self.0.ok = false;
-        Ok(Value::Null)
-    }
+    // Any other kind of value is not one the visitor takes: its error sends the caller to the
+    // whole reading.
 }
 
 #[cfg(test)]

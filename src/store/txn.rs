@@ -50,4 +50,30 @@ impl Store {
         }
         self.with_lock(lock, || pass(Pass::Commit).map(|(value, _)| value))
     }
+
+    /// [`Store::transact`] for a decision that is a function of what it read (and the time):
+    /// `decide` reads and decides; a decision that `changes` something is made again under the
+    /// lock, where `decide` is handed the peek's own decision to take over when the state still
+    /// holds what the peek read (its to check), or to drop and decide afresh. `finish` answers
+    /// from the decision, and writes it when its pass [`Pass::writes`]. Failures are treated as
+    /// [`Store::transact`] treats them.
+    pub fn transact_decided<D, T>(
+        &self,
+        lock: &Path,
+        mut decide: impl FnMut(Option<D>) -> Result<D>,
+        changes: impl Fn(&D) -> bool,
+        mut finish: impl FnMut(Pass, D) -> Result<T>,
+    ) -> Result<T> {
+        let handed = match decide(None) {
+            Ok(d) if !changes(&d) => return finish(Pass::Peek, d),
+            Ok(d) => Some(d),
+            Err(e @ Error::Corrupt { .. }) => return Err(e),
+            Err(e) if !self.exists(lock) => return Err(e),
+            Err(_) => None,
+        };
+        self.with_lock(lock, || {
+            let d = decide(handed)?;
+            finish(Pass::Commit, d)
+        })
+    }
 }

@@ -10,7 +10,7 @@ use super::state::{self, load, state_path, Doc, Read};
 use super::{derive, git, git_evidence, git_root, messages, project_root};
 use crate::agents;
 use crate::context::Ctx;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layouts::fact::{Commit, Fact};
 use crate::layouts::{Input, Reaction, StoreRef, Turn};
 use crate::signals::{split_name, SignalKind};
@@ -43,41 +43,52 @@ pub fn transition<T>(
     mut change: impl FnMut(&State, &mut State, &str) -> (T, bool),
 ) -> Result<(T, State)> {
     let now = cx.store.clock().stamp();
-    let mut peeked: Option<(Vec<u8>, State, State, T)> = None;
-    let done = cx.store.transact(&state::lock_path(&store.root), |pass| {
-        let (source, before, mut s, out) = match peeked.take() {
-            Some((bytes, before, s, out)) if state::still_holds(cx, store, &bytes)? => {
-                (state::Source::Bytes(bytes), before, s, out)
-            }
-            _ => {
-                let Doc {
-                    source,
-                    state: before,
-                } = load(cx, store)?;
-                let mut s = before.clone();
-                let (out, changed) = change(&before, &mut s, &now);
-                if !changed {
-                    return Ok((Some((out, s)), false));
+    cx.store.transact_decided(
+        &state::lock_path(&store.root),
+        |peeked: Option<Decided<T>>| {
+            if let Some(d) = peeked {
+                if let state::Source::Bytes(bytes) = &d.source {
+                    if state::still_holds(cx, store, bytes)? {
+                        return Ok(d);
+                    }
                 }
+            }
+            let Doc {
+                source,
+                state: before,
+            } = load(cx, store)?;
+            let mut s = before.clone();
+            let (out, changed) = change(&before, &mut s, &now);
+            if changed {
                 derive::derive(&before, &mut s, &now);
-                (source, before, s, out)
             }
-        };
-        let changed = state::differs(&before, &s);
-        if changed && !pass.writes() {
-            if let state::Source::Bytes(bytes) = source {
-                // The locked pass follows and takes this over.
-                peeked = Some((bytes, before, s, out));
-                return Ok((None, true));
+            let changed = changed && state::differs(&before, &s);
+            Ok(Decided {
+                source,
+                before,
+                after: s,
+                out,
+                changed,
+            })
+        },
+        |d| d.changed,
+        |pass, mut d| {
+            if pass.writes() && d.changed {
+                state::save(cx, store, d.source, Some(&d.before), &mut d.after)?;
             }
-        }
-        if pass.writes() && changed {
-            state::save(cx, store, source, Some(&before), &mut s)?;
-        }
-        Ok((Some((out, s)), changed))
-    })?;
-    // The locked pass always answers; `None` only from a peek that handed over.
-    done.ok_or_else(|| Error::BadInput("a state change ended without its outcome".into()))
+            Ok((d.out, d.after))
+        },
+    )
+}
+
+/// A state change worked out by [`transition`]: what it was read from, the state before and
+/// after, what `change` said, and whether it changes the state in more than the clock.
+struct Decided<T> {
+    source: state::Source,
+    before: State,
+    after: State,
+    out: T,
+    changed: bool,
 }
 
 /// Applies one lifecycle event to a task under the lock (decided on an unlocked read first);

@@ -28,62 +28,54 @@ pub struct Acted {
 pub fn act(cx: &Ctx, store: &StoreRef, id: &str, action: Action<'_>) -> Result<Acted> {
     let p = Paths::of(&store.root);
     let now = cx.store.clock().stamp();
-    let mut peeked: Option<(files::Tasks, Outcome)> = None;
-    cx.store.transact(&p.lock(), |pass| {
-        let (mut t, out) = match peeked.take() {
-            Some((t, out)) if files::still_holds(cx, &p, &t.doc)? => (t, out),
-            _ => {
-                let mut t = files::load(cx, &p)?;
-                // A refused action changes nothing (the step's promise), so the list is its own.
-                let out = lifecycle::apply(&mut t.list, &store.id, id, action, &now);
-                (t, out)
-            }
-        };
-        let dirty = out.changed || !out.entries.is_empty() || t.restored.is_some();
-        if dirty && !pass.writes() {
-            // The locked pass follows and takes this over (the value here is not used).
-            let list = TaskList::default();
-            peeked = Some((t, out.clone()));
-            return Ok((
-                Acted {
-                    outcome: out,
-                    task: None,
-                    list,
-                    committed: Committed::default(),
-                },
-                true,
-            ));
-        }
-        let mut committed = Committed::default();
-        if pass.writes() && dirty {
-            let change = if out.refused.is_some() {
-                Change::default()
-            } else {
-                let started = out.to == Some(Status::InProgress) && out.from != out.to;
-                Change {
-                    entries: out.entries.clone(),
-                    tasks_changed: out.changed,
-                    task: Some((
-                        id.to_string(),
-                        model::name(out.from).to_string(),
-                        model::name(out.to).to_string(),
-                    )),
-                    completions: out.completed.len(),
-                    phases: out.phases.clone(),
-                    started: started.then(|| id.to_string()),
+    cx.store.transact_decided(
+        &p.lock(),
+        |peeked: Option<(files::Tasks, Outcome)>| {
+            if let Some((t, out)) = peeked {
+                if files::still_holds(cx, &p, &t.doc)? {
+                    return Ok((t, out));
                 }
-            };
-            committed = files::commit(cx, &p, &mut t, &change)?;
-        }
-        let task = t.list.find(id).cloned();
-        Ok((
-            Acted {
+            }
+            let mut t = files::load(cx, &p)?;
+            // A refused action changes nothing (the step's promise), so the list is its own.
+            let out = lifecycle::apply(&mut t.list, &store.id, id, action, &now);
+            Ok((t, out))
+        },
+        |(t, out)| dirty(t, out),
+        |pass, (mut t, out)| {
+            let mut committed = Committed::default();
+            if pass.writes() && dirty(&t, &out) {
+                let change = if out.refused.is_some() {
+                    Change::default()
+                } else {
+                    let started = out.to == Some(Status::InProgress) && out.from != out.to;
+                    Change {
+                        entries: out.entries.clone(),
+                        tasks_changed: out.changed,
+                        task: Some((
+                            id.to_string(),
+                            model::name(out.from).to_string(),
+                            model::name(out.to).to_string(),
+                        )),
+                        completions: out.completed.len(),
+                        phases: out.phases.clone(),
+                        started: started.then(|| id.to_string()),
+                    }
+                };
+                committed = files::commit(cx, &p, &mut t, &change)?;
+            }
+            let task = t.list.find(id).cloned();
+            Ok(Acted {
                 outcome: out,
                 task,
                 list: t.list,
                 committed,
-            },
-            dirty,
-        ))
-    })
+            })
+        },
+    )
+}
+
+/// Whether an action's outcome is a change to write (a list restored from checkpoints is one).
+fn dirty(t: &files::Tasks, out: &Outcome) -> bool {
+    out.changed || !out.entries.is_empty() || t.restored.is_some()
 }

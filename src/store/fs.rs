@@ -244,7 +244,8 @@ pub fn set_modified(path: &Path, at: i64) -> io::Result<bool> {
     f.set_modified(t).map(|()| true)
 }
 
-/// Lists a folder, sorted by name; a missing folder is empty. Names that are not UTF-8 are skipped.
+/// Lists a folder in the order the system gives; a missing folder is empty. Names that are not
+/// UTF-8 are skipped.
 pub fn list_dir(path: &Path) -> Result<Vec<Entry>> {
     let rd = match fs::read_dir(path) {
         Ok(rd) => rd,
@@ -261,7 +262,6 @@ pub fn list_dir(path: &Path) -> Result<Vec<Entry>> {
         let is_dir = ent.file_type().map(|t| t.is_dir()).unwrap_or(false);
         out.push(Entry { name, is_dir });
     }
-    out.sort();
     Ok(out)
 }
 

@@ -75,6 +75,13 @@ pub fn remember<T: 'static>(kind: &'static str, bytes: &[u8], value: Rc<T>) {
     });
 }
 
+/// Lets go of everything remembered without freeing it, for a process about to exit (the
+/// system takes the memory back at once; freeing each parsed task would cost more than the
+/// parse saved). Later lookups find nothing, so it is never wrong, only slower.
+pub fn leave() {
+    PARSED.with(|p| std::mem::forget(std::mem::take(&mut *p.borrow_mut())));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

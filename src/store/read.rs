@@ -129,6 +129,15 @@ impl Store {
 
     /// Lists a folder, sorted by name (a missing folder is empty).
     pub fn list_dir(&self, dir: &Path) -> Result<Vec<Entry>> {
+        let mut entries = self.list_dir_unordered(dir)?;
+        // Names in a folder are unique: the unstable sort gives the one order.
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        Ok(entries)
+    }
+
+    /// [`Store::list_dir`] in no particular order, for a caller that indexes the names itself
+    /// (thousands of task files need no sort).
+    pub fn list_dir_unordered(&self, dir: &Path) -> Result<Vec<Entry>> {
         let mut entries = fs::list_dir(dir)?;
         if !entries.is_empty() || fs::exists(dir) {
             self.bases.check_read(dir)?;
@@ -154,7 +163,6 @@ impl Store {
                 _ => {}
             }
         }
-        entries.sort();
         Ok(entries)
     }
 

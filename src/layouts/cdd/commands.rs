@@ -305,60 +305,94 @@ pub fn reach_stop(cx: &Ctx, paths: &Paths, stop: &Stop) -> CResult<bool> {
 /// `start NAME`: pending → in_progress. Refused while another task is in progress, or while a
 /// stop before it has not been passed.
 pub fn start(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Data<Started>> {
-    on_workspace(cx, paths, |ws| {
-        movable(ws, name, "start", &[Folder::Pending])?;
-        let t = ws.task(name)?.clone();
-        if let Some(s) = ws.stop_before(&t) {
-            return Err(Failure::new(
-                Code::StopNotPassed,
-                format!(
-                    "{name} comes after stop {}, which has not been passed; a person runs `taskhook cdd continue {}` first",
-                    s.id, quote(&s.id)
-                ),
-            ));
-        }
-        let busy: Vec<&String> = ws
-            .files
-            .iter()
-            .filter(|(_, fs)| fs.contains(&Folder::InProgress))
-            .map(|(n, _)| n)
-            .collect();
-        if !busy.is_empty() {
-            return Err(Failure::new(
-                Code::TaskInProgress,
-                format!(
-                    "{} is already in in_progress/ (one task runs at a time); finish it with `taskhook cdd done`, `fail` or `escalate` first",
-                    busy.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                ),
-            ));
-        }
-        let step = ("start", Folder::Pending, Folder::InProgress);
-        move_task(cx, paths, name, step, |l| l)?;
-        Ok(Started {
-            task: TaskLine::of(&t, "in_progress"),
-            from: "pending".into(),
-            to: "in_progress".into(),
-        })
+    on_workspace(cx, paths, |ws| start_in(cx, paths, ws, name))
+}
+
+/// `start` on the workspace as read under the lock.
+fn start_in(cx: &Ctx, paths: &Paths, ws: &Workspace, name: &str) -> CResult<Started> {
+    movable(ws, name, "start", &[Folder::Pending])?;
+    let t = ws.task(name)?.clone();
+    if let Some(s) = ws.stop_before(&t) {
+        return Err(Failure::new(
+            Code::StopNotPassed,
+            format!(
+                "{name} comes after stop {}, which has not been passed; a person runs `taskhook cdd continue {}` first",
+                s.id, quote(&s.id)
+            ),
+        ));
+    }
+    let mut busy: Vec<&String> = ws
+        .files
+        .iter()
+        .filter(|(_, fs)| fs.contains(&Folder::InProgress))
+        .map(|(n, _)| n)
+        .collect();
+    busy.sort();
+    if !busy.is_empty() {
+        return Err(Failure::new(
+            Code::TaskInProgress,
+            format!(
+                "{} is already in in_progress/ (one task runs at a time); finish it with `taskhook cdd done`, `fail` or `escalate` first",
+                busy.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    let step = ("start", Folder::Pending, Folder::InProgress);
+    move_task(cx, paths, name, step, |l| l)?;
+    Ok(Started {
+        task: TaskLine::of(&t, "in_progress"),
+        from: "pending".into(),
+        to: "in_progress".into(),
     })
 }
 
 /// `done NAME`: in_progress → completed, with `elapsed_seconds` since its last start.
 pub fn done(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Data<Moved>> {
-    on_workspace(cx, paths, |ws| {
-        movable(ws, name, "done", &[Folder::InProgress])?;
-        let secs = elapsed(cx, ws, name);
-        let step = ("done", Folder::InProgress, Folder::Completed);
-        move_task(cx, paths, name, step, |l| {
-            l.with_opt("elapsed_seconds", secs)
-        })?;
-        Ok(Moved {
-            task: name.to_string(),
-            from: "in_progress".into(),
-            to: "completed".into(),
-            elapsed_seconds: secs,
-            reason: None,
-            level: None,
-        })
+    on_workspace(cx, paths, |ws| done_in(cx, paths, ws, name))
+}
+
+/// What a subagent's DONE signal does to its task.
+pub enum Finished {
+    /// The task was still in pending/ (its launch was not seen) and `start` refused it:
+    /// nothing moved.
+    NotStarted(Failure),
+    /// `done` moved it (after `start`, when it was in pending/); the workspace as it stands
+    /// after the moves, under the lock they were made under.
+    Done(Box<(Data<Moved>, Workspace)>),
+}
+
+/// A subagent's DONE under one hold of the workspace lock: `start` first when the task is
+/// still in pending/, then `done`, on one read of the workspace kept in step with the moves.
+pub fn finish(cx: &Ctx, paths: &Paths, name: &str) -> CResult<Finished> {
+    locked(cx, paths, || {
+        let mut ws = Workspace::load(cx, paths)?;
+        if ws.status(name) == Status::In(Folder::Pending) {
+            if let Err(f) = start_in(cx, paths, &ws, name) {
+                return Ok(Finished::NotStarted(f));
+            }
+            ws.moved(cx, name, Folder::Pending, Folder::InProgress)?;
+        }
+        let moved = done_in(cx, paths, &ws, name)?;
+        ws.moved(cx, name, Folder::InProgress, Folder::Completed)?;
+        Ok(Finished::Done(Box::new((ws.warned(moved), ws))))
+    })
+}
+
+/// `done` on the workspace as read under the lock.
+fn done_in(cx: &Ctx, paths: &Paths, ws: &Workspace, name: &str) -> CResult<Moved> {
+    movable(ws, name, "done", &[Folder::InProgress])?;
+    let secs = elapsed(cx, ws, name);
+    let step = ("done", Folder::InProgress, Folder::Completed);
+    move_task(cx, paths, name, step, |l| {
+        l.with_opt("elapsed_seconds", secs)
+    })?;
+    Ok(Moved {
+        task: name.to_string(),
+        from: "in_progress".into(),
+        to: "completed".into(),
+        elapsed_seconds: secs,
+        reason: None,
+        level: None,
     })
 }
 

@@ -9,7 +9,7 @@
 //! Each move is the command's own ([`super::commands`]): the hooks and `taskhook cdd` cannot
 //! disagree.
 
-use super::commands;
+use super::commands::{self, Finished};
 use super::error::{Code, Failure};
 use super::hooks::halt;
 use super::model::{unusable, Next, Status, Workspace};
@@ -29,8 +29,7 @@ fn tell(step: &mut Reaction, paths: &Paths, text: String) {
 
 /// After a task finished (done, or failed past the ladder): what comes next; at a stop not
 /// passed, `stop_reached` (once) and the halt.
-fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Reaction) -> Result<()> {
-    let ws = Workspace::load(cx, paths)?;
+fn after_finish(cx: &Ctx, paths: &Paths, ws: &Workspace, step: &mut Reaction) -> Result<()> {
     match ws.next() {
         Ok(Next::Stop(s, _)) => {
             commands::reach_stop(cx, paths, &s)?;
@@ -67,11 +66,7 @@ fn after_finish(cx: &Ctx, paths: &Paths, step: &mut Reaction) -> Result<()> {
 /// One lifecycle step of task `unit`.
 pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<Reaction> {
     let paths = Paths::of_store(store);
-    let ws = Workspace::load(cx, &paths)?;
-    let status = ws.status(unit);
-    // The workspace is let go before the moves, so the history they read again is extended in
-    // place rather than copied.
-    drop(ws);
+    let status = Workspace::peek(cx, &paths)?.status(unit);
     let mut step = Reaction::default();
     match (input, &status) {
         (Input::Launch, Status::In(Folder::Pending)) => match commands::start(cx, &paths, unit) {
@@ -94,30 +89,30 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
         (Input::Launch, Status::In(_)) => {}
         (Input::Launch, other) => step.refused = Some(refusal(&paths, unit, &unusable(&paths, unit, other))),
         (Input::Signal(SignalKind::Done, _), Status::In(f)) => {
-            if *f == Folder::Pending {
-                // The launch was not seen (taskhook installed mid-run, an unbound prompt).
-                if let Err(e) = commands::start(cx, &paths, unit) {
-                    step.refused = Some(format!("{unit} is in pending/ and cannot be started: {}", e.message));
-                    tell(
-                        &mut step,
-                        &paths,
-                        format!("{unit} signalled DONE but is in pending/ and cannot be started: {}; nothing changed.", e.message),
-                    );
-                    return Ok(step);
-                }
-            }
             match f {
-                Folder::Pending | Folder::InProgress => {
-                    let d = commands::done(cx, &paths, unit)?;
-                    let secs = d
-                        .body
-                        .elapsed_seconds
-                        .map(|s| format!(", {s} s"))
-                        .unwrap_or_default();
-                    tell(&mut step, &paths, format!("{unit} is done (moved to completed/{secs})."));
-                    step.status = Some("completed".into());
-                    after_finish(cx, &paths, &mut step)?;
-                }
+                // From pending/ when the launch was not seen (taskhook installed mid-run, an
+                // unbound prompt): started first.
+                Folder::Pending | Folder::InProgress => match commands::finish(cx, &paths, unit)? {
+                    Finished::NotStarted(e) => {
+                        step.refused = Some(format!("{unit} is in pending/ and cannot be started: {}", e.message));
+                        tell(
+                            &mut step,
+                            &paths,
+                            format!("{unit} signalled DONE but is in pending/ and cannot be started: {}; nothing changed.", e.message),
+                        );
+                    }
+                    Finished::Done(done) => {
+                        let (d, ws) = *done;
+                        let secs = d
+                            .body
+                            .elapsed_seconds
+                            .map(|s| format!(", {s} s"))
+                            .unwrap_or_default();
+                        tell(&mut step, &paths, format!("{unit} is done (moved to completed/{secs})."));
+                        step.status = Some("completed".into());
+                        after_finish(cx, &paths, &ws.into_peek(cx), &mut step)?;
+                    }
+                },
                 other => {
                     let msg = format!("{unit} signalled DONE but is in {}/; nothing changed.", other.as_str());
                     step.refused = Some(msg.clone());
@@ -135,7 +130,7 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
                     format!("{unit} failed ({why}) at the top of the escalation ladder: moved to failed/."),
                 );
                 step.status = Some("failed".into());
-                after_finish(cx, &paths, &mut step)?;
+                after_finish(cx, &paths, &Workspace::load(cx, &paths)?, &mut step)?;
             }
             Escalated::Up { level, to_model: m, to_thinking: t, .. } => {
                 tell(

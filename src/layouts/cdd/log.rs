@@ -36,21 +36,37 @@ pub const MAX_BYTES: usize = 64 * 1024 * 1024;
 /// One event of the log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
-    pub action: String,
-    pub task: Option<String>,
+    /// The action; the seed's own actions without a copy of their own.
+    pub action: Cow<'static, str>,
+    /// The task, one copy of each name shared by all of its events.
+    pub task: Option<Rc<str>>,
     pub stop: Option<String>,
     /// The status folder the event put its task in, when it says one.
     pub to: Option<Folder>,
     pub at: Option<DateTime<Utc>>,
-    /// The line as written.
-    pub line: String,
+    /// Where the line as written is in [`History::text`].
+    line: std::ops::Range<usize>,
 }
 
-impl Event {
-    /// All of the line's fields (parsed when asked: only `stats` reads more than the fields
-    /// above).
-    pub fn raw(&self) -> Value {
-        serde_json::from_str(&self.line).unwrap_or(Value::Null)
+/// The actions the seed and taskhook write, kept without a copy per line.
+const ACTIONS: [&str; 11] = [
+    "import",
+    "start",
+    "done",
+    "fail",
+    "escalate",
+    "stop_reached",
+    "stop_continue",
+    "repair",
+    "claim",
+    "release",
+    "error",
+];
+
+fn action_of(a: Cow<'_, str>) -> Cow<'static, str> {
+    match ACTIONS.iter().find(|k| **k == a) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(a.into_owned()),
     }
 }
 
@@ -176,17 +192,21 @@ pub fn read_line(line: &[u8]) -> std::result::Result<Option<Value>, Bad> {
 #[derive(Debug, Clone, Default)]
 pub struct History {
     pub events: Vec<Event>,
+    /// The events' lines, one after the other.
+    text: String,
     /// The lines that are no event (1-based numbers): skipped.
     pub bad_lines: Vec<(usize, Bad)>,
     /// What the questions below need, gathered in the one pass that parses the log.
     index: Index,
+    /// How many lines were parsed (a last line without its newline counted).
+    lines: usize,
 }
 
 /// Per task and per stop, the last event that answers each question about it.
 #[derive(Debug, Clone, Default)]
 struct Index {
-    /// Every task with any event (each name kept once).
-    tasks: HashMap<String, Known>,
+    /// Every task with any event (each name kept once, shared with its events).
+    tasks: HashMap<Rc<str>, Known>,
     /// Stop → whether its last `stop_*` event is `stop_continue`.
     passed: HashMap<String, bool>,
 }
@@ -208,13 +228,10 @@ impl Index {
                     .insert(stop.to_string(), e.action == "stop_continue");
             }
         }
-        let Some(task) = e.task.as_deref() else {
+        let Some(task) = &e.task else {
             return;
         };
-        let known = match self.tasks.get_mut(task) {
-            Some(k) => k,
-            None => self.tasks.entry(task.to_string()).or_default(),
-        };
+        let known = self.tasks.entry(task.clone()).or_default();
         if let (Some(to), false) = (e.to, e.action.starts_with("stop_")) {
             known.folder = Some(to);
         }
@@ -235,16 +252,17 @@ impl History {
     /// Parses the log's bytes.
     pub fn parse(bytes: &[u8]) -> History {
         let mut h = History::default();
-        h.extend(bytes, 0);
+        h.extend(bytes);
         h
     }
 
-    /// Parses more of the log: `bytes` follow what was parsed so far, which ended a line after
-    /// its first `lines_before` lines.
-    fn extend(&mut self, bytes: &[u8], lines_before: usize) {
+    /// Parses more of the log: `bytes` follow what was parsed so far, which ended a line.
+    fn extend(&mut self, bytes: &[u8]) {
         let h = self;
+        let lines_before = h.lines;
         for (i, line) in lines(bytes).enumerate() {
             let i = i + lines_before;
+            h.lines = i + 1;
             let (line, head) = match read_head(line) {
                 Ok(Some(read)) => read,
                 Ok(None) => continue,
@@ -253,22 +271,40 @@ impl History {
                     continue;
                 }
             };
-            let action = head.action.map(Cow::into_owned).unwrap_or_default();
+            let action = head.action.map(action_of).unwrap_or_default();
             let to = head
                 .to
                 .and_then(|t| Folder::parse(&t))
                 .or_else(|| (action == "escalate").then_some(Folder::Pending));
+            // A task's name is kept once: its events share the index's copy.
+            let task = head.task.map(|t| match h.index.tasks.get_key_value(&*t) {
+                Some((k, _)) => k.clone(),
+                None => Rc::from(&*t),
+            });
+            let start = h.text.len();
+            h.text.push_str(line);
             let e = Event {
-                task: head.task.map(Cow::into_owned),
+                task,
                 stop: head.stop.map(Cow::into_owned),
                 to,
                 at: head.timestamp.and_then(|t| parse_time(&t)),
                 action,
-                line: line.to_string(),
+                line: start..h.text.len(),
             };
             h.index.add(&e);
             h.events.push(e);
         }
+    }
+
+    /// An event's line as written.
+    pub fn line(&self, e: &Event) -> &str {
+        self.text.get(e.line.clone()).unwrap_or_default()
+    }
+
+    /// All of an event's fields (parsed when asked: only `stats` and `show` read more than
+    /// the fields of [`Event`]).
+    pub fn raw(&self, e: &Event) -> Value {
+        serde_json::from_str(self.line(e)).unwrap_or(Value::Null)
     }
 
     /// The folder the last event of `task` put it in: "the last event of each task decides".
@@ -307,8 +343,7 @@ pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<Rc<History>> {
             // Extended in place when nothing else holds it (the cache lets go of it first).
             parsed::forget(KIND);
             let mut more = Rc::try_unwrap(h).unwrap_or_else(|h| (*h).clone());
-            let lines = bytes[..n].iter().filter(|&&b| b == b'\n').count();
-            more.extend(&bytes[n..], lines);
+            more.extend(&bytes[n..]);
             more
         }
         _ => History::parse(&bytes),
@@ -496,7 +531,7 @@ pub(super) mod tests {
                 e.action.starts_with("stop_")
                     && e.stop.as_deref().or(e.task.as_deref()) == Some(stop)
             });
-            match last.map(|e| e.action.as_str()) {
+            match last.map(|e| &*e.action) {
                 Some("stop_continue") => StopState::Passed,
                 Some(_) => StopState::Reached,
                 None => StopState::NotReached,
@@ -581,9 +616,12 @@ pub(super) mod tests {
             let got: Vec<_> = h
                 .events
                 .iter()
-                .map(|e| (e.action.clone(), e.task.clone(), e.stop.clone(), e.to, e.at))
+                .map(|e| (e.action.to_string(), e.task.as_deref().map(str::to_string), e.stop.clone(), e.to, e.at))
                 .collect();
             prop_assert_eq!(got, want);
+            for (e, l) in h.events.iter().zip(lines.iter().filter(|l| reference::event(l).is_some())) {
+                prop_assert_eq!(h.line(e), l.as_str());
+            }
             let bad: Vec<(usize, Bad)> = lines
                 .iter()
                 .enumerate()
@@ -592,7 +630,7 @@ pub(super) mod tests {
                 .collect();
             prop_assert_eq!(&h.bad_lines, &bad);
             for e in &h.events {
-                prop_assert!(e.raw().is_object());
+                prop_assert!(h.raw(e).is_object());
             }
             for name in NAMES {
                 prop_assert_eq!(h.folder_of(name), reference::folder_of(&h, name));
@@ -603,7 +641,8 @@ pub(super) mod tests {
             let cut = cut.min(lines.len());
             let head: String = lines[..cut].iter().map(|l| format!("{l}\n")).collect();
             let mut parts = History::parse(head.as_bytes());
-            parts.extend(&text.as_bytes()[head.len()..], cut);
+            prop_assert_eq!(parts.lines, cut);
+            parts.extend(&text.as_bytes()[head.len()..]);
             prop_assert_eq!(&parts.events, &h.events);
             prop_assert_eq!(&parts.bad_lines, &h.bad_lines);
             for name in NAMES {

@@ -270,7 +270,7 @@ impl Layout for Cdd {
     }
 
     fn units(&self, cx: &Ctx, store: &StoreRef) -> Result<Vec<Unit>> {
-        let ws = Workspace::load(cx, &Paths::of_store(store)).map_err(crate::error::Error::from)?;
+        let ws = Workspace::peek(cx, &Paths::of_store(store)).map_err(crate::error::Error::from)?;
         Ok(ws
             .order
             .iter()
@@ -281,6 +281,20 @@ impl Layout for Cdd {
                 Unit::new(&t.name, !over)
             })
             .collect())
+    }
+
+    fn unit_status(&self, cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Option<String>> {
+        // One task's status from the shared look, not every task's.
+        let ws = Workspace::peek(cx, &Paths::of_store(store)).map_err(crate::error::Error::from)?;
+        let known = ws.order.as_ref().is_some_and(|o| o.task(unit).is_some());
+        Ok(Some(
+            match ws.status(unit) {
+                _ if !known => "gone",
+                Status::In(Folder::Completed | Folder::Failed) => "inactive",
+                _ => "active",
+            }
+            .to_string(),
+        ))
     }
 
     fn step(

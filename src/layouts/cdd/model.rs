@@ -2,7 +2,7 @@
 //! of `order.json`, `history.jsonl` and the four folders, and what follows from them: each task's status (the folder holding its file), each stop's (its last
 //! `stop_*` event), and what `next` answers.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use super::error::{CResult, Code, Failure};
@@ -84,8 +84,9 @@ pub struct Workspace {
     /// `None` when there is no order.json yet.
     pub order: Option<Rc<Order>>,
     pub history: Rc<History>,
-    /// File name → the status folders holding it (task names only: [`check_task_name`]).
-    pub files: BTreeMap<String, Vec<Folder>>,
+    /// File name → the status folders holding it, in lifecycle order (task names only:
+    /// [`check_task_name`]); in no order: a question that lists names sorts them.
+    pub files: HashMap<String, Vec<Folder>>,
     /// Files directly in `tasks/` (waiting for import; never order.json or history.jsonl).
     pub loose: BTreeSet<String>,
 }
@@ -127,17 +128,71 @@ pub fn not_initialized(paths: &Paths) -> Failure {
     )
 }
 
+/// The kind of document [`Workspace::peek`] remembers (keyed by the workspace and the
+/// invocation's count of writes).
+const PEEK: &str = "cdd-workspace-peek";
+
+fn peek_key(cx: &Ctx, paths: &Paths) -> Vec<u8> {
+    let mut key = paths.tasks.as_os_str().as_encoded_bytes().to_vec();
+    key.push(0);
+    key.extend(cx.store.write_count().to_le_bytes());
+    key
+}
+
 impl Workspace {
     /// Reads the workspace; `tasks/` must exist.
     pub fn load(cx: &Ctx, paths: &Paths) -> CResult<Workspace> {
+        // A fresh read lets go of a peek's: what it holds of the history is then extended in
+        // place rather than copied.
+        parsed::forget(PEEK);
+        Workspace::read(cx, paths)
+    }
+
+    /// A look at the workspace outside its lock, shared by every look of this invocation until
+    /// it writes or reads the workspace afresh: the engine's look at the units, an agent's
+    /// status and a step's peek list the four folders once. What it says only guides a
+    /// decision; the commands read the workspace again under the lock before they move
+    /// anything.
+    pub fn peek(cx: &Ctx, paths: &Paths) -> CResult<Rc<Workspace>> {
+        if let Some(ws) = parsed::get::<Workspace>(PEEK, &peek_key(cx, paths)) {
+            return Ok(ws);
+        }
+        Ok(Workspace::load(cx, paths)?.into_peek(cx))
+    }
+
+    /// This read as the one later looks share until the invocation writes again: a read made
+    /// under the lock and kept in step with the moves made under it ([`Workspace::moved`])
+    /// is what the folders hold once the lock is let go.
+    pub fn into_peek(self, cx: &Ctx) -> Rc<Workspace> {
+        let ws = Rc::new(self);
+        parsed::remember(PEEK, &peek_key(cx, &ws.paths), ws.clone());
+        ws
+    }
+
+    /// The workspace after this invocation moved task `name` from folder `from` to `to` and
+    /// logged it, under the lock it was read under: the folders as they now stand without
+    /// listing them again, the history read again (only its new lines are parsed).
+    pub fn moved(&mut self, cx: &Ctx, name: &str, from: Folder, to: Folder) -> CResult<()> {
+        if let Some(fs) = self.files.get_mut(name) {
+            if let Some(f) = fs.iter_mut().find(|f| **f == from) {
+                *f = to;
+            }
+        }
+        // Let go of the history first, so the read extends it in place rather than copying it.
+        self.history = Rc::default();
+        self.history = log::read(cx, &self.paths.history)?;
+        Ok(())
+    }
+
+    fn read(cx: &Ctx, paths: &Paths) -> CResult<Workspace> {
         if !cx.store.is_dir(&paths.tasks) {
             return Err(not_initialized(paths));
         }
         let order = read_shared_order(cx, &paths.order)?;
         let history = log::read(cx, &paths.history)?;
-        let mut files: BTreeMap<String, Vec<Folder>> = BTreeMap::new();
+        let mut files: HashMap<String, Vec<Folder>> = HashMap::new();
         for f in FOLDERS {
-            for e in cx.store.list_dir(&paths.folder(f))? {
+            for e in cx.store.list_dir_unordered(&paths.folder(f))? {
                 if !e.is_dir && check_task_name(&e.name).is_ok() {
                     files.entry(e.name).or_default().push(f);
                 }
@@ -335,7 +390,7 @@ mod tests {
                 })
                 .collect();
             let order = Order::parse(serde_json::json!({"tasks": items}), "order").unwrap();
-            let mut files: BTreeMap<String, Vec<Folder>> = BTreeMap::new();
+            let mut files: HashMap<String, Vec<Folder>> = HashMap::new();
             for (name, fs) in NAMES.iter().zip(&folders) {
                 for &f in fs {
                     files.entry(name.to_string()).or_default().push(FOLDERS[f]);

@@ -77,10 +77,11 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Data<Box<Stats>>> {
         let Some(task) = e.task.as_deref() else {
             continue;
         };
-        match e.action.as_str() {
+        match &*e.action {
             "done" | "fail" => {
-                let secs = e
-                    .raw()
+                let secs = ws
+                    .history
+                    .raw(e)
                     .get("elapsed_seconds")
                     .and_then(Value::as_f64)
                     .unwrap_or(0.0);
@@ -93,7 +94,7 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Data<Box<Stats>>> {
             }
             "escalate" => {
                 escalations += 1;
-                let raw = e.raw();
+                let raw = ws.history.raw(e);
                 let s = |k: &str| raw.get(k).and_then(Value::as_str);
                 let level = level_of(s("to_model"), s("to_thinking"));
                 if let Some(slot) = level.checked_sub(1).and_then(|i| by_level.get_mut(i)) {
@@ -109,7 +110,9 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Data<Box<Stats>>> {
         .iter()
         .filter(|e| {
             e.action == "fail"
-                && e.raw()
+                && ws
+                    .history
+                    .raw(e)
                     .get("reason")
                     .and_then(Value::as_str)
                     .is_some_and(|r| r.starts_with("max escalation level reached"))
@@ -211,10 +214,14 @@ pub fn problems(ws: &Workspace) -> Vec<String> {
                 .join(", ")
         ));
     }
-    let orphans: Vec<String> = ws
+    let mut orphans: Vec<(&String, &Vec<Folder>)> = ws
         .files
         .iter()
         .filter(|(name, _)| order.task(name).is_none())
+        .collect();
+    orphans.sort();
+    let orphans: Vec<String> = orphans
+        .into_iter()
         .map(|(name, fs)| format!("{}/{name}", fs[0].as_str()))
         .collect();
     if !orphans.is_empty() {

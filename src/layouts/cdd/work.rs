@@ -151,7 +151,7 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
         .events
         .iter()
         .filter(|e| e.task.as_deref() == Some(unit))
-        .map(|e| e.raw().to_string())
+        .map(|e| ws.history.raw(e).to_string())
         .collect();
     let from = lines.len().saturating_sub(HISTORY_LINES);
     s.add("history", lines[from..].join("\n"));

@@ -3,10 +3,11 @@
 //! lock, and the step's [`Reaction`] ([`super::messages`]).
 
 use std::path::Path;
+use std::rc::Rc;
 
 use super::lifecycle::{self, Event, Failure, Outcome, Who};
 use super::model::State;
-use super::state::{self, load, state_path, Doc, Read};
+use super::state::{self, load, state_path, Read};
 use super::{derive, git, git_evidence, git_root, messages, project_root};
 use crate::agents;
 use crate::context::Ctx;
@@ -41,7 +42,7 @@ pub fn transition<T>(
     cx: &Ctx,
     store: &StoreRef,
     mut change: impl FnMut(&State, &mut State, &str) -> (T, bool),
-) -> Result<(T, State)> {
+) -> Result<(T, Rc<State>)> {
     let now = cx.store.clock().stamp();
     cx.store.transact_decided(
         &state::lock_path(&store.root),
@@ -53,11 +54,11 @@ pub fn transition<T>(
                     }
                 }
             }
-            let Doc {
-                source,
-                state: before,
-            } = load(cx, store)?;
-            let mut s = before.clone();
+            // The state as read is shared with the invocation's other reads; the one copy is
+            // the one changed.
+            let (bytes, before) = state::load_shared(cx, store)?;
+            let source = state::Source::Bytes(bytes);
+            let mut s = (*before).clone();
             let (out, changed) = change(&before, &mut s, &now);
             if changed {
                 derive::derive(&before, &mut s, &now);
@@ -72,11 +73,13 @@ pub fn transition<T>(
             })
         },
         |d| d.changed,
-        |pass, mut d| {
-            if pass.writes() && d.changed {
-                state::save(cx, store, d.source, Some(&d.before), &mut d.after)?;
-            }
-            Ok((d.out, d.after))
+        |pass, d| {
+            let after = if pass.writes() && d.changed {
+                state::save_owned(cx, store, d.source, Some(&d.before), d.after)?
+            } else {
+                Rc::new(d.after)
+            };
+            Ok((d.out, after))
         },
     )
 }
@@ -85,7 +88,7 @@ pub fn transition<T>(
 /// after, what `change` said, and whether it changes the state in more than the clock.
 struct Decided<T> {
     source: state::Source,
-    before: State,
+    before: Rc<State>,
     after: State,
     out: T,
     changed: bool,
@@ -99,7 +102,7 @@ pub fn apply_event(
     id: &str,
     ev: Event<'_>,
     who: Who<'_>,
-) -> Result<Option<(Outcome, State)>> {
+) -> Result<Option<(Outcome, Rc<State>)>> {
     let (out, s) = transition(cx, store, |before, s, now| {
         if before.task(id).is_none() {
             return (None, false);

@@ -75,38 +75,65 @@ pub enum Read {
 /// Reads a state (or copy) file: capped, never a FIFO or device, parsed, schema-checked and
 /// typed.
 pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
+    Ok(match read_shared(cx, path)? {
+        // Read before in this invocation (a look, a read, a write): copied, not parsed again.
+        Ok((bytes, state)) => Read::Valid(Box::new(Doc {
+            source: Source::Bytes(bytes),
+            state: (*state).clone(),
+        })),
+        Err(unread) => unread.into(),
+    })
+}
+
+/// A state file's bytes and the state they hold, shared with the invocation's other reads.
+pub type Shared = (Vec<u8>, Rc<State>);
+
+/// [`read`], the state shared with the invocation's other reads of the same bytes.
+fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, Unread>> {
     let bytes = match bytes_of(cx, path)? {
         Ok(b) => b,
-        Err(unread) => return Ok(unread),
+        Err(unread) => return Ok(Err(unread)),
     };
-    // Read before in this invocation (a look, a read, a write): copied, not parsed again.
-    let state = match parsed::get::<State>(SHARED, &bytes) {
-        Some(rc) => (*rc).clone(),
-        None => match state_of(&bytes)? {
-            Ok(state) => {
-                let rc = Rc::new(state);
-                parsed::remember(SHARED, &bytes, rc.clone());
-                (*rc).clone()
-            }
-            Err(why) => return Ok(Read::Invalid(why)),
-        },
-    };
-    Ok(Read::Valid(Box::new(Doc {
-        source: Source::Bytes(bytes),
-        state,
-    })))
+    if let Some(rc) = parsed::get::<State>(SHARED, &bytes) {
+        return Ok(Ok((bytes, rc)));
+    }
+    Ok(match state_of(&bytes)? {
+        Ok(state) => {
+            let rc = Rc::new(state);
+            parsed::remember(SHARED, &bytes, rc.clone());
+            Ok((bytes, rc))
+        }
+        Err(why) => Err(Unread::Invalid(why)),
+    })
 }
 
 /// The file's bytes, or what it is when they are not to be read (a special file, over the cap,
 /// missing).
-fn bytes_of(cx: &Ctx, path: &Path) -> Result<std::result::Result<Vec<u8>, Read>> {
+fn bytes_of(cx: &Ctx, path: &Path) -> Result<std::result::Result<Vec<u8>, Unread>> {
     if fs::exists(path) && !fs::is_file(path) {
-        return Ok(Err(Read::Invalid("it is not a regular file".into())));
+        return Ok(Err(Unread::Invalid("it is not a regular file".into())));
     }
     if let Some(n) = cx.store.len(path).filter(|n| *n > MAX_STATE_BYTES as u64) {
-        return Ok(Err(Read::TooBig(n)));
+        return Ok(Err(Unread::TooBig(n)));
     }
-    Ok(cx.store.read(path)?.ok_or(Read::Missing))
+    Ok(cx.store.read(path)?.ok_or(Unread::Missing))
+}
+
+/// A state file that gave no state: the [`Read`]s other than a valid one.
+enum Unread {
+    Missing,
+    Invalid(String),
+    TooBig(u64),
+}
+
+impl From<Unread> for Read {
+    fn from(u: Unread) -> Read {
+        match u {
+            Unread::Missing => Read::Missing,
+            Unread::Invalid(why) => Read::Invalid(why),
+            Unread::TooBig(n) => Read::TooBig(n),
+        }
+    }
 }
 
 /// The bytes parsed, schema-checked and typed, or why they are unusable.
@@ -175,14 +202,24 @@ pub fn too_big(store: &StoreRef, bytes: u64) -> Error {
 
 /// The valid state of a store; a corrupt one is refused, a missing one is not found.
 pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Doc> {
-    match read(cx, &state_path(&store.root))? {
-        Read::Valid(d) => Ok(*d),
-        Read::Missing => Err(Error::NotFound(format!(
+    let (bytes, state) = load_shared(cx, store)?;
+    Ok(Doc {
+        source: Source::Bytes(bytes),
+        state: (*state).clone(),
+    })
+}
+
+/// [`load`]: the bytes read and the state, shared with the invocation's other reads of them
+/// (not copied).
+pub fn load_shared(cx: &Ctx, store: &StoreRef) -> Result<Shared> {
+    match read_shared(cx, &state_path(&store.root))? {
+        Ok(read) => Ok(read),
+        Err(Unread::Missing) => Err(Error::NotFound(format!(
             "`{}` does not exist (create it with `taskhook execute init`)",
             state_path(&store.root).display()
         ))),
-        Read::Invalid(why) => Err(corrupt(store, why)),
-        Read::TooBig(n) => Err(too_big(store, n)),
+        Err(Unread::Invalid(why)) => Err(corrupt(store, why)),
+        Err(Unread::TooBig(n)) => Err(too_big(store, n)),
     }
 }
 
@@ -198,6 +235,36 @@ pub fn save(
     before: Option<&State>,
     state: &mut State,
 ) -> Result<bool> {
+    let (wrote, bytes) = write(cx, store, source, before, state)?;
+    // What the file now holds is the state (a typed parse gives it back): the status a notice
+    // records after the step is not a parse.
+    parsed::remember(SHARED, &bytes, Rc::new(state.clone()));
+    Ok(wrote)
+}
+
+/// [`save`] for a state the caller lets go of: it is what later reads of the file share (not
+/// a copy).
+pub fn save_owned(
+    cx: &Ctx,
+    store: &StoreRef,
+    source: Source,
+    before: Option<&State>,
+    mut state: State,
+) -> Result<Rc<State>> {
+    let (_, bytes) = write(cx, store, source, before, &mut state)?;
+    let state = Rc::new(state);
+    parsed::remember(SHARED, &bytes, state.clone());
+    Ok(state)
+}
+
+/// What [`save`] writes: whether the file changed, and its bytes.
+fn write(
+    cx: &Ctx,
+    store: &StoreRef,
+    source: Source,
+    before: Option<&State>,
+    state: &mut State,
+) -> Result<(bool, Vec<u8>)> {
     let path = state_path(&store.root);
     let in_place = match (&source, before) {
         (Source::Bytes(bytes), Some(before)) => in_place(bytes, before, state)?,
@@ -220,10 +287,7 @@ pub fn save(
     };
     cx.store.replace(&last_good_path(&store.root), &bytes)?;
     let wrote = cx.store.replace(&path, &bytes)?;
-    // What the file now holds is the state (a typed parse gives it back): the status a notice
-    // records after the step is not a parse.
-    parsed::remember(SHARED, &bytes, Rc::new(state.clone()));
-    Ok(wrote)
+    Ok((wrote, bytes))
 }
 
 /// The state written over `bytes` (which hold `before`) in place, when its tasks are the same

@@ -11,6 +11,7 @@
 //! exactly a recount. A task that becomes listed (git recovery) leaves the baseline.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 use serde_json::{Map, Number};
 
@@ -100,8 +101,8 @@ fn written_counts(layer: &Layer) -> Option<Counts> {
 struct Listed {
     id: String,
     status: TaskStatus,
-    /// Its layer, as [`super::state::layer_of`] finds it.
-    layer: Option<String>,
+    /// Its layer, as [`super::state::layer_of`] finds it (one copy of each layer's name).
+    layer: Option<Rc<str>>,
     batch: Option<u64>,
 }
 
@@ -110,18 +111,22 @@ struct Listed {
 /// the keys per task).
 fn listing(state: &State) -> Vec<Listed> {
     let layers = state.layers.as_ref();
-    let mut by_number: HashMap<u64, &str> = HashMap::new();
+    let names: HashMap<&str, Rc<str>> = layers
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .map(|k| (k.as_str(), Rc::from(k.as_str())))
+        .collect();
+    let mut by_number: HashMap<u64, &Rc<str>> = HashMap::new();
     for k in layers.into_iter().flat_map(|m| m.keys()) {
-        if let Some(n) = leading_number(k) {
-            by_number.entry(n).or_insert(k);
+        if let (Some(n), Some(name)) = (leading_number(k), names.get(k.as_str())) {
+            by_number.entry(n).or_insert(name);
         }
     }
-    let layer_of = |id: &str, t: &Task| -> Option<String> {
-        let layers = layers?;
-        if let Some(l) = t.layer.as_deref().filter(|l| layers.contains_key(l)) {
-            return Some(l.to_string());
+    let layer_of = |id: &str, t: &Task| -> Option<Rc<str>> {
+        if let Some(l) = t.layer.as_deref().and_then(|l| names.get(l)) {
+            return Some(l.clone());
         }
-        by_number.get(&id_layer_number(id)?).map(|k| k.to_string())
+        by_number.get(&id_layer_number(id)?).map(|k| Rc::clone(k))
     };
     state
         .tasks
@@ -140,9 +145,10 @@ fn listed(list: &[Listed]) -> (BTreeMap<String, Counts>, Counts) {
     let mut per: BTreeMap<String, Counts> = BTreeMap::new();
     let mut free = Counts::default();
     for t in list {
-        match &t.layer {
-            Some(l) => per.entry(l.clone()).or_default().count(t.status),
-            None => free.count(t.status),
+        match (&t.layer, t.layer.as_deref().and_then(|l| per.get_mut(l))) {
+            (_, Some(c)) => c.count(t.status),
+            (Some(l), None) => per.entry(l.to_string()).or_default().count(t.status),
+            (None, None) => free.count(t.status),
         }
     }
     (per, free)
@@ -226,7 +232,7 @@ pub fn derive(before: &State, state: &mut State, now: &str) {
     for t in list.iter().filter(|t| !known.contains(t.id.as_str())) {
         match &t.layer {
             Some(l) => {
-                let b = baselines.entry(l.clone()).or_default();
+                let b = baselines.entry(l.to_string()).or_default();
                 *b = b.without(t.status);
             }
             None => extra.tasks = extra.tasks.without(t.status),
@@ -344,7 +350,7 @@ fn derive_run(
         .map(|(l, _, _)| l.clone());
     let batch = current.as_ref().and_then(|l| {
         list.iter()
-            .filter(|t| t.layer.as_ref() == Some(l))
+            .filter(|t| t.layer.as_deref() == Some(l.as_str()))
             .filter_map(|t| t.batch)
             .max()
     });

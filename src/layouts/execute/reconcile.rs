@@ -6,11 +6,13 @@
 //! everything derived again. Decided on an unlocked read; only a store with something to fix is
 //! locked and written.
 
+use std::rc::Rc;
+
 use super::derive::derive;
 use super::git;
 use super::git_evidence;
 use super::model::{RunStatus, Slot, State};
-use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read, FILE};
+use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read, Unread, FILE};
 use super::{project_root, summary};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -22,7 +24,7 @@ use crate::store::fs;
 #[derive(Debug, Clone, Default)]
 pub struct Resumed {
     /// The state after (what is, or in a dry run would be, on disk).
-    pub state: State,
+    pub state: Rc<State>,
     /// What changed and why, one line each.
     pub changes: Vec<String>,
     /// What git shows that changes nothing (reported only).
@@ -124,11 +126,11 @@ struct Rebuilt {
 /// without a valid copy, or one over the size cap, is refused.
 fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loaded>> {
     let path = state_path(&store.root);
-    let why = match state::read(cx, &path)? {
-        Read::Valid(v) => return Ok(Some(Loaded::Valid(*v))),
-        Read::Missing => return Ok(None),
-        Read::TooBig(n) => return Err(state::too_big(store, n)),
-        Read::Invalid(why) => why,
+    let why = match state::read_shared(cx, &path)? {
+        Ok(shared) => return Ok(Some(Loaded::Valid(shared))),
+        Err(Unread::Missing) => return Ok(None),
+        Err(Unread::TooBig(n)) => return Err(state::too_big(store, n)),
+        Err(Unread::Invalid(why)) => why,
     };
     let bak = bak_note(cx, store)?;
     let Read::Valid(copy) = state::read(cx, &state::last_good_path(&store.root))? else {
@@ -160,18 +162,19 @@ fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loa
     if let Some(b) = bak {
         report.push(format!("not used: {b}."));
     }
-    Ok(Some(Loaded::Rebuilt(Rebuilt {
+    Ok(Some(Loaded::Rebuilt(Box::new(Rebuilt {
         state: *copy,
         why,
         line,
         report,
-    })))
+    }))))
 }
 
 /// A state as found by [`load_or_rebuild`].
 enum Loaded {
-    Valid(Doc),
-    Rebuilt(Rebuilt),
+    /// The file's bytes and state (shared with the invocation's other reads of them).
+    Valid(state::Shared),
+    Rebuilt(Box<Rebuilt>),
 }
 
 /// Branch names the state records (for git's log of unmerged work).
@@ -225,18 +228,24 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         let Some(found) = load_or_rebuild(cx, store, pass.writes())? else {
             return Ok((None, false));
         };
-        let (
-            Doc {
-                source,
-                state: mut s,
-            },
-            mut changes,
-            rebuild_report,
-            unusable,
-        ) = match found {
-            Loaded::Valid(v) => (v, Vec::new(), Vec::new(), None),
-            Loaded::Rebuilt(r) => (r.state, vec![r.line], r.report, Some(r.why)),
+        let (source, before, mut changes, rebuild_report, unusable) = match found {
+            Loaded::Valid((bytes, state)) => (
+                state::Source::Bytes(bytes),
+                state,
+                Vec::new(),
+                Vec::new(),
+                None,
+            ),
+            Loaded::Rebuilt(r) => (
+                r.state.source,
+                Rc::new(r.state.state),
+                vec![r.line],
+                r.report,
+                Some(r.why),
+            ),
         };
+        // The state as read (shared, not copied) and the one copy that is changed.
+        let mut s = (*before).clone();
         let rebuilt = unusable.is_some();
         // A valid state someone else wrote (the seed's skill, an edit): keep its copy too.
         let copy_stale = !rebuilt && {
@@ -259,7 +268,6 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         if !temps.is_empty() {
             changes.push(format!("removed {} abandoned temp file(s)", temps.len()));
         }
-        let before = s.clone();
         if lift_stop && super::policy::stop_of(&s).is_some() {
             s.status = Some(RunStatus::InProgress);
             s.stop = Slot::Absent;
@@ -281,9 +289,11 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         changes.extend(git_evidence::settle(&mut s));
         derive(&before, &mut s, &now);
         let dirty = rebuilt || copy_stale || !temps.is_empty() || differs(&before, &s);
-        if pass.writes() && (rebuilt || differs(&before, &s)) {
-            state::save(cx, store, source, Some(&before), &mut s)?;
-        }
+        let s = if pass.writes() && (rebuilt || differs(&before, &s)) {
+            state::save_owned(cx, store, source, Some(&before), s)?
+        } else {
+            Rc::new(s)
+        };
         Ok((
             Some(Resumed {
                 state: s,

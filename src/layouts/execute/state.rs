@@ -89,7 +89,7 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
 pub type Shared = (Vec<u8>, Rc<State>);
 
 /// [`read`], the state shared with the invocation's other reads of the same bytes.
-fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, Unread>> {
+pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, Unread>> {
     let bytes = match bytes_of(cx, path)? {
         Ok(b) => b,
         Err(unread) => return Ok(Err(unread)),
@@ -120,7 +120,7 @@ fn bytes_of(cx: &Ctx, path: &Path) -> Result<std::result::Result<Vec<u8>, Unread
 }
 
 /// A state file that gave no state: the [`Read`]s other than a valid one.
-enum Unread {
+pub enum Unread {
     Missing,
     Invalid(String),
     TooBig(u64),

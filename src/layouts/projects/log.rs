@@ -144,7 +144,7 @@ impl Entry {
         let want = norm_key(label);
         self.details
             .iter()
-            .find(|(k, _)| norm_key(k) == want)
+            .find(|(k, _)| norm_chars(k).eq(want.chars()))
             .map(|(_, v)| v.as_str())
     }
 
@@ -224,11 +224,16 @@ pub fn render_all(entries: &[Entry]) -> String {
 }
 
 fn norm_key(k: &str) -> String {
-    k.trim()
-        .trim_matches('*')
-        .trim()
-        .to_ascii_lowercase()
-        .replace([' ', '-'], "_")
+    norm_chars(k).collect()
+}
+
+/// A label's characters as compared: trimmed of spaces and `*`, ASCII lowered, spaces and
+/// `-` as `_` (one pass, no copy: every completion's details are looked up by label).
+fn norm_chars(k: &str) -> impl Iterator<Item = char> + '_ {
+    k.trim().trim_matches('*').trim().chars().map(|c| match c {
+        ' ' | '-' => '_',
+        c => c.to_ascii_lowercase(),
+    })
 }
 
 fn clean_value(v: &str) -> String {

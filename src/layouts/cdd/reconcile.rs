@@ -207,11 +207,11 @@ pub fn reconcile(
     _start: Option<Start>,
 ) -> Result<Reconciled> {
     let paths = Paths::of_store(store);
-    let fixes = cx.store.transact(&paths.lock, |pass| {
+    let (fixes, read) = cx.store.transact(&paths.lock, |pass| {
         let ws = match Workspace::load(cx, &paths) {
             Ok(ws) => ws,
             // An unreadable order is reported by the summary; there is nothing to repair from.
-            Err(_) => return Ok((Vec::new(), false)),
+            Err(_) => return Ok(((Vec::new(), None), false)),
         };
         let fixes = plan(&ws);
         let temps = if pass.writes() {
@@ -223,9 +223,15 @@ pub fn reconcile(
             apply(cx, &paths, &fixes)?;
         }
         let dirty = !fixes.is_empty() || !temps.is_empty();
-        Ok((fixes, dirty))
+        Ok(((fixes, Some(ws)), dirty))
     })?;
-    let ws = match Workspace::load(cx, &paths) {
+    // A read that needed no repair is what the summary shows (removing taskhook's own temp
+    // files changes no listing: their names are no task's); after repairs, a fresh one.
+    let ws = match read.filter(|_| fixes.is_empty()) {
+        Some(ws) => Ok(ws),
+        None => Workspace::load(cx, &paths),
+    };
+    let ws = match ws {
         Ok(ws) => ws,
         Err(f) => {
             return Ok(Reconciled {

@@ -57,11 +57,13 @@ pub fn summarize(ws: &Workspace) -> Summary {
         out.quiet = true;
         return out;
     };
+    // Counted by the status's own name, each name copied once.
+    let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
     for t in order.tasks() {
-        *out.counts
-            .entry(ws.status(&t.name).name().to_string())
-            .or_default() += 1;
+        *counts.entry(ws.status(&t.name).name()).or_default() += 1;
     }
+    out.counts
+        .extend(counts.into_iter().map(|(k, n)| (k.to_string(), n)));
     let counts: Vec<String> = out
         .counts
         .iter()

@@ -31,6 +31,13 @@ pub fn write_back<T: Serialize>(doc: &mut Value, model: &T) -> Result<(), String
 pub fn keep_order(old: Value, new: Value) -> Value {
     match (old, new) {
         (Value::Object(mut old), Value::Object(mut new)) => {
+            // The same keys in the same order (a file taskhook wrote): the values in place.
+            if old.len() == new.len() && old.keys().eq(new.keys()) {
+                for ((_, o), (_, n)) in std::mem::take(&mut old).into_iter().zip(new.iter_mut()) {
+                    *n = keep_order(o, std::mem::take(n));
+                }
+                return Value::Object(new);
+            }
             // Linear: each key is looked up once by hash, none is removed from the middle.
             let mut out = Map::with_capacity(new.len());
             for (k, o) in std::mem::take(&mut old) {
@@ -684,5 +691,70 @@ mod tests {
             serde_json::to_string(&doc).unwrap(),
             r#"{"z":1,"tasks":[{"status":"completed","x":[1],"id":"a"},{"id":"b","status":"pending"}],"a":{"q":1,"p":2}}"#
         );
+    }
+
+    /// `keep_order` as it was before its fast path for objects whose keys already stand in
+    /// the same order: the reference it must agree with.
+    fn reference_keep_order(old: Value, new: Value) -> Value {
+        match (old, new) {
+            (Value::Object(mut old), Value::Object(mut new)) => {
+                let mut out = Map::with_capacity(new.len());
+                for (k, o) in std::mem::take(&mut old) {
+                    if let Some(n) = new.get_mut(&k) {
+                        let n = std::mem::take(n);
+                        out.insert(k, reference_keep_order(o, n));
+                    }
+                }
+                for (k, n) in new {
+                    if !out.contains_key(&k) {
+                        out.insert(k, n);
+                    }
+                }
+                Value::Object(out)
+            }
+            (Value::Array(old), Value::Array(new)) => {
+                let mut old = old.into_iter();
+                Value::Array(
+                    new.into_iter()
+                        .map(|n| match old.next() {
+                            Some(o) => reference_keep_order(o, n),
+                            None => n,
+                        })
+                        .collect(),
+                )
+            }
+            (_, new) => new,
+        }
+    }
+
+    fn some_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![Just(Value::Null), (0..3i64).prop_map(|n| json!(n))];
+        leaf.prop_recursive(4, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(("[a-d]", inner), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The same document, keys in the same order, as the reference: on random pairs and on
+        /// a document against a changed copy of itself (the fast path's case).
+        #[test]
+        fn keep_order_is_the_reference(old in some_value(), new in some_value(), leaf in 0..3i64) {
+            let same = |a: &Value, b: &Value| serde_json::to_string(a).unwrap() == serde_json::to_string(b).unwrap();
+            let got = keep_order(old.clone(), new.clone());
+            proptest::prop_assert!(same(&got, &reference_keep_order(old.clone(), new)));
+            let mut changed = old.clone();
+            if let Value::Object(m) = &mut changed {
+                if let Some(v) = m.values_mut().last() {
+                    *v = json!(leaf);
+                }
+            }
+            let got = keep_order(old.clone(), changed.clone());
+            proptest::prop_assert!(same(&got, &reference_keep_order(old, changed)));
+        }
     }
 }

@@ -16,7 +16,7 @@
 
 use std::fmt;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::schema;
@@ -25,7 +25,7 @@ use crate::error::Result;
 /// Reads `bytes` entry by entry (see the module): each entry of the member `key` goes to `take`
 /// with its key (`None` in an array) once checked; returns the rest of the document (the
 /// member empty), checked. `take` answers `false` to refuse an entry.
-pub fn read_checked(
+fn read_checked(
     bytes: &[u8],
     schema_name: &'static str,
     key: &str,
@@ -55,6 +55,41 @@ pub fn read_checked(
         },
         Err(_) => None,
     })
+}
+
+/// The document read entry by entry (see the module), typed: each entry of the member `key`
+/// typed as `E` and handed to `add` with its key (answering `false` refuses it), the rest of
+/// the document typed as `T`, and `fill` puts what `add` gathered into it (told whether the
+/// member was there at all). Anything refused goes to the whole reading
+/// ([`super::parse_typed`]), which words why the document is unusable.
+pub fn read_typed<T, E, C>(
+    bytes: &[u8],
+    schema_name: &'static str,
+    key: &str,
+    mut add: impl FnMut(&mut C, Option<String>, E) -> bool,
+    fill: impl FnOnce(&mut T, C, bool),
+) -> Result<std::result::Result<T, String>>
+where
+    T: DeserializeOwned,
+    E: DeserializeOwned,
+    C: Default,
+{
+    let mut entries = C::default();
+    let head = read_checked(bytes, schema_name, key, |name, v| {
+        serde_json::from_value::<E>(v).is_ok_and(|e| add(&mut entries, name, e))
+    })?;
+    let typed = head.and_then(|head| {
+        let present = head.contains_key(key);
+        let head = serde_json::from_value::<T>(Value::Object(head)).ok()?;
+        Some((head, present))
+    });
+    match typed {
+        Some((mut whole, present)) => {
+            fill(&mut whole, entries, present);
+            Ok(Ok(whole))
+        }
+        None => super::parse_typed::<T>(bytes, schema_name),
+    }
 }
 
 struct Read<'a, F> {

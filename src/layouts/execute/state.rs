@@ -7,8 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use serde_json::Value;
-
 use super::model::{Metrics, State};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -139,22 +137,15 @@ impl From<Unread> for Read {
 /// The bytes parsed, schema-checked and typed, or why they are unusable.
 fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
     // Task by task (the document's tree never whole); the whole reading words a refusal.
-    let mut tasks = super::model::Keyed::default();
-    let by_task = crate::store::entries::read_checked(bytes, SCHEMA, "tasks", |id, v| {
-        match (id, serde_json::from_value::<super::model::Task>(v)) {
-            (Some(id), Ok(t)) => {
-                tasks.insert(id, t);
-                true
-            }
-            _ => false,
-        }
-    })?
-    .and_then(|head| serde_json::from_value::<State>(Value::Object(head)).ok());
-    if let Some(mut state) = by_task {
-        state.tasks = tasks;
-        return Ok(Ok(state));
-    }
-    crate::store::parse_typed::<State>(bytes, SCHEMA)
+    crate::store::entries::read_typed(
+        bytes,
+        SCHEMA,
+        "tasks",
+        |tasks: &mut super::model::Keyed<super::model::Task>, id, t| {
+            id.map(|id| tasks.insert(id, t)).is_some()
+        },
+        |state: &mut State, tasks, _| state.tasks = tasks,
+    )
 }
 
 /// What [`shared`] remembers: the typed state of the last bytes read or written.
@@ -164,18 +155,7 @@ const SHARED: &str = "execute-state.json, typed";
 /// `None` when it is missing or cannot be used ([`read`] says why). The same bytes read again
 /// in this invocation (the step's peek and its locked re-read) are not parsed again.
 pub fn shared(cx: &Ctx, path: &Path) -> Result<Option<Rc<State>>> {
-    let Ok(bytes) = bytes_of(cx, path)? else {
-        return Ok(None);
-    };
-    if let Some(rc) = parsed::get::<State>(SHARED, &bytes) {
-        return Ok(Some(rc));
-    }
-    let Ok(state) = state_of(&bytes)? else {
-        return Ok(None);
-    };
-    let rc = Rc::new(state);
-    parsed::remember(SHARED, &bytes, rc.clone());
-    Ok(Some(rc))
+    Ok(read_shared(cx, path)?.ok().map(|(_, state)| state))
 }
 
 /// The refusal for a corrupt state (CONTRACT §3), naming the fixes.

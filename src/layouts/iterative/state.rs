@@ -466,30 +466,20 @@ pub(crate) fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>,
         return Ok(Ok(state));
     }
     // Unit by unit (the document's tree never whole); the whole reading words a refusal.
-    let mut units = super::model::Units::default();
-    let by_unit = crate::store::entries::read_checked(bytes, SCHEMA, "tasks", |id, v| {
-        match (id, serde_json::from_value::<Unit>(v)) {
-            (Some(id), Ok(u)) => {
-                units.insert(id, u);
-                true
+    let read = crate::store::entries::read_typed(
+        bytes,
+        SCHEMA,
+        "tasks",
+        |units: &mut super::model::Units, id, u: Unit| id.map(|id| units.insert(id, u)).is_some(),
+        |state: &mut State, units, present| {
+            if present {
+                state.tasks = Some(units);
             }
-            _ => false,
-        }
-    })?
-    .and_then(|head| {
-        let present = head.contains_key("tasks");
-        let mut state = serde_json::from_value::<State>(Value::Object(head)).ok()?;
-        if present {
-            state.tasks = Some(units);
-        }
-        Some(state)
-    });
-    let state = match by_unit {
-        Some(state) => Rc::new(state),
-        None => match crate::store::parse_typed::<State>(bytes, SCHEMA)? {
-            Ok(state) => Rc::new(state),
-            Err(why) => return Ok(Err(why)),
         },
+    )?;
+    let state = match read {
+        Ok(state) => Rc::new(state),
+        Err(why) => return Ok(Err(why)),
     };
     parsed::remember(TYPED, bytes, state.clone());
     Ok(Ok(state))

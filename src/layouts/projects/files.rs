@@ -21,7 +21,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::{typed, write_back, write_in_place};
 use crate::store::checkpoint::Ring;
-use crate::store::{fs, parse_json, parse_typed, parsed, schema, to_pretty, Loaded};
+use crate::store::{fs, parse_json, parsed, schema, to_pretty, Loaded};
 
 /// The temp-file prefix inside `temp/` (seed 000: `temp/.write-{uuid}`).
 pub const TEMP_PREFIX: &str = ".write-";
@@ -177,22 +177,19 @@ fn typed_of(bytes: &[u8]) -> Result<std::result::Result<Rc<TaskList>, String>> {
         return Ok(Ok(list));
     }
     // Task by task (the document's tree never whole); the whole reading words a refusal.
-    let mut tasks = Vec::new();
-    let by_task = crate::store::entries::read_checked(bytes, SCHEMA_TASKS, "tasks", |_, v| {
-        serde_json::from_value::<Task>(v)
-            .map(|t| tasks.push(t))
-            .is_ok()
-    })?
-    .and_then(|head| serde_json::from_value::<TaskList>(Value::Object(head)).ok());
-    let list = match by_task {
-        Some(mut list) => {
-            list.tasks = tasks;
-            Rc::new(list)
-        }
-        None => match parse_typed::<TaskList>(bytes, SCHEMA_TASKS)? {
-            Ok(list) => Rc::new(list),
-            Err(why) => return Ok(Err(why)),
+    let read = crate::store::entries::read_typed(
+        bytes,
+        SCHEMA_TASKS,
+        "tasks",
+        |tasks: &mut Vec<Task>, _, t| {
+            tasks.push(t);
+            true
         },
+        |list: &mut TaskList, tasks, _| list.tasks = tasks,
+    )?;
+    let list = match read {
+        Ok(list) => Rc::new(list),
+        Err(why) => return Ok(Err(why)),
     };
     parsed::remember(TYPED, bytes, list.clone());
     Ok(Ok(list))

@@ -130,7 +130,8 @@ pub fn step(cx: &Ctx, store: &StoreRef, unit: &str, input: Input<'_>) -> Result<
                     format!("{unit} failed ({why}) at the top of the escalation ladder: moved to failed/."),
                 );
                 step.status = Some("failed".into());
-                after_finish(cx, &paths, &Workspace::load(cx, &paths)?, &mut step)?;
+                // The look the agent's status after the step shares.
+                after_finish(cx, &paths, &*Workspace::peek(cx, &paths)?, &mut step)?;
             }
             Escalated::Up { level, to_model: m, to_thinking: t, .. } => {
                 tell(

@@ -171,6 +171,14 @@ pub fn store_ref(paths: &Paths, project: &Project) -> StoreRef {
     StoreRef::new(NAME, paths.id(), paths.tasks.clone(), &project.root)
 }
 
+/// Whether a task of the order is still to do: its file is not in completed/ or failed/.
+fn active(ws: &Workspace, name: &str) -> bool {
+    !matches!(
+        ws.status(name),
+        Status::In(Folder::Completed | Folder::Failed)
+    )
+}
+
 /// The layout.
 pub struct Cdd;
 
@@ -275,11 +283,7 @@ impl Layout for Cdd {
             .order
             .iter()
             .flat_map(|o| o.tasks())
-            .map(|t| {
-                let st = ws.status(&t.name);
-                let over = matches!(st, Status::In(Folder::Completed | Folder::Failed));
-                Unit::new(&t.name, !over)
-            })
+            .map(|t| Unit::new(&t.name, active(&ws, &t.name)))
             .collect())
     }
 
@@ -288,10 +292,10 @@ impl Layout for Cdd {
         let ws = Workspace::peek(cx, &Paths::of_store(store)).map_err(crate::error::Error::from)?;
         let known = ws.order.as_ref().is_some_and(|o| o.task(unit).is_some());
         Ok(Some(
-            match ws.status(unit) {
-                _ if !known => "gone",
-                Status::In(Folder::Completed | Folder::Failed) => "inactive",
-                _ => "active",
+            match (known, active(&ws, unit)) {
+                (false, _) => "gone",
+                (true, false) => "inactive",
+                (true, true) => "active",
             }
             .to_string(),
         ))

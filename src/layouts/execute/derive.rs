@@ -145,10 +145,13 @@ fn listed(list: &[Listed]) -> (BTreeMap<String, Counts>, Counts) {
     let mut per: BTreeMap<String, Counts> = BTreeMap::new();
     let mut free = Counts::default();
     for t in list {
-        match (&t.layer, t.layer.as_deref().and_then(|l| per.get_mut(l))) {
-            (_, Some(c)) => c.count(t.status),
-            (Some(l), None) => per.entry(l.to_string()).or_default().count(t.status),
-            (None, None) => free.count(t.status),
+        match t.layer.as_deref() {
+            // Looked up first: a layer's name is copied once, when it is first counted.
+            Some(l) => match per.get_mut(l) {
+                Some(c) => c.count(t.status),
+                None => per.entry(l.to_string()).or_default().count(t.status),
+            },
+            None => free.count(t.status),
         }
     }
     (per, free)

@@ -13,30 +13,105 @@
 //! twice, a member that is neither an array nor an object, bytes that are not a JSON object —
 //! answers `None`, and the caller reads and checks the whole document instead, which words the
 //! verdict.
+//!
+//! An entry type that is its own schema check ([`Strict`]: projects' tasks) is read straight
+//! from the bytes into its type ([`read_strict`]), never a JSON tree; the others are read as
+//! JSON, checked against the entry schema and typed ([`read_typed`]).
 
 use std::fmt;
 
-use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::schema;
 use crate::error::Result;
 
+/// An entry type that reads itself straight from the document's bytes and refuses there
+/// whatever its member's entry schema refuses: its entries are then never a JSON tree, and the
+/// schema check is its own (each implementation is held to its schema by a property test).
+pub trait Strict: Sized {
+    /// Reads one entry, failing on anything the entry schema would refuse.
+    fn strict<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error>;
+}
+
+/// How the entries of the member are read and handed over.
+trait Entries {
+    /// Reads one entry from `d` and hands it over with its key; `false` refuses it.
+    fn entry<'de, D: Deserializer<'de>>(
+        &mut self,
+        name: Option<String>,
+        d: D,
+    ) -> std::result::Result<bool, D::Error>;
+}
+
+/// Each entry read as a JSON value and checked against the member's entry schema.
+struct Checked<F> {
+    schema: &'static str,
+    key: String,
+    take: F,
+}
+
+impl<F: FnMut(Option<String>, Value) -> bool> Entries for Checked<F> {
+    fn entry<'de, D: Deserializer<'de>>(
+        &mut self,
+        name: Option<String>,
+        d: D,
+    ) -> std::result::Result<bool, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(matches!(
+            schema::entry_is_valid(self.schema, &self.key, &value),
+            Ok(true)
+        ) && (self.take)(name, value))
+    }
+}
+
+/// Each entry read by its own strict reading ([`Strict`]).
+struct Direct<E, F>(F, std::marker::PhantomData<E>);
+
+impl<E: Strict, F: FnMut(Option<String>, E) -> bool> Entries for Direct<E, F> {
+    fn entry<'de, D: Deserializer<'de>>(
+        &mut self,
+        name: Option<String>,
+        d: D,
+    ) -> std::result::Result<bool, D::Error> {
+        Ok((self.0)(name, E::strict(d)?))
+    }
+}
+
 /// Reads `bytes` entry by entry (see the module): each entry of the member `key` goes to `take`
 /// with its key (`None` in an array) once checked; returns the rest of the document (the
 /// member empty), checked. `take` answers `false` to refuse an entry.
+#[cfg(test)]
 fn read_checked(
     bytes: &[u8],
     schema_name: &'static str,
     key: &str,
-    mut take: impl FnMut(Option<String>, Value) -> bool,
+    take: impl FnMut(Option<String>, Value) -> bool,
 ) -> Result<Option<Map<String, Value>>> {
     // Compiled (or its error said) before any entry is read.
     schema::entry_is_valid(schema_name, key, &Value::Null)?;
-    let mut read = Read {
+    let checked = Checked {
         schema: schema_name,
+        key: key.to_string(),
+        take,
+    };
+    read_with(bytes, schema_name, key, checked)
+}
+
+/// Reads `bytes` entry by entry, each entry read and handed over by `entries`; returns the rest
+/// of the document (the member empty), checked against the schema, or `None` (see the module).
+fn read_with(
+    bytes: &[u8],
+    schema_name: &'static str,
+    key: &str,
+    mut entries: impl Entries,
+) -> Result<Option<Map<String, Value>>> {
+    let mut read = Read {
         key,
-        take: &mut take,
+        entries: &mut entries,
         ok: true,
     };
     let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -74,10 +149,51 @@ where
     E: DeserializeOwned,
     C: Default,
 {
-    let mut entries = C::default();
-    let head = read_checked(bytes, schema_name, key, |name, v| {
-        serde_json::from_value::<E>(v).is_ok_and(|e| add(&mut entries, name, e))
-    })?;
+    // Compiled (or its error said) before any entry is read.
+    schema::entry_is_valid(schema_name, key, &Value::Null)?;
+    let mut gathered = C::default();
+    let checked = Checked {
+        schema: schema_name,
+        key: key.to_string(),
+        take: |name, v| serde_json::from_value::<E>(v).is_ok_and(|e| add(&mut gathered, name, e)),
+    };
+    let head = read_with(bytes, schema_name, key, checked)?;
+    typed(bytes, schema_name, key, head, gathered, fill)
+}
+
+/// [`read_typed`] for entries that read themselves and are their own schema check
+/// ([`Strict`]): no entry is a JSON tree.
+pub fn read_strict<T, E, C>(
+    bytes: &[u8],
+    schema_name: &'static str,
+    key: &str,
+    mut add: impl FnMut(&mut C, Option<String>, E) -> bool,
+    fill: impl FnOnce(&mut T, C, bool),
+) -> Result<std::result::Result<T, String>>
+where
+    T: DeserializeOwned,
+    E: Strict,
+    C: Default,
+{
+    let mut gathered = C::default();
+    let direct = Direct(
+        |name, e| add(&mut gathered, name, e),
+        std::marker::PhantomData,
+    );
+    let head = read_with(bytes, schema_name, key, direct)?;
+    typed(bytes, schema_name, key, head, gathered, fill)
+}
+
+/// The rest of the document typed as `T` and filled with the gathered entries, or the whole
+/// reading when anything was refused.
+fn typed<T: DeserializeOwned, C>(
+    bytes: &[u8],
+    schema_name: &'static str,
+    key: &str,
+    head: Option<Map<String, Value>>,
+    gathered: C,
+    fill: impl FnOnce(&mut T, C, bool),
+) -> Result<std::result::Result<T, String>> {
     let typed = head.and_then(|head| {
         let present = head.contains_key(key);
         let head = serde_json::from_value::<T>(Value::Object(head)).ok()?;
@@ -85,35 +201,21 @@ where
     });
     match typed {
         Some((mut whole, present)) => {
-            fill(&mut whole, entries, present);
+            fill(&mut whole, gathered, present);
             Ok(Ok(whole))
         }
         None => super::parse_typed::<T>(bytes, schema_name),
     }
 }
 
-struct Read<'a, F> {
-    schema: &'static str,
+struct Read<'a, S> {
     key: &'a str,
-    take: &'a mut F,
+    entries: &'a mut S,
     /// Cleared by anything that sends the caller to the whole document.
     ok: bool,
 }
 
-impl<F: FnMut(Option<String>, Value) -> bool> Read<'_, F> {
-    /// Checks one entry against the entry schema of the member, and hands it over.
-    fn entry(&mut self, name: Option<String>, value: Value) {
-        if !self.ok {
-            return;
-        }
-        self.ok = matches!(
-            schema::entry_is_valid(self.schema, self.key, &value),
-            Ok(true)
-        ) && (self.take)(name, value);
-    }
-}
-
-impl<'de, F: FnMut(Option<String>, Value) -> bool> DeserializeSeed<'de> for &mut Read<'_, F> {
+impl<'de, S: Entries> DeserializeSeed<'de> for &mut Read<'_, S> {
     type Value = Option<Map<String, Value>>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
@@ -122,9 +224,9 @@ impl<'de, F: FnMut(Option<String>, Value) -> bool> DeserializeSeed<'de> for &mut
 }
 
 /// The document: its members, the bulky one read entry by entry.
-struct Top<'r, 'a, F>(&'r mut Read<'a, F>);
+struct Top<'r, 'a, S>(&'r mut Read<'a, S>);
 
-impl<'de, F: FnMut(Option<String>, Value) -> bool> Visitor<'de> for Top<'_, '_, F> {
+impl<'de, S: Entries> Visitor<'de> for Top<'_, '_, S> {
     type Value = Option<Map<String, Value>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -151,9 +253,26 @@ impl<'de, F: FnMut(Option<String>, Value) -> bool> Visitor<'de> for Top<'_, '_, 
 }
 
 /// The bulky member: its entries handed over one by one; it reads as its empty self.
-struct Member<'r, 'a, F>(&'r mut Read<'a, F>);
+struct Member<'r, 'a, S>(&'r mut Read<'a, S>);
 
-impl<'de, F: FnMut(Option<String>, Value) -> bool> DeserializeSeed<'de> for Member<'_, '_, F> {
+/// One entry of the member, with its key: read and handed over, or (once anything was
+/// refused) skipped.
+struct One<'r, 'a, S>(&'r mut Read<'a, S>, Option<String>);
+
+impl<'de, S: Entries> DeserializeSeed<'de> for One<'_, '_, S> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        if self.0.ok {
+            self.0.ok = self.0.entries.entry(self.1, d)?;
+        } else {
+            IgnoredAny::deserialize(d)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'de, S: Entries> DeserializeSeed<'de> for Member<'_, '_, S> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
@@ -161,7 +280,7 @@ impl<'de, F: FnMut(Option<String>, Value) -> bool> DeserializeSeed<'de> for Memb
     }
 }
 
-impl<'de, F: FnMut(Option<String>, Value) -> bool> Visitor<'de> for Member<'_, '_, F> {
+impl<'de, S: Entries> Visitor<'de> for Member<'_, '_, S> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -169,21 +288,18 @@ impl<'de, F: FnMut(Option<String>, Value) -> bool> Visitor<'de> for Member<'_, '
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> std::result::Result<Value, A::Error> {
-        while let Some(v) = s.next_element::<Value>()? {
-            self.0.entry(None, v);
-        }
+        while s.next_element_seed(One(&mut *self.0, None))?.is_some() {}
         Ok(Value::Array(Vec::new()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<Value, A::Error> {
         let mut seen = std::collections::HashSet::new();
         while let Some(k) = m.next_key::<String>()? {
-            let v = m.next_value::<Value>()?;
             if !seen.insert(k.clone()) {
                 // A key given twice: the whole document's reading decides which value holds.
                 self.0.ok = false;
             }
-            self.0.entry(Some(k), v);
+            m.next_value_seed(One(&mut *self.0, Some(k)))?;
         }
         Ok(Value::Object(Map::new()))
     }

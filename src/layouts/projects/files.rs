@@ -177,7 +177,7 @@ fn typed_of(bytes: &[u8]) -> Result<std::result::Result<Rc<TaskList>, String>> {
         return Ok(Ok(list));
     }
     // Task by task (the document's tree never whole); the whole reading words a refusal.
-    let read = crate::store::entries::read_typed(
+    let read = crate::store::entries::read_strict(
         bytes,
         SCHEMA_TASKS,
         "tasks",

@@ -23,6 +23,7 @@ pub mod lifecycle;
 pub mod log;
 pub mod model;
 pub mod pending;
+pub mod reading;
 pub mod reconcile;
 pub mod restore;
 pub mod steps;

@@ -151,8 +151,9 @@ impl fmt::Display for Priority {
 }
 
 /// One task of the master list (`projects-tasks` schema). The fields are in the order
-/// `projects add` writes them; others are kept in `rest`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+/// `projects add` writes them; others are kept in `rest`. Read by [`super::reading`] (its
+/// `Deserialize`, and the strict reading that is its schema check).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Task {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

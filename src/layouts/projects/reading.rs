@@ -1,0 +1,491 @@
+//! A task read from JSON (issue 23): [`Task`]'s own `Deserialize`, field by field (serde's
+//! derive with a `flatten` of the unknown fields would first buffer every field), and its
+//! strict reading ([`Strict`]), which refuses, as it reads, whatever the task schema
+//! (`projects-tasks`, `$defs/task`) refuses. A valid tasks.json is then read without a JSON
+//! tree per task and without a schema check per task; any refusal sends the read to the whole
+//! document's check, which words it. `tests` holds the strict reading to the schema.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Error as _, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Number, Value};
+
+use super::model::{Priority, Status, Task};
+use crate::store::entries::Strict;
+
+impl<'de> Deserialize<'de> for Task {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Task, D::Error> {
+        d.deserialize_map(TaskVisitor { strict: false })
+    }
+}
+
+impl Strict for Task {
+    fn strict<'de, D: Deserializer<'de>>(d: D) -> Result<Task, D::Error> {
+        d.deserialize_map(TaskVisitor { strict: true })
+    }
+}
+
+/// The schema's `level` values.
+const LEVELS: [&str; 5] = ["epic", "story", "task", "subtask", "micro-task"];
+
+/// The task's fields, by their names in the file.
+enum Field {
+    Id,
+    Title,
+    Level,
+    Status,
+    Priority,
+    Phase,
+    ParentId,
+    Subtasks,
+    Dependencies,
+    EstimateMinutes,
+    ActualMinutes,
+    CreatedAt,
+    StartedAt,
+    CompletedAt,
+    BlockedReason,
+    StaleCount,
+    ExternalIds,
+    Description,
+    Other(String),
+}
+
+impl Field {
+    fn of(name: &str) -> Field {
+        match name {
+            "id" => Field::Id,
+            "title" => Field::Title,
+            "level" => Field::Level,
+            "status" => Field::Status,
+            "priority" => Field::Priority,
+            "phase" => Field::Phase,
+            "parent_id" => Field::ParentId,
+            "subtasks" => Field::Subtasks,
+            "dependencies" => Field::Dependencies,
+            "estimate_minutes" => Field::EstimateMinutes,
+            "actual_minutes" => Field::ActualMinutes,
+            "created_at" => Field::CreatedAt,
+            "started_at" => Field::StartedAt,
+            "completed_at" => Field::CompletedAt,
+            "blocked_reason" => Field::BlockedReason,
+            "stale_count" => Field::StaleCount,
+            "external_ids" => Field::ExternalIds,
+            "description" => Field::Description,
+            other => Field::Other(other.to_string()),
+        }
+    }
+
+    /// Its bit in the set of fields seen (an unknown field has none).
+    fn bit(&self) -> u32 {
+        let n = match self {
+            Field::Id => 0,
+            Field::Title => 1,
+            Field::Level => 2,
+            Field::Status => 3,
+            Field::Priority => 4,
+            Field::Phase => 5,
+            Field::ParentId => 6,
+            Field::Subtasks => 7,
+            Field::Dependencies => 8,
+            Field::EstimateMinutes => 9,
+            Field::ActualMinutes => 10,
+            Field::CreatedAt => 11,
+            Field::StartedAt => 12,
+            Field::CompletedAt => 13,
+            Field::BlockedReason => 14,
+            Field::StaleCount => 15,
+            Field::ExternalIds => 16,
+            Field::Description => 17,
+            Field::Other(_) => return 0,
+        };
+        1 << n
+    }
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
+                Ok(Field::of(v))
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+struct TaskVisitor {
+    /// Refuse what the task schema refuses.
+    strict: bool,
+}
+
+/// A value the schema refuses, in the strict reading.
+fn refused<E: de::Error>(field: &str) -> E {
+    E::custom(format_args!("{field} does not match the task schema"))
+}
+
+impl<'de> Visitor<'de> for TaskVisitor {
+    type Value = Task;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a task object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Task, A::Error> {
+        let strict = self.strict;
+        let mut t = Task::default();
+        let (mut id, mut status) = (None, None);
+        let mut rest = Map::new();
+        let mut seen = 0u32;
+        while let Some(field) = m.next_key::<Field>()? {
+            let bit = field.bit();
+            if seen & bit != 0 {
+                return Err(A::Error::custom("a task field given twice"));
+            }
+            seen |= bit;
+            match field {
+                Field::Id => {
+                    let v: String = m.next_value()?;
+                    if strict && v.is_empty() {
+                        return Err(refused("id"));
+                    }
+                    id = Some(v);
+                }
+                Field::Status => status = Some(m.next_value::<Status>()?),
+                Field::Title => t.title = optional(&mut m, strict, "title")?,
+                Field::Phase => t.phase = optional(&mut m, strict, "phase")?,
+                Field::Level => {
+                    t.level = optional::<String, _>(&mut m, strict, "level")?;
+                    if strict && !t.level.as_deref().is_some_and(|l| LEVELS.contains(&l)) {
+                        return Err(refused("level"));
+                    }
+                }
+                Field::Priority => {
+                    t.priority = match m.next_value::<Value>()? {
+                        Value::Number(n) => Some(Priority::Rank(n)),
+                        Value::String(s) => Some(Priority::Label(s)),
+                        Value::Null if !strict => None,
+                        _ => return Err(refused("priority")),
+                    }
+                }
+                Field::ParentId => t.parent_id = Some(m.next_value()?),
+                Field::Subtasks => t.subtasks = ids(&mut m, strict, "subtasks")?,
+                Field::Dependencies => t.dependencies = ids(&mut m, strict, "dependencies")?,
+                Field::EstimateMinutes => {
+                    t.estimate_minutes = optional(&mut m, strict, "estimate_minutes")?;
+                    if strict && !t.estimate_minutes.as_ref().is_some_and(at_least_zero) {
+                        return Err(refused("estimate_minutes"));
+                    }
+                }
+                Field::ActualMinutes => {
+                    let v: Option<Number> = m.next_value()?;
+                    if strict && v.as_ref().is_some_and(|n| !at_least_zero(n)) {
+                        return Err(refused("actual_minutes"));
+                    }
+                    t.actual_minutes = Some(v);
+                }
+                Field::CreatedAt => {
+                    t.created_at = optional(&mut m, strict, "created_at")?;
+                    if strict && !t.created_at.as_deref().is_some_and(is_timestamp) {
+                        return Err(refused("created_at"));
+                    }
+                }
+                Field::StartedAt => t.started_at = Some(nullable_time(&mut m, strict)?),
+                Field::CompletedAt => t.completed_at = Some(nullable_time(&mut m, strict)?),
+                Field::BlockedReason => t.blocked_reason = Some(m.next_value()?),
+                Field::StaleCount => {
+                    t.stale_count = optional(&mut m, strict, "stale_count")?;
+                    if strict && !t.stale_count.as_ref().is_some_and(is_count) {
+                        return Err(refused("stale_count"));
+                    }
+                }
+                Field::ExternalIds => {
+                    t.external_ids = optional::<Map<String, Value>, _>(&mut m, strict, "ids")?;
+                    if strict
+                        && !t
+                            .external_ids
+                            .as_ref()
+                            .is_some_and(|ids| ids.values().all(Value::is_string))
+                    {
+                        return Err(refused("external_ids"));
+                    }
+                }
+                Field::Description => t.description = Some(m.next_value()?),
+                Field::Other(name) => {
+                    // The last of a name given twice holds, where the first stood.
+                    let v = m.next_value::<Value>()?;
+                    rest.insert(name, v);
+                }
+            }
+        }
+        t.id = id.ok_or_else(|| A::Error::missing_field("id"))?;
+        t.status = status.ok_or_else(|| A::Error::missing_field("status"))?;
+        t.rest = rest;
+        Ok(t)
+    }
+}
+
+/// An optional field's value: `null` is none, except in the strict reading, where the schema
+/// refuses it.
+fn optional<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
+    m: &mut A,
+    strict: bool,
+    field: &str,
+) -> Result<Option<T>, A::Error> {
+    let v = m.next_value::<Option<T>>()?;
+    if strict && v.is_none() {
+        return Err(refused(field));
+    }
+    Ok(v)
+}
+
+/// A list of ids; in the strict reading, none of them empty.
+fn ids<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    strict: bool,
+    field: &str,
+) -> Result<Option<Vec<String>>, A::Error> {
+    let v = optional::<Vec<String>, _>(m, strict, field)?;
+    if strict && v.iter().flatten().any(String::is_empty) {
+        return Err(refused(field));
+    }
+    Ok(v)
+}
+
+/// A timestamp or `null`; in the strict reading, a timestamp of the schema's form.
+fn nullable_time<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    strict: bool,
+) -> Result<Option<String>, A::Error> {
+    let v: Option<String> = m.next_value()?;
+    if strict && v.as_deref().is_some_and(|s| !is_timestamp(s)) {
+        return Err(refused("a timestamp"));
+    }
+    Ok(v)
+}
+
+/// `"minimum": 0`.
+fn at_least_zero(n: &Number) -> bool {
+    n.as_u64().is_some() || n.as_f64().is_some_and(|f| f >= 0.0)
+}
+
+/// `"type": "integer", "minimum": 0` (an integer may be written `2.0`).
+fn is_count(n: &Number) -> bool {
+    n.as_u64().is_some()
+        || n.as_i64().is_none() && n.as_f64().is_some_and(|f| f >= 0.0 && f.fract() == 0.0)
+}
+
+/// The schema's timestamp:
+/// `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?Z$`.
+pub(super) fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 20 {
+        return false;
+    }
+    let d = |i: usize| b[i].is_ascii_digit();
+    let two = |i: usize| (b[i] - b'0') * 10 + (b[i + 1] - b'0');
+    if !(d(0) && d(1) && d(2) && d(3) && b[4] == b'-' && d(5) && d(6) && b[7] == b'-')
+        || !(d(8) && d(9) && b[10] == b'T' && d(11) && d(12) && b[13] == b':')
+        || !(d(14) && d(15) && b[16] == b':' && d(17) && d(18))
+    {
+        return false;
+    }
+    let (month, day, hour, minute, second) = (two(5), two(8), two(11), two(14), two(17));
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return false;
+    }
+    match &b[19..] {
+        [b'Z'] => true,
+        [b'.', frac @ .., b'Z'] => !frac.is_empty() && frac.iter().all(u8::is_ascii_digit),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::schema;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn strict(v: &Value) -> Option<Task> {
+        let bytes = serde_json::to_vec(v).unwrap();
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        Task::strict(&mut de).ok()
+    }
+
+    fn sorted(v: Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut m: Map<String, Value> =
+                    m.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+                m.sort_keys();
+                Value::Object(m)
+            }
+            other => other,
+        }
+    }
+
+    /// What one field of a task may hold, valid or not.
+    fn field_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            Just(json!(true)),
+            Just(json!("")),
+            Just(json!("T1")),
+            Just(json!("PENDING")),
+            Just(json!("COMPLETE")),
+            Just(json!("done")),
+            Just(json!("epic")),
+            Just(json!("micro-task")),
+            Just(json!("Micro-task")),
+            Just(json!(0)),
+            Just(json!(3)),
+            Just(json!(-1)),
+            Just(json!(-0.0)),
+            Just(json!(2.0)),
+            Just(json!(2.5)),
+            Just(json!(-2.5)),
+            Just(json!(1e300)),
+            Just(json!(u64::MAX)),
+            Just(json!(i64::MIN)),
+            Just(json!([])),
+            Just(json!(["A", "B"])),
+            Just(json!(["A", ""])),
+            Just(json!(["A", 1])),
+            Just(json!({})),
+            Just(json!({"JIRA": "P-1"})),
+            Just(json!({"JIRA": 1})),
+            timestamp().prop_map(Value::String),
+        ]
+    }
+
+    /// Strings near the schema's timestamp form.
+    fn timestamp() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("2026-01-05T08:00:00Z".to_string()),
+            Just("2026-12-31T23:59:60.125Z".to_string()),
+            Just("2026-01-05T08:00:00.Z".to_string()),
+            Just("2026-01-05T08:00:00Z\n".to_string()),
+            Just("2026-01-05 08:00:00Z".to_string()),
+            Just("2026-01-05T08:00:00+00:00".to_string()),
+            "[0-9]{4}-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{0,2})?Z?",
+            "[0-9T:.Z-]{18,24}",
+        ]
+    }
+
+    /// A value the schema takes for the field `name` (any value for an unknown field).
+    fn valid_for(name: &'static str) -> BoxedStrategy<Value> {
+        let pick = |vs: Vec<Value>| prop::sample::select(vs).boxed();
+        match name {
+            "id" | "title" | "phase" => pick(vec![json!("T1-2"), json!("x")]),
+            "status" => pick(vec![json!("PENDING"), json!("COMPLETE")]),
+            "level" => pick(vec![json!("epic"), json!("micro-task")]),
+            "priority" => pick(vec![json!("high"), json!(1), json!(-2.5)]),
+            "parent_id" | "blocked_reason" => pick(vec![json!("T1"), Value::Null]),
+            "subtasks" | "dependencies" => pick(vec![json!([]), json!(["A", "B"])]),
+            "estimate_minutes" => pick(vec![json!(0), json!(2.5), json!(30)]),
+            "actual_minutes" => pick(vec![json!(0), json!(2.5), Value::Null]),
+            "stale_count" => pick(vec![json!(0), json!(2), json!(2.0)]),
+            "created_at" => pick(vec![json!("2026-01-05T08:00:00Z")]),
+            "started_at" | "completed_at" => {
+                pick(vec![json!("2026-01-05T08:00:00.5Z"), Value::Null])
+            }
+            "external_ids" => pick(vec![json!({}), json!({"JIRA": "P-1"})]),
+            _ => field_value().boxed(),
+        }
+    }
+
+    /// A task-shaped object: some of the schema's fields and unknown ones, in any order, each
+    /// valid for its field or (less often) anything.
+    fn task() -> impl Strategy<Value = Value> {
+        let names = prop::sample::select(vec![
+            "id",
+            "status",
+            "title",
+            "level",
+            "priority",
+            "phase",
+            "parent_id",
+            "subtasks",
+            "dependencies",
+            "estimate_minutes",
+            "actual_minutes",
+            "created_at",
+            "started_at",
+            "completed_at",
+            "blocked_reason",
+            "stale_count",
+            "external_ids",
+            "description",
+            "notes",
+            "x-extra",
+        ]);
+        let field = names.prop_flat_map(|name| {
+            prop_oneof![3 => valid_for(name), 1 => field_value()].prop_map(move |v| (name, v))
+        });
+        (prop::collection::vec(field, 0..8), any::<bool>()).prop_map(|(fields, base)| {
+            let mut m = Map::new();
+            if base {
+                m.insert("id".into(), json!("T1"));
+                m.insert("status".into(), json!("PENDING"));
+            }
+            for (k, v) in fields {
+                m.insert(k.to_string(), v);
+            }
+            Value::Object(m)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The strict reading takes a task exactly when the task schema does, and gives the
+        /// task the lenient reading of the same JSON gives, which writes back the same JSON.
+        #[test]
+        fn the_strict_reading_is_the_schema(v in task()) {
+            let valid = schema::entry_is_valid("projects-tasks", "tasks", &v).unwrap();
+            let got = strict(&v);
+            prop_assert_eq!(got.is_some(), valid, "{}", v);
+            if let Some(t) = got {
+                let lenient: Task = serde_json::from_value(v.clone()).unwrap();
+                prop_assert_eq!(&t, &lenient);
+                prop_assert_eq!(sorted(serde_json::to_value(&t).unwrap()), sorted(v));
+            }
+        }
+
+        /// The timestamp check is the schema's pattern.
+        #[test]
+        fn the_timestamp_is_the_pattern(s in timestamp()) {
+            let v = json!({"id": "A", "status": "PENDING", "created_at": s});
+            let valid = schema::entry_is_valid("projects-tasks", "tasks", &v).unwrap();
+            prop_assert_eq!(is_timestamp(&s), valid, "{}", s);
+        }
+    }
+
+    /// A field given twice is not read by either reading (the whole document's JSON keeps the
+    /// last, and is read from there); unknown fields keep their order.
+    #[test]
+    fn a_field_given_twice_goes_to_the_whole_reading() {
+        let twice = br#"{"id": "A", "status": "PENDING", "id": "B"}"#;
+        let mut de = serde_json::Deserializer::from_slice(twice);
+        assert!(Task::strict(&mut de).is_err());
+        assert!(serde_json::from_slice::<Task>(twice).is_err());
+        let t: Task =
+            serde_json::from_slice(br#"{"z": 1, "id": "A", "a": 2, "status": "PENDING", "z": 3}"#)
+                .unwrap();
+        assert_eq!(t.rest.keys().collect::<Vec<_>>(), ["z", "a"]);
+        assert_eq!(t.rest["z"], 3);
+    }
+}

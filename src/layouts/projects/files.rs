@@ -490,8 +490,7 @@ pub fn after_completions(
     phases: &[String],
     now: &str,
 ) -> Result<Option<String>> {
-    let entries = write_velocity(cx, p, list, now)?;
-    let since = completions_since_checkpoint(&entries);
+    let since = write_velocity(cx, p, list, now)?;
     let reason = if let Some(ph) = phases.first() {
         format!("phase {ph} complete")
     } else if since >= CHECKPOINT_EVERY {
@@ -502,26 +501,28 @@ pub fn after_completions(
     checkpoint(cx, p, tasks, &reason).map(Some)
 }
 
-/// Writes velocity.json recomputed from the log; returns the log's entries.
-pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result<Vec<Entry>> {
-    let entries = log::parse(&read_log(cx, p)?);
-    let v = to_doc(&log::velocity(&log::completions(&entries, list), now));
+/// Writes velocity.json recomputed from the log; returns how many TASK_COMPLETE entries follow
+/// the last CHECKPOINT_WRITTEN. Only the completions' lines are read.
+pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result<usize> {
+    let text = read_log(cx, p)?;
+    let (mut done, mut since) = (Vec::new(), 0);
+    for raw in log::scan(&text) {
+        match raw.event {
+            log::TASK_COMPLETE => {
+                since += 1;
+                done.push(raw.entry());
+            }
+            log::CHECKPOINT_WRITTEN => since = 0,
+            _ => {}
+        }
+    }
+    let v = to_doc(&log::velocity(&log::completions(&done, list), now));
     check_dirs(cx, p)?;
     if let Some(dir) = p.velocity.parent() {
         cx.store.create_dir_all(dir)?;
     }
     write_json(cx, p, &p.velocity, SCHEMA_VELOCITY, &v, None)?;
-    Ok(entries)
-}
-
-/// TASK_COMPLETE entries after the last CHECKPOINT_WRITTEN.
-pub fn completions_since_checkpoint(entries: &[Entry]) -> usize {
-    entries
-        .iter()
-        .rev()
-        .take_while(|e| e.event != log::CHECKPOINT_WRITTEN)
-        .filter(|e| e.event == log::TASK_COMPLETE)
-        .count()
+    Ok(since)
 }
 
 /// Writes `bytes` (the current tasks.json) as the next checkpoint, prunes beyond the last 10,

@@ -236,17 +236,16 @@ fn norm_chars(k: &str) -> impl Iterator<Item = char> + '_ {
     })
 }
 
-fn clean_value(v: &str) -> String {
+fn clean_value(v: &str) -> &str {
     let v = v.trim().trim_start_matches("**").trim();
     v.strip_prefix('`')
         .and_then(|x| x.strip_suffix('`'))
         .unwrap_or(v)
         .trim()
-        .to_string()
 }
 
 /// Parses a header line `## <time> — <EVENT>` (also `-` or `–` as the dash).
-fn parse_header(line: &str) -> Option<(String, String)> {
+fn parse_header(line: &str) -> Option<(&str, &str)> {
     let rest = line.strip_prefix("## ")?;
     let (at, event) = [" — ", " – ", " - "]
         .iter()
@@ -256,43 +255,93 @@ fn parse_header(line: &str) -> Option<(String, String)> {
         && event
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b"_{}".contains(&b));
-    ok.then(|| (at.trim().to_string(), event.to_string()))
+    ok.then(|| (at.trim(), event))
 }
 
-/// Parses every entry of a log, in order. Text outside entries (a title) is skipped; field
-/// lines may be `- Key: value`, `* **Key:** value` or `Key: value`.
-pub fn parse(text: &str) -> Vec<Entry> {
-    let mut out: Vec<Entry> = Vec::new();
-    for line in text.lines() {
-        if let Some((at, event)) = parse_header(line) {
-            out.push(Entry::new(&at, &event));
-            continue;
+/// One entry as it stands in the log: its header's time and event, and the lines after the
+/// header up to the next entry, not yet read ([`Raw::entry`] reads them).
+#[derive(Debug, Clone, Copy)]
+pub struct Raw<'a> {
+    pub at: &'a str,
+    pub event: &'a str,
+    body: &'a str,
+}
+
+impl Raw<'_> {
+    /// The entry, its field lines read: `- Key: value`, `* **Key:** value` or `Key: value`.
+    pub fn entry(&self) -> Entry {
+        let mut e = Entry::new(self.at, self.event);
+        let mut key = String::new();
+        for line in self.body.lines() {
+            let body = line.trim();
+            let body = body
+                .strip_prefix("- ")
+                .or_else(|| body.strip_prefix("* "))
+                .unwrap_or(body);
+            let Some((k, v)) = body.split_once(':') else {
+                continue;
+            };
+            key.clear();
+            key.extend(norm_chars(k));
+            if key.is_empty() || key.contains(char::is_whitespace) {
+                continue;
+            }
+            let value = clean_value(v).to_string();
+            match key.as_str() {
+                "task" | "task_id" | "id" => e.task = Some(value),
+                "previous_status" | "previous" | "prev_status" | "from" | "old_status" => {
+                    e.from = Some(value)
+                }
+                "new_status" | "new" | "to" | "status" => e.to = Some(value),
+                _ => e
+                    .details
+                    .push((k.trim().trim_matches('*').trim().to_string(), value)),
+            }
         }
-        let Some(cur) = out.last_mut() else { continue };
-        let body = line.trim();
-        let body = body
-            .strip_prefix("- ")
-            .or_else(|| body.strip_prefix("* "))
-            .unwrap_or(body);
-        let Some((k, v)) = body.split_once(':') else {
+        e
+    }
+}
+
+/// Every entry of a log, in order, unread ([`Raw`]). Text outside entries (a title) is skipped.
+pub fn scan(text: &str) -> impl Iterator<Item = Raw<'_>> {
+    // Each line (as `str::lines` gives it) with where it starts and where the next starts; a
+    // header closes the entry before it.
+    let mut at = 0;
+    let mut lines = text.split_inclusive('\n').map(move |l| {
+        let start = at;
+        at += l.len();
+        let line = match l.strip_suffix('\n') {
+            Some(l) => l.strip_suffix('\r').unwrap_or(l),
+            None => l,
+        };
+        (start, line, at)
+    });
+    let mut open: Option<(&str, &str, usize)> = None;
+    std::iter::from_fn(move || loop {
+        let Some((start, line, next)) = lines.next() else {
+            let (at, event, from) = open.take()?;
+            return Some(Raw {
+                at,
+                event,
+                body: &text[from..],
+            });
+        };
+        let Some((t, ev)) = parse_header(line) else {
             continue;
         };
-        let (key, value) = (norm_key(k), clean_value(v));
-        if key.is_empty() || key.contains(char::is_whitespace) {
-            continue;
+        if let Some((at, event, from)) = open.replace((t, ev, next)) {
+            return Some(Raw {
+                at,
+                event,
+                body: &text[from..start],
+            });
         }
-        match key.as_str() {
-            "task" | "task_id" | "id" => cur.task = Some(value),
-            "previous_status" | "previous" | "prev_status" | "from" | "old_status" => {
-                cur.from = Some(value)
-            }
-            "new_status" | "new" | "to" | "status" => cur.to = Some(value),
-            _ => cur
-                .details
-                .push((k.trim().trim_matches('*').trim().to_string(), value)),
-        }
-    }
-    out
+    })
+}
+
+/// Parses every entry of a log, in order ([`scan`], each entry read).
+pub fn parse(text: &str) -> Vec<Entry> {
+    scan(text).map(|r| r.entry()).collect()
 }
 
 /// A number in a detail value (`42`, `42.5`, `42 min`).
@@ -458,6 +507,33 @@ mod tests {
         assert!(is_sync(&es[1].event));
         assert_eq!(es[1].get("external id"), Some("PROJ-9"));
         assert!(!is_sync("SYNC_TO_") && !is_sync("SYNC_TO_jira"));
+    }
+
+    proptest::proptest! {
+        /// The scan finds the headers `parse_header` takes, in order, and hands every line
+        /// after the first of them to the entry it belongs to, as `str::lines` gives it.
+        #[test]
+        fn the_scan_splits_the_lines(lines in proptest::collection::vec(proptest::prop_oneof![
+            proptest::strategy::Just("## 2026-03-01T12:00:00Z — TASK_COMPLETE".to_string()),
+            proptest::strategy::Just("## 2026-03-01T12:00:00Z - ERROR".to_string()),
+            proptest::strategy::Just("## not a header".to_string()),
+            proptest::strategy::Just("- Task: T1".to_string()),
+            proptest::strategy::Just("* **actual_minutes:** 5".to_string()),
+            "[ -~\\r\\n—]{0,12}",
+        ], 0..12), crlf in proptest::bool::ANY) {
+            let text = lines.join(if crlf { "\r\n" } else { "\n" });
+            let raws: Vec<Raw> = scan(&text).collect();
+            let heads: Vec<(&str, &str)> = text.lines().filter_map(parse_header).collect();
+            let got: Vec<(&str, &str)> = raws.iter().map(|r| (r.at, r.event)).collect();
+            proptest::prop_assert_eq!(got, heads);
+            let body: Vec<&str> = text
+                .lines()
+                .skip_while(|l| parse_header(l).is_none())
+                .filter(|l| parse_header(l).is_none())
+                .collect();
+            let got: Vec<&str> = raws.iter().flat_map(|r| r.body.lines()).collect();
+            proptest::prop_assert_eq!(got, body);
+        }
     }
 
     #[test]

@@ -163,10 +163,10 @@ pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<T
         task.completed_at = Some(None);
         task.blocked_reason = Some(None);
         let parent_at = n.parent.as_ref().and_then(|pid| t.list.position(pid));
-        t.list.tasks.push(task.clone());
+        t.list_mut().tasks.push(task.clone());
         let mut entries = Vec::new();
         if let (Some(pid), Some(i)) = (&n.parent, parent_at) {
-            let parent = &mut t.list.tasks[i];
+            let parent = &mut t.list_mut().tasks[i];
             let from = parent.status;
             parent
                 .subtasks
@@ -325,7 +325,9 @@ pub fn append_entry(
         if let (true, Some(id), Some(ext)) = (sync, task, detail) {
             let platform = event.trim_start_matches("SYNC_TO_").to_string();
             if let Some(i) = t.list.position(id) {
-                let ids = t.list.tasks[i].external_ids.get_or_insert_with(Map::new);
+                let ids = t.list_mut().tasks[i]
+                    .external_ids
+                    .get_or_insert_with(Map::new);
                 changed = ids.get(&platform) != Some(&json!(ext));
                 ids.insert(platform, json!(ext));
             }

@@ -85,10 +85,18 @@ pub struct Tasks {
     /// The document as read (or restored): [`commit`] writes [`Tasks::list`] back over it, so
     /// its key order and unknown fields survive. Parsed only when a write needs it.
     pub doc: Doc,
-    /// The list, typed: what decisions read and change.
-    pub list: TaskList,
+    /// The list, typed: what decisions read and change ([`Tasks::list_mut`]). Shared with
+    /// the invocation's other reads of the same bytes until it is first changed.
+    pub list: Rc<TaskList>,
     /// Set when tasks.json was unusable and `doc` was restored; written by [`commit`].
     pub restored: Option<Restored>,
+}
+
+impl Tasks {
+    /// The list, to change: copied from the shared one on the first change.
+    pub fn list_mut(&mut self) -> &mut TaskList {
+        Rc::make_mut(&mut self.list)
+    }
 }
 
 /// The document a list was read from: its bytes as read with the list they hold (parsed
@@ -132,7 +140,7 @@ pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
 pub fn read(cx: &Ctx, p: &Paths) -> Result<(Rc<TaskList>, Option<Restored>)> {
     Ok(match try_load_as(cx, p)?.map_err(|why| unusable(p, why))? {
         Found::Valid { list, .. } => (list, None),
-        Found::Made(t) => (Rc::new(t.list), t.restored),
+        Found::Made(t) => (t.list, t.restored),
     })
 }
 
@@ -148,10 +156,10 @@ fn unusable(p: &Paths, why: String) -> Error {
 /// valid checkpoint, and no task of the damaged file validates).
 pub fn try_load(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Tasks, String>> {
     Ok(try_load_as(cx, p)?.map(|l| match l {
-        // A list to change: a copy of the shared one, which stays for the step's locked
-        // re-read after its peek.
+        // A list to change: the shared one, copied on its first change (the shared one stays
+        // for the step's locked re-read after its peek).
         Found::Valid { bytes, list } => Tasks {
-            list: (*list).clone(),
+            list: list.clone(),
             doc: Doc::Read { bytes, list },
             restored: None,
         },
@@ -200,7 +208,7 @@ fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>
         None if p.ring().list(&cx.store)?.is_empty() => {
             return Ok(Ok(Found::Made(Box::new(Tasks {
                 doc: Doc::Made(serde_json::json!({"tasks": []})),
-                list: TaskList::default(),
+                list: Rc::default(),
                 restored: None,
             }))))
         }
@@ -232,7 +240,7 @@ fn restored(
     Ok(match restore::restore(cx, p, damaged, &why)? {
         Some(r) => typed::<TaskList>(&r.doc).map(|list| Tasks {
             doc: Doc::Made(r.doc.clone()),
-            list,
+            list: Rc::new(list),
             restored: Some(r),
         }),
         None => Err(why),
@@ -393,7 +401,7 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
             Some(b) => b,
             None => {
                 let mut doc = t.doc.to_value()?;
-                write_back(&mut doc, &t.list).map_err(Error::BadInput)?;
+                write_back(&mut doc, &*t.list).map_err(Error::BadInput)?;
                 if let Err(issues) = schema::check(SCHEMA_TASKS, &doc)? {
                     let e = Error::SchemaInvalid {
                         path: p.tasks.clone(),
@@ -428,7 +436,7 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
             .replace_via(&p.tasks, &bytes, &p.temp, TEMP_PREFIX)?;
         // What the file now holds is the list (a typed parse of the bytes gives it back): a
         // later look in this event (the status a notice records) is not a parse.
-        parsed::remember(TYPED, &bytes, Rc::new(t.list.clone()));
+        parsed::remember(TYPED, &bytes, t.list.clone());
         update_project(cx, p, &t.list, c, &now)?;
     }
     append_block(cx, p, &block)?;

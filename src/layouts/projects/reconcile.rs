@@ -293,7 +293,7 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
             changes.push(r.describe(None));
         }
         let logged = log::parse(&files::read_log(cx, &p)?);
-        let list = &mut t.list;
+        let list = t.list_mut();
         let finished = finish_logged(list, &logged, &stamp, &mut entries, &mut changes);
         let stale_items = stale(list, &logged, now, &mut entries);
         if resets {

@@ -2,6 +2,8 @@
 //! unlocked read by the pure step ([`super::lifecycle::apply`]); only a change takes the lock,
 //! is decided again on a fresh read, and is written with its log entries ([`files::commit`]).
 
+use std::rc::Rc;
+
 use super::files::{self, Change, Committed, Paths};
 use super::lifecycle::{self, Action, Outcome};
 use super::model::{self, Status, Task, TaskList};
@@ -16,7 +18,7 @@ pub struct Acted {
     /// The task after the action.
     pub task: Option<Task>,
     /// The list after the action.
-    pub list: TaskList,
+    pub list: Rc<TaskList>,
     pub committed: Committed,
 }
 
@@ -38,7 +40,7 @@ pub fn act(cx: &Ctx, store: &StoreRef, id: &str, action: Action<'_>) -> Result<A
             }
             let mut t = files::load(cx, &p)?;
             // A refused action changes nothing (the step's promise), so the list is its own.
-            let out = lifecycle::apply(&mut t.list, &store.id, id, action, &now);
+            let out = lifecycle::apply(t.list_mut(), &store.id, id, action, &now);
             Ok((t, out))
         },
         |(t, out)| dirty(t, out),

@@ -214,7 +214,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
         }
         let pending = Status::Pending.as_str();
         if pass.writes() {
-            let task = &mut t.list.tasks[i];
+            let task = &mut t.list_mut().tasks[i];
             task.status = Status::Pending;
             task.started_at = None;
             let entry = Entry::task(&now, log::TASK_RELEASED, unit, from.as_str(), pending)

@@ -219,7 +219,9 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
 }
 
 /// The value range of the top-level member `key` of a JSON object document, and its entries
-/// when it is an object (key and value ranges) or an array (value ranges).
+/// when it is an object (key and value ranges) or an array (value ranges), in one pass over the
+/// bytes; `None` when the bytes are not an object, or the key is absent, written with escapes
+/// (any key with an escape may be it) or given twice.
 #[allow(clippy::type_complexity)]
 fn member_entries(
     bytes: &[u8],
@@ -228,41 +230,37 @@ fn member_entries(
     std::ops::Range<usize>,
     Vec<(Option<std::ops::Range<usize>>, std::ops::Range<usize>)>,
 )> {
-    let span = top_member(bytes, key)?;
-    let mut s = Scan {
-        b: bytes,
-        at: span.start,
-    };
-    let entries = match s.peek()? {
-        b'[' => s.elements()?.into_iter().map(|v| (None, v)).collect(),
-        b'{' => s
-            .members()?
-            .into_iter()
-            .map(|(k, v)| (Some(k), v))
-            .collect(),
-        _ => return None,
-    };
-    Some((span, entries))
-}
-
-/// The value range of the top-level member `key` of a JSON object document; `None` when the
-/// bytes are not an object, or the key is absent, written with escapes or given twice.
-fn top_member(bytes: &[u8], key: &str) -> Option<std::ops::Range<usize>> {
     let mut s = Scan { b: bytes, at: 0 };
     s.ws();
     let mut found = None;
-    for (k, v) in s.members()? {
+    s.list(b'{', b'}', |s| {
+        let k = s.string()?;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
         let raw = bytes.get(k.start + 1..k.end - 1)?;
         if raw.contains(&b'\\') {
             return None;
         }
-        if raw == key.as_bytes() {
-            if found.is_some() {
-                return None;
-            }
-            found = Some(v);
+        if raw != key.as_bytes() {
+            return s.value().map(drop);
         }
-    }
+        if found.is_some() {
+            return None;
+        }
+        let start = s.at;
+        let entries = match s.peek()? {
+            b'[' => s.elements()?.into_iter().map(|v| (None, v)).collect(),
+            b'{' => s
+                .members()?
+                .into_iter()
+                .map(|(k, v)| (Some(k), v))
+                .collect(),
+            _ => return None,
+        };
+        found = Some((start..s.at, entries));
+        Some(())
+    })?;
     found
 }
 

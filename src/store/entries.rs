@@ -114,7 +114,12 @@ fn read_with(
         entries: &mut entries,
         ok: true,
     };
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+    // Checked as UTF-8 once, not string by string (bytes that are not go to the whole reading,
+    // which refuses them).
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
     let head = match (&mut read).deserialize(&mut de) {
         Ok(head) if de.end().is_ok() => head,
         _ => return Ok(None),

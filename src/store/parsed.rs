@@ -15,6 +15,9 @@ struct Entry {
     kind: &'static str,
     bytes: Vec<u8>,
     value: Rc<dyn Any>,
+    /// What the kind's bytes before these gave, kept until the next ones replace these: a
+    /// write's old document is then not freed in the middle of the event (see [`leave`]).
+    _before: Option<Rc<dyn Any>>,
 }
 
 thread_local! {
@@ -66,11 +69,15 @@ pub fn forget(kind: &'static str) {
 pub fn remember<T: 'static>(kind: &'static str, bytes: &[u8], value: Rc<T>) {
     PARSED.with(|p| {
         let mut p = p.borrow_mut();
-        p.retain(|e| e.kind != kind);
+        let before = p
+            .iter()
+            .position(|e| e.kind == kind)
+            .map(|i| p.swap_remove(i).value);
         p.push(Entry {
             kind,
             bytes: bytes.to_vec(),
             value,
+            _before: before,
         });
     });
 }

@@ -91,9 +91,11 @@ pub fn apply(
             if from == Status::Complete {
                 return out;
             }
-            let index = list.index();
-            if !subs.is_empty() && !model::all_done(subs.iter().map(|s| index.status_of(s))) {
-                return refuse(Some(from), parent_refusal(&index, id, &subs));
+            if !subs.is_empty() {
+                let index = list.index();
+                if !model::all_done(subs.iter().map(|s| index.status_of(s))) {
+                    return refuse(Some(from), parent_refusal(&index, id, &subs));
+                }
             }
             Status::Complete
         }
@@ -316,18 +318,23 @@ fn complete(list: &mut TaskList, i: usize, now: &str, out: &mut Outcome, entry: 
             out.phases.push(p);
         }
     }
-    let Some(parent) = list.parent_of(&id) else {
-        return;
-    };
-    let Some(pi) = list.position(&parent) else {
-        return;
+    // The parent, and whether this completion finishes it, on one index of the list.
+    let (parent, pi) = {
+        let index = list.index();
+        let Some(parent) = index.parent_of(&id) else {
+            return;
+        };
+        let Some(pi) = index.position(parent) else {
+            return;
+        };
+        let subs = list.tasks[pi].subtasks();
+        let pstatus = list.tasks[pi].status;
+        if pstatus.is_finished() || !model::all_done(subs.map(|s| index.status_of(s))) {
+            return;
+        }
+        (parent.to_string(), pi)
     };
     let pstatus = list.tasks[pi].status;
-    let index = list.index();
-    let subs = list.tasks[pi].subtasks();
-    if pstatus.is_finished() || !model::all_done(subs.map(|s| index.status_of(s))) {
-        return;
-    }
     if out.completed.contains(&parent) {
         return;
     }

@@ -141,10 +141,9 @@ impl Entry {
 
     /// The value of a detail line, by label (case, spaces and `_` ignored).
     pub fn get(&self, label: &str) -> Option<&str> {
-        let want = norm_key(label);
         self.details
             .iter()
-            .find(|(k, _)| norm_chars(k).eq(want.chars()))
+            .find(|(k, _)| norm_chars(k).eq(norm_chars(label)))
             .map(|(_, v)| v.as_str())
     }
 
@@ -223,10 +222,6 @@ pub fn render_all(entries: &[Entry]) -> String {
     entries.iter().map(Entry::render).collect()
 }
 
-fn norm_key(k: &str) -> String {
-    norm_chars(k).collect()
-}
-
 /// A label's characters as compared: trimmed of spaces and `*`, ASCII lowered, spaces and
 /// `-` as `_` (one pass, no copy: every completion's details are looked up by label).
 fn norm_chars(k: &str) -> impl Iterator<Item = char> + '_ {
@@ -237,7 +232,11 @@ fn norm_chars(k: &str) -> impl Iterator<Item = char> + '_ {
 }
 
 fn clean_value(v: &str) -> &str {
-    let v = v.trim().trim_start_matches("**").trim();
+    let mut v = v.trim();
+    while let Some(rest) = v.strip_prefix("**") {
+        v = rest;
+    }
+    let v = v.trim();
     v.strip_prefix('`')
         .and_then(|x| x.strip_suffix('`'))
         .unwrap_or(v)

@@ -415,6 +415,11 @@ impl<'a> Index<'a> {
         self.find(id).map(|t| t.status)
     }
 
+    /// The position of the task with id `id`, as [`TaskList::position`].
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.first.get(id).copied()
+    }
+
     /// The parent of `id`: the task first listing it in `subtasks`, else its `parent_id` when
     /// that names another task of the list.
     pub fn parent_of(&self, id: &str) -> Option<&'a str> {
@@ -747,6 +752,7 @@ mod tests {
             for n in 0..12 {
                 let id = format!("T{n}");
                 prop_assert_eq!(index.find(&id), l.find(&id));
+                prop_assert_eq!(index.position(&id), l.position(&id));
                 prop_assert_eq!(index.parent_of(&id).map(str::to_string), reference::parent_of(&l, &id));
                 prop_assert_eq!(index.unmet_deps(&id), reference::unmet_deps(&l, &id));
             }

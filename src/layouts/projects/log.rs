@@ -303,27 +303,29 @@ impl Raw<'_> {
 
 /// Every entry of a log, in order, unread ([`Raw`]). Text outside entries (a title) is skipped.
 pub fn scan(text: &str) -> impl Iterator<Item = Raw<'_>> {
-    // Each line (as `str::lines` gives it) with where it starts and where the next starts; a
-    // header closes the entry before it.
-    let mut at = 0;
-    let mut lines = text.split_inclusive('\n').map(move |l| {
-        let start = at;
-        at += l.len();
-        let line = match l.strip_suffix('\n') {
-            Some(l) => l.strip_suffix('\r').unwrap_or(l),
-            None => l,
-        };
-        (start, line, at)
-    });
+    // Only lines that begin `## ` can be headers: found by a substring search, not line by
+    // line. A header closes the entry before it.
+    let first = text.starts_with("## ").then_some(0);
+    let mut starts = first
+        .into_iter()
+        .chain(text.match_indices("\n## ").map(|(i, _)| i + 1));
     let mut open: Option<(&str, &str, usize)> = None;
     std::iter::from_fn(move || loop {
-        let Some((start, line, next)) = lines.next() else {
+        let Some(start) = starts.next() else {
             let (at, event, from) = open.take()?;
             return Some(Raw {
                 at,
                 event,
                 body: &text[from..],
             });
+        };
+        // The line as `str::lines` gives it, and where the next begins.
+        let (line, next) = match text[start..].find('\n') {
+            Some(n) => {
+                let l = &text[start..start + n];
+                (l.strip_suffix('\r').unwrap_or(l), start + n + 1)
+            }
+            None => (&text[start..], text.len()),
         };
         let Some((t, ev)) = parse_header(line) else {
             continue;

@@ -305,6 +305,60 @@ fn tenth_completion_writes_checkpoint_001_and_the_eleventh_checkpoint_rolls_the_
     assert!(!pr.path("checkpoints/checkpoint-012.json").exists());
 }
 
+/// What only the schema refuses (the typed list would take it) is refused like any invalid
+/// list: the read that is its own schema check (issue 23) sends it to the whole check. A field
+/// given twice, which that read does not take, is read by the whole reading as JSON reads it.
+#[test]
+fn what_only_the_schema_refuses_is_an_invalid_list() {
+    for (task, valid) in [
+        (r#"{"id": "T1", "status": "PENDING", "title": null}"#, false),
+        (
+            r#"{"id": "T1", "status": "PENDING", "stale_count": 1.5}"#,
+            false,
+        ),
+        (
+            r#"{"id": "T1", "status": "PENDING", "created_at": "2026-13-01T00:00:00Z"}"#,
+            false,
+        ),
+        (
+            r#"{"id": "T1", "status": "PENDING", "subtasks": [""]}"#,
+            false,
+        ),
+        (
+            r#"{"id": "T1", "status": "PENDING", "external_ids": {"JIRA": 1}}"#,
+            false,
+        ),
+        (
+            r#"{"id": "T1", "status": "PENDING", "level": "Epic"}"#,
+            false,
+        ),
+        (
+            r#"{"id": "T0", "status": "PENDING", "id": "T1", "stale_count": 2.0}"#,
+            true,
+        ),
+    ] {
+        let pr = Proj::new("web");
+        pr.add("T1", &[]);
+        std::fs::write(pr.path("tasks.json"), format!(r#"{{"tasks": [{task}]}}"#)).unwrap();
+        let mut v = pr.p.payload("PostToolUse.Write.json");
+        v["tool_input"]["file_path"] = json!(pr.path("tasks.json"));
+        let run = pr.hook_at(NOW, &v);
+        if valid {
+            assert!(!run.stdout.contains("block"), "{task}: {run:?}");
+            // The last `id` holds: T1, the one ready task.
+            let next = pr.p.run(&["projects", "next", "web"], "");
+            assert!(next.stdout.contains("T1"), "{task}: {next:?}");
+        } else {
+            let out = run.json();
+            assert_eq!(out["decision"], "block", "{task}: {run:?}");
+            assert!(
+                out["reason"].as_str().unwrap().contains("projects-tasks"),
+                "{task}: {run:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn an_edit_that_breaks_tasks_json_is_blocked_and_logged() {
     let pr = Proj::new("web");

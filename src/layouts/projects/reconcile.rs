@@ -17,6 +17,7 @@
 //!    and a missing `progress/velocity.json` is recomputed from the log.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use std::time::UNIX_EPOCH;
 
 use chrono::{DateTime, Utc};
@@ -51,7 +52,7 @@ fn stale_temps(cx: &Ctx, p: &Paths, remove: bool) -> Result<usize> {
 
 /// Step 1: stale detection; returns the tasks reset or blocked, as summary items.
 fn stale(
-    list: &mut TaskList,
+    list: &mut Rc<TaskList>,
     logged: &[Entry],
     now: DateTime<Utc>,
     entries: &mut Vec<Entry>,
@@ -65,6 +66,7 @@ fn stale(
     if candidates.is_empty() {
         return Vec::new();
     }
+    let list = Rc::make_mut(list);
     let stamp = crate::store::clock::stamp(now);
     let (pending, blocked) = (Status::Pending.as_str(), Status::Blocked.as_str());
     let in_progress = Status::InProgress.as_str();
@@ -138,7 +140,7 @@ struct Finished {
 /// time and `actual_minutes`; an ERROR entry says so (no second TASK_COMPLETE: velocity counts
 /// the logged one).
 fn finish_logged(
-    list: &mut TaskList,
+    list: &mut Rc<TaskList>,
     logged: &[Entry],
     now: &str,
     entries: &mut Vec<Entry>,
@@ -172,6 +174,7 @@ fn finish_logged(
     if due.is_empty() {
         return out;
     }
+    let list = Rc::make_mut(list);
     // Each phase once (a scan of the list per task would be quadratic).
     let mut seen = HashSet::new();
     let open_phases: Vec<String> = list
@@ -239,13 +242,17 @@ pub fn fresh_research(p: &Paths, t: &Task) -> bool {
 /// Step 2: the seed's reconciliation of transitional leaf tasks.
 fn reconcile_transitional(
     p: &Paths,
-    list: &mut TaskList,
+    list: &mut Rc<TaskList>,
     now: &str,
     entries: &mut Vec<Entry>,
     changes: &mut Vec<String>,
 ) {
     let (pending, researched) = (Status::Pending, Status::Researched);
-    for t in &mut list.tasks {
+    let transitional = |t: &Task| !t.is_parent() && t.status.is_transitional();
+    if !list.tasks.iter().any(transitional) {
+        return;
+    }
+    for t in &mut Rc::make_mut(list).tasks {
         if t.is_parent() || !t.status.is_transitional() {
             continue;
         }
@@ -293,7 +300,8 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
             changes.push(r.describe(None));
         }
         let logged = log::parse(&files::read_log(cx, &p)?);
-        let list = t.list_mut();
+        // The list shared with the invocation's reads is copied only by a step that changes it.
+        let list = &mut t.list;
         let finished = finish_logged(list, &logged, &stamp, &mut entries, &mut changes);
         let stale_items = stale(list, &logged, now, &mut entries);
         if resets {

@@ -319,7 +319,7 @@ fn complete(list: &mut TaskList, i: usize, now: &str, out: &mut Outcome, entry: 
         }
     }
     // The parent, and whether this completion finishes it, on one index of the list.
-    let (parent, pi) = {
+    let (parent, pi, pstatus) = {
         let index = list.index();
         let Some(parent) = index.parent_of(&id) else {
             return;
@@ -332,9 +332,8 @@ fn complete(list: &mut TaskList, i: usize, now: &str, out: &mut Outcome, entry: 
         if pstatus.is_finished() || !model::all_done(subs.map(|s| index.status_of(s))) {
             return;
         }
-        (parent.to_string(), pi)
+        (parent.to_string(), pi, pstatus)
     };
-    let pstatus = list.tasks[pi].status;
     if out.completed.contains(&parent) {
         return;
     }

@@ -222,10 +222,15 @@ pub fn render_all(entries: &[Entry]) -> String {
     entries.iter().map(Entry::render).collect()
 }
 
-/// A label's characters as compared: trimmed of spaces and `*`, ASCII lowered, spaces and
-/// `-` as `_` (one pass, no copy: every completion's details are looked up by label).
+/// A label as written: trimmed of spaces and `*` (`**Key:**`).
+fn label_of(k: &str) -> &str {
+    k.trim().trim_matches('*').trim()
+}
+
+/// A label's characters as compared: [`label_of`], ASCII lowered, spaces and `-` as `_` (one
+/// pass, no copy: every completion's details are looked up by label).
 fn norm_chars(k: &str) -> impl Iterator<Item = char> + '_ {
-    k.trim().trim_matches('*').trim().chars().map(|c| match c {
+    label_of(k).chars().map(|c| match c {
         ' ' | '-' => '_',
         c => c.to_ascii_lowercase(),
     })
@@ -292,9 +297,7 @@ impl Raw<'_> {
                     e.from = Some(value)
                 }
                 "new_status" | "new" | "to" | "status" => e.to = Some(value),
-                _ => e
-                    .details
-                    .push((k.trim().trim_matches('*').trim().to_string(), value)),
+                _ => e.details.push((label_of(k).to_string(), value)),
             }
         }
         e

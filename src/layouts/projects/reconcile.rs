@@ -253,7 +253,7 @@ fn reconcile_transitional(
         return;
     }
     for t in &mut Rc::make_mut(list).tasks {
-        if t.is_parent() || !t.status.is_transitional() {
+        if !transitional(t) {
             continue;
         }
         let (id, from) = (t.id.clone(), t.status);

@@ -79,8 +79,9 @@ fn ordered(old: Value, new: Value, in_place: bool) -> Value {
 /// made in memory.
 #[derive(Debug, Clone)]
 pub enum Source {
-    /// A file's bytes, parsed and checked in this invocation.
-    Bytes(Vec<u8>),
+    /// A file's bytes, parsed and checked in this invocation (shared with what remembers
+    /// their parse, and with the undo of a write over them).
+    Bytes(crate::store::Bytes),
     /// A document made in memory (a new or rebuilt state).
     Value(Value),
 }

@@ -5,35 +5,70 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
+use std::rc::Rc;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use crate::layouts::shared::Shared;
+
 /// Values keyed by name, in the file's order, each found by key through an index.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A copy shares the keys, the index and every value with the original until one of them
+/// changes (issue 23: a change to one task of 10,000 copies that task, not the state): a
+/// value is copied by its first change ([`Shared`]), the index by the first new key.
+#[derive(Clone)]
 pub struct Keyed<T> {
-    entries: Vec<(String, T)>,
-    index: HashMap<String, usize>,
+    entries: Vec<(Key, Shared<T>)>,
+    index: Rc<HashMap<Key, usize>>,
+}
+
+/// A key, one string for the entry and the index and every copy of the map.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key(Rc<String>);
+
+impl std::borrow::Borrow<str> for Key {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
 }
 
 impl<T> Default for Keyed<T> {
     fn default() -> Self {
         Keyed {
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: Rc::default(),
         }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Keyed<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// Equal when they hold equal values under the same keys in the same order (the index follows
+/// from the entries).
+impl<T: PartialEq> PartialEq for Keyed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
     }
 }
 
 impl<T> Keyed<T> {
     pub fn get(&self, key: &str) -> Option<&T> {
-        self.index.get(key).map(|i| &self.entries[*i].1)
+        self.index.get(key).map(|i| &*self.entries[*i].1)
     }
 
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
+    /// The value at `key`, to change (copied first when a copy of this map shares it).
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut T>
+    where
+        T: Clone,
+    {
         let i = *self.index.get(key)?;
-        Some(&mut self.entries[i].1)
+        Some(&mut *self.entries[i].1)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
@@ -42,33 +77,37 @@ impl<T> Keyed<T> {
 
     /// Sets `key` (in its place, or last when new).
     pub fn insert(&mut self, key: String, value: T) {
-        match self.index.get(&key) {
-            Some(i) => self.entries[*i].1 = value,
+        match self.index.get(key.as_str()) {
+            Some(i) => self.entries[*i].1 = Shared::new(value),
             None => {
-                self.index.insert(key.clone(), self.entries.len());
-                self.entries.push((key, value));
+                let key = Key(Rc::new(key));
+                let at = self.entries.len();
+                Rc::make_mut(&mut self.index).insert(key.clone(), at);
+                self.entries.push((key, Shared::new(value)));
             }
         }
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.entries.iter().map(|(k, _)| k)
+        self.entries.iter().map(|(k, _)| &*k.0)
     }
 
     pub fn values(&self) -> impl Iterator<Item = &T> {
-        self.entries.iter().map(|(_, v)| v)
+        self.entries.iter().map(|(_, v)| &**v)
     }
 
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+    /// The values, each copied by its first change (a loop that changes a few copies those).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Shared<T>> {
         self.entries.iter_mut().map(|(_, v)| v)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
-        self.entries.iter().map(|(k, v)| (k, v))
+        self.entries.iter().map(|(k, v)| (&*k.0, &**v))
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut T)> {
-        self.entries.iter_mut().map(|(k, v)| (&*k, v))
+    /// [`Keyed::values_mut`], with the keys.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Shared<T>)> {
+        self.entries.iter_mut().map(|(k, v)| (&*k.0, v))
     }
 
     pub fn len(&self) -> usize {
@@ -82,7 +121,7 @@ impl<T> Keyed<T> {
     /// The value at `key`, a default one put last when there is none.
     pub fn entry(&mut self, key: &str) -> &mut T
     where
-        T: Default,
+        T: Default + Clone,
     {
         if !self.contains_key(key) {
             self.insert(key.to_string(), T::default());
@@ -106,7 +145,7 @@ impl<T: Serialize> Serialize for Keyed<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.entries.len()))?;
         for (k, v) in &self.entries {
-            m.serialize_entry(k, v)?;
+            m.serialize_entry(&*k.0, &**v)?;
         }
         m.end()
     }
@@ -126,7 +165,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Keyed<T> {
                 let n = a.size_hint().unwrap_or(0);
                 let mut out = Keyed {
                     entries: Vec::with_capacity(n),
-                    index: HashMap::with_capacity(n),
+                    index: Rc::new(HashMap::with_capacity(n)),
                 };
                 while let Some((k, v)) = a.next_entry::<String, T>()? {
                     out.insert(k, v);
@@ -135,5 +174,52 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Keyed<T> {
             }
         }
         d.deserialize_map(V(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_shares_every_value_until_one_changes() {
+        let a: Keyed<String> = [("x", "1"), ("y", "2"), ("z", "3")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut b = a.clone();
+        let one = |m: &Keyed<String>, k: &str| m.get(k).unwrap() as *const String;
+        assert!(["x", "y", "z"].iter().all(|k| one(&a, k) == one(&b, k)));
+        b.get_mut("y").unwrap().push('!');
+        for (id, v) in b.iter_mut() {
+            if id == "z" {
+                v.push('?');
+            }
+        }
+        assert_eq!(
+            one(&a, "x"),
+            one(&b, "x"),
+            "a value left alone stays shared"
+        );
+        assert_ne!(one(&a, "y"), one(&b, "y"));
+        assert_eq!(
+            (a.get("y").unwrap().as_str(), b.get("y").unwrap().as_str()),
+            ("2", "2!")
+        );
+        assert_eq!(
+            (a.get("z").unwrap().as_str(), b.get("z").unwrap().as_str()),
+            ("3", "3?")
+        );
+        assert_ne!(a, b);
+        b.insert("w".into(), "4".into());
+        assert!(
+            !a.contains_key("w") && b.contains_key("w"),
+            "a new key parts the index"
+        );
+        assert_eq!(b.keys().collect::<Vec<_>>(), ["x", "y", "z", "w"]);
+        assert_eq!(
+            serde_json::to_string(&b).unwrap(),
+            r#"{"x":"1","y":"2!","z":"3?","w":"4"}"#
+        );
     }
 }

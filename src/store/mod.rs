@@ -51,6 +51,10 @@ pub use ids::{check_id, check_unit_id, check_word, sanitize_id, unsafe_id};
 pub use temps::{temp_prefix, OWN_TEMP_AGE, STALE_TEMP_AGE};
 pub use txn::Pass;
 
+/// A file's bytes as read, shared (not copied) between what parsed them, the document a change
+/// is written over, and the undo of that write: a state file of megabytes is held once.
+pub type Bytes = std::sync::Arc<Vec<u8>>;
+
 use crate::error::{Error, Result};
 
 /// A JSON state file as found on disk.
@@ -201,10 +205,44 @@ impl Store {
         temp_dir: &Path,
         temp_prefix: &str,
     ) -> Result<bool> {
+        self.replace_over(path, bytes, temp_dir, temp_prefix, None)
+    }
+
+    /// [`Store::replace`] for a caller that holds what it read of `path` under this lock
+    /// (`was`): when the file still holds exactly that (compared as it is read), the undo keeps
+    /// the caller's bytes instead of reading a second copy of a large file.
+    pub fn replace_from(&self, path: &Path, bytes: &[u8], was: &Bytes) -> Result<bool> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        self.replace_over(path, bytes, dir, &temp_prefix(path), Some(was))
+    }
+
+    /// [`Store::replace_via`] with what the caller read of `path` ([`Store::replace_from`]).
+    pub fn replace_via_from(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        temp_dir: &Path,
+        temp_prefix: &str,
+        was: &Bytes,
+    ) -> Result<bool> {
+        self.replace_over(path, bytes, temp_dir, temp_prefix, Some(was))
+    }
+
+    fn replace_over(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        temp_dir: &Path,
+        temp_prefix: &str,
+        was: Option<&Bytes>,
+    ) -> Result<bool> {
         self.check_write("write", path, true)?;
         self.check_write("write", temp_dir, true)?;
-        let old = self.read(path)?;
-        if old.as_deref() == Some(bytes) {
+        let old = match was {
+            Some(was) if self.has_content(path, Some(was))? => Some(was.clone()),
+            _ => self.read(path)?.map(Bytes::new),
+        };
+        if old.as_deref().map(Vec::as_slice) == Some(bytes) {
             return Ok(false);
         }
         if self.dry_run {

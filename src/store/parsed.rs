@@ -11,9 +11,12 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::store::Bytes;
+
 struct Entry {
     kind: &'static str,
-    bytes: Vec<u8>,
+    /// The bytes, shared with whoever read them ([`remember_shared`]).
+    bytes: Bytes,
     value: Rc<dyn Any>,
     /// What the kind's bytes before these gave, kept until the next ones replace these: a
     /// write's old document is then not freed in the middle of the event (see [`leave`]).
@@ -41,11 +44,17 @@ pub fn remembered<T: 'static>(
 
 /// What the last bytes of `kind` gave, when they were exactly `bytes`.
 pub fn get<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<Rc<T>> {
+    shared(kind, bytes).map(|(_, v)| v)
+}
+
+/// [`get`], with the remembered bytes (equal to `bytes`): a caller that read a large file
+/// again keeps these and lets its own copy go.
+pub fn shared<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(Bytes, Rc<T>)> {
     PARSED.with(|p| {
         p.borrow()
             .iter()
-            .find(|e| e.kind == kind && e.bytes == bytes)
-            .and_then(|e| e.value.clone().downcast::<T>().ok())
+            .find(|e| e.kind == kind && e.bytes.as_slice() == bytes)
+            .and_then(|e| Some((e.bytes.clone(), e.value.clone().downcast::<T>().ok()?)))
     })
 }
 
@@ -67,6 +76,11 @@ pub fn forget(kind: &'static str) {
 
 /// Remembers what `bytes` of `kind` gave, in place of what the kind's last bytes gave.
 pub fn remember<T: 'static>(kind: &'static str, bytes: &[u8], value: Rc<T>) {
+    remember_shared(kind, Bytes::new(bytes.to_vec()), value);
+}
+
+/// [`remember`] for bytes the caller holds shared: they are kept, not copied.
+pub fn remember_shared<T: 'static>(kind: &'static str, bytes: Bytes, value: Rc<T>) {
     PARSED.with(|p| {
         let mut p = p.borrow_mut();
         let before = p
@@ -75,7 +89,7 @@ pub fn remember<T: 'static>(kind: &'static str, bytes: &[u8], value: Rc<T>) {
             .map(|i| p.swap_remove(i).value);
         p.push(Entry {
             kind,
-            bytes: bytes.to_vec(),
+            bytes,
             value,
             _before: before,
         });

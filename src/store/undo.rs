@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 
 use crate::error::Result;
+use crate::store::Bytes;
 use crate::store::{fs, temp_prefix, Store};
 
 /// One write to undo.
@@ -25,7 +26,7 @@ pub enum Undo {
     Replaced {
         path: PathBuf,
         /// The bytes before, or `None` when the replace created the file.
-        old: Option<Vec<u8>>,
+        old: Option<Bytes>,
     },
     Renamed {
         from: PathBuf,

@@ -458,3 +458,40 @@ fn hostile_ids_are_refused() {
     }
     assert_eq!(store::sanitize_id("@org/pkg"), "org-pkg");
 }
+
+/// A write over bytes the caller read (`replace_from`) is undone to what the file held: the
+/// caller's bytes when the file still held them, the file's own when someone changed it since.
+#[test]
+fn a_failed_operation_puts_back_what_the_file_held_before_a_write_from_bytes_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state.json");
+    let s = store();
+    let fail = || Err::<(), _>(Error::BadInput("a later write failed".into()));
+    for foreign in [false, true] {
+        std::fs::write(&path, b"as read").unwrap();
+        let was = store::Bytes::new(std::fs::read(&path).unwrap());
+        if foreign {
+            std::fs::write(&path, b"changed by another writer").unwrap();
+        }
+        let out = s.with_lock(&lock_path_for(&path), || {
+            assert!(s.replace_from(&path, b"new", &was)?);
+            assert_eq!(std::fs::read(&path).unwrap(), b"new");
+            fail()
+        });
+        assert!(out.is_err());
+        let expected: &[u8] = if foreign {
+            b"changed by another writer"
+        } else {
+            b"as read"
+        };
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            expected,
+            "foreign: {foreign}"
+        );
+    }
+    // The same bytes write nothing, as `replace` does.
+    let was = store::Bytes::new(std::fs::read(&path).unwrap());
+    let same = was.to_vec();
+    assert!(!s.replace_from(&path, &same, &was).unwrap());
+}

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 pub use crate::layouts::json::Source;
 use crate::layouts::json::{write_back, write_in_place};
 use crate::layouts::StoreRef;
+use crate::store::Bytes;
 use crate::store::{fs, lock_path_for, parsed};
 
 /// The schema of execute-state.json.
@@ -84,7 +85,7 @@ pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
 }
 
 /// A state file's bytes and the state they hold, shared with the invocation's other reads.
-pub type Shared = (Vec<u8>, Rc<State>);
+pub type Shared = (Bytes, Rc<State>);
 
 /// [`read`], the state shared with the invocation's other reads of the same bytes.
 pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, Unread>> {
@@ -92,13 +93,14 @@ pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, 
         Ok(b) => b,
         Err(unread) => return Ok(Err(unread)),
     };
-    if let Some(rc) = parsed::get::<State>(SHARED, &bytes) {
-        return Ok(Ok((bytes, rc)));
+    // The same bytes read again keep the first copy (this one goes).
+    if let Some(known) = parsed::shared::<State>(SHARED, &bytes) {
+        return Ok(Ok(known));
     }
     Ok(match state_of(&bytes)? {
         Ok(state) => {
-            let rc = Rc::new(state);
-            parsed::remember(SHARED, &bytes, rc.clone());
+            let (bytes, rc) = (Bytes::new(bytes), Rc::new(state));
+            parsed::remember_shared(SHARED, bytes.clone(), rc.clone());
             Ok((bytes, rc))
         }
         Err(why) => Err(Unread::Invalid(why)),
@@ -218,7 +220,7 @@ pub fn save(
     let (wrote, bytes) = write(cx, store, source, before, state)?;
     // What the file now holds is the state (a typed parse gives it back): the status a notice
     // records after the step is not a parse.
-    parsed::remember(SHARED, &bytes, Rc::new(state.clone()));
+    parsed::remember_shared(SHARED, Bytes::new(bytes), Rc::new(state.clone()));
     Ok(wrote)
 }
 
@@ -233,7 +235,7 @@ pub fn save_owned(
 ) -> Result<Rc<State>> {
     let (_, bytes) = write(cx, store, source, before, &mut state)?;
     let state = Rc::new(state);
-    parsed::remember(SHARED, &bytes, state.clone());
+    parsed::remember_shared(SHARED, Bytes::new(bytes), state.clone());
     Ok(state)
 }
 
@@ -246,6 +248,10 @@ fn write(
     state: &mut State,
 ) -> Result<(bool, Vec<u8>)> {
     let path = state_path(&store.root);
+    let old = match &source {
+        Source::Bytes(old) => Some(old.clone()),
+        Source::Value(_) => None,
+    };
     let in_place = match (&source, before) {
         (Source::Bytes(bytes), Some(before)) => in_place(bytes, before, state)?,
         _ => None,
@@ -265,8 +271,18 @@ fn write(
             cx.store.checked_json(&path, SCHEMA, &doc)?
         }
     };
-    cx.store.replace(&last_good_path(&store.root), &bytes)?;
-    let wrote = cx.store.replace(&path, &bytes)?;
+    // The copy holds the state as read (when it does not, it is read for the undo).
+    let wrote = match &old {
+        Some(old) => {
+            cx.store
+                .replace_from(&last_good_path(&store.root), &bytes, old)?;
+            cx.store.replace_from(&path, &bytes, old)?
+        }
+        None => {
+            cx.store.replace(&last_good_path(&store.root), &bytes)?;
+            cx.store.replace(&path, &bytes)?
+        }
+    };
     Ok((wrote, bytes))
 }
 
@@ -292,7 +308,12 @@ fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Ve
 
 /// Whether the state file still holds `bytes`.
 pub fn still_holds(cx: &Ctx, store: &StoreRef, bytes: &[u8]) -> Result<bool> {
-    Ok(matches!(bytes_of(cx, &state_path(&store.root))?, Ok(now) if now == bytes))
+    let path = state_path(&store.root);
+    if fs::exists(&path) && !fs::is_file(&path) {
+        return Ok(false);
+    }
+    // Compared as it is read: no second copy of a large state.
+    cx.store.has_content(&path, Some(bytes))
 }
 
 /// Whether the copy of the latest state holds exactly the state file's bytes `current`.

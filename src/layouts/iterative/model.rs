@@ -366,8 +366,11 @@ pub struct State {
     pub rest: Map<String, Value>,
 }
 
-/// No units, for a state that has none.
-static NO_UNITS: std::sync::LazyLock<Units> = std::sync::LazyLock::new(Units::default);
+thread_local! {
+    /// No units, for a state that has none (one per thread: units share their values within
+    /// a thread only).
+    static NO_UNITS: &'static Units = Box::leak(Box::default());
+}
 
 impl State {
     /// A fresh state of `mode` with `units` and no current unit.
@@ -389,7 +392,8 @@ impl State {
 
     /// The units of the mode (none when the field is missing).
     pub fn units(&self) -> &Units {
-        self.units_present().unwrap_or(&NO_UNITS)
+        self.units_present()
+            .unwrap_or_else(|| NO_UNITS.with(|none| *none))
     }
 
     /// The units of the mode when the field is there.

@@ -26,6 +26,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::{write_back, write_in_place, Source};
 use crate::layouts::StoreRef;
+use crate::store::Bytes;
 use crate::store::{parsed, Loaded};
 
 /// Largest progress.md (or tail of it) read.
@@ -187,8 +188,8 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
     let writes = write && !cx.store.is_dry_run();
     let loaded = match cx.store.read(&p.state)? {
         None => Err(Loaded::Missing),
-        Some(bytes) => match typed_state(&bytes)? {
-            Ok(was) => Ok((bytes, was)),
+        Some(bytes) => match shared_state(bytes)? {
+            Ok(read) => Ok(read),
             Err(why) => Err(Loaded::Invalid(why)),
         },
     };
@@ -441,11 +442,16 @@ pub(crate) fn write_state(cx: &Ctx, p: &Paths, l: &mut Slug) -> Result<bool> {
             }
         }
     };
-    let written = cx.store.replace(&p.state, &bytes)?;
+    let written = match &l.source {
+        // The undo keeps the bytes as read (still the file's: compared, not read again).
+        Source::Bytes(old) => cx.store.replace_from(&p.state, &bytes, old)?,
+        Source::Value(_) => cx.store.replace(&p.state, &bytes)?,
+    };
     // What the file now holds is the state (a typed parse gives it back): the next write, or a
     // look later in this event, starts from it.
     let was = Rc::new(l.state.clone());
-    parsed::remember(TYPED, &bytes, was.clone());
+    let bytes = Bytes::new(bytes);
+    parsed::remember_shared(TYPED, bytes.clone(), was.clone());
     l.was = Some(was);
     l.source = Source::Bytes(bytes);
     l.log_len = now_len;
@@ -459,12 +465,31 @@ const CURSOR: &str = "taskhook";
 /// What [`typed_state`] remembers: the typed state of the last valid bytes of state.json.
 const TYPED: &str = "iterative state.json, typed";
 
+/// [`typed_state`] for bytes read whole, kept: the bytes (shared with what remembers their
+/// parse; those remembered when the same) and the state, or why they are unusable.
+#[allow(clippy::type_complexity)]
+fn shared_state(bytes: Vec<u8>) -> Result<std::result::Result<(Bytes, Rc<State>), String>> {
+    if let Some(known) = parsed::shared::<State>(TYPED, &bytes) {
+        return Ok(Ok(known));
+    }
+    let bytes = Bytes::new(bytes);
+    Ok(parse_state(&bytes)?.map(|state| {
+        parsed::remember_shared(TYPED, bytes.clone(), state.clone());
+        (bytes, state)
+    }))
+}
+
 /// The state the bytes hold, or why they are unusable: parsed, schema-checked and typed once
 /// per invocation for the same bytes.
 pub(crate) fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>, String>> {
     if let Some(state) = parsed::get::<State>(TYPED, bytes) {
         return Ok(Ok(state));
     }
+    Ok(parse_state(bytes)?.inspect(|state| parsed::remember(TYPED, bytes, state.clone())))
+}
+
+/// The state the bytes hold, or why they are unusable (not remembered).
+fn parse_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>, String>> {
     // Unit by unit (the document's tree never whole); the whole reading words a refusal.
     let read = crate::store::entries::read_typed(
         bytes,
@@ -477,12 +502,7 @@ pub(crate) fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>,
             }
         },
     )?;
-    let state = match read {
-        Ok(state) => Rc::new(state),
-        Err(why) => return Ok(Err(why)),
-    };
-    parsed::remember(TYPED, bytes, state.clone());
-    Ok(Ok(state))
+    Ok(read.map(Rc::new))
 }
 
 /// The state written over `bytes` (which hold `was`) in place ([`write_in_place`]), when its

@@ -163,7 +163,7 @@ pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<T
         task.completed_at = Some(None);
         task.blocked_reason = Some(None);
         let parent_at = n.parent.as_ref().and_then(|pid| t.list.position(pid));
-        t.list_mut().tasks.push(task.clone());
+        t.list_mut().tasks.push(task.clone().into());
         let mut entries = Vec::new();
         if let (Some(pid), Some(i)) = (&n.parent, parent_at) {
             let parent = &mut t.list_mut().tasks[i];

@@ -9,6 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::layouts::shared::Shared;
+use crate::store::Bytes;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -104,7 +107,7 @@ impl Tasks {
 /// list, a restoration).
 #[derive(Debug, Clone)]
 pub enum Doc {
-    Read { bytes: Vec<u8>, list: Rc<TaskList> },
+    Read { bytes: Bytes, list: Rc<TaskList> },
     Made(Value),
 }
 
@@ -119,9 +122,9 @@ impl Doc {
     }
 
     /// The document's bytes as tasks.json holds them.
-    fn bytes(&self) -> Vec<u8> {
+    fn bytes(&self) -> Bytes {
         match self {
-            Doc::Made(v) => to_pretty(v),
+            Doc::Made(v) => Bytes::new(to_pretty(v)),
             Doc::Read { bytes, .. } => bytes.clone(),
         }
     }
@@ -170,37 +173,42 @@ pub fn try_load(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Tasks, String
 /// tasks.json as read: valid bytes and the list they hold (shared within the invocation), or
 /// a list made in memory (a new one, a restoration).
 enum Found {
-    Valid { bytes: Vec<u8>, list: Rc<TaskList> },
+    Valid { bytes: Bytes, list: Rc<TaskList> },
     Made(Box<Tasks>),
 }
 
 /// What [`typed_of`] remembers: the typed list of the last valid bytes of tasks.json.
 const TYPED: &str = "projects tasks.json, typed";
 
-/// The valid list the bytes hold, or why they are unusable: parsed, schema-checked and typed
-/// once per invocation for the same bytes (issue 23: the engine's look at a store's units, the
-/// step's unlocked peek and its locked re-read all read the same file).
-fn typed_of(bytes: &[u8]) -> Result<std::result::Result<Rc<TaskList>, String>> {
-    if let Some(list) = parsed::get::<TaskList>(TYPED, bytes) {
-        return Ok(Ok(list));
+/// The valid list the bytes hold (with the bytes, shared), or why they are unusable (with
+/// the bytes back): parsed, schema-checked and typed once per invocation for the same bytes
+/// (issue 23: the engine's look at a store's units, the step's unlocked peek and its locked
+/// re-read all read the same file, and keep one copy of it).
+#[allow(clippy::type_complexity)]
+fn typed_of(
+    bytes: Vec<u8>,
+) -> Result<std::result::Result<(Bytes, Rc<TaskList>), (Vec<u8>, String)>> {
+    if let Some(known) = parsed::shared::<TaskList>(TYPED, &bytes) {
+        return Ok(Ok(known));
     }
     // Task by task (the document's tree never whole); the whole reading words a refusal.
     let read = crate::store::entries::read_strict(
-        bytes,
+        &bytes,
         SCHEMA_TASKS,
         "tasks",
-        |tasks: &mut Vec<Task>, _, t| {
-            tasks.push(t);
+        |tasks: &mut Vec<Shared<Task>>, _, t| {
+            tasks.push(Shared::new(t));
             true
         },
         |list: &mut TaskList, tasks, _| list.tasks = tasks,
     )?;
     let list = match read {
         Ok(list) => Rc::new(list),
-        Err(why) => return Ok(Err(why)),
+        Err(why) => return Ok(Err((bytes, why))),
     };
-    parsed::remember(TYPED, bytes, list.clone());
-    Ok(Ok(list))
+    let bytes = Bytes::new(bytes);
+    parsed::remember_shared(TYPED, bytes.clone(), list.clone());
+    Ok(Ok((bytes, list)))
 }
 
 fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>> {
@@ -213,9 +221,9 @@ fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>
             }))))
         }
         None => (None, "it is missing".to_string()),
-        Some(bytes) => match typed_of(&bytes)? {
-            Ok(list) => return Ok(Ok(Found::Valid { bytes, list })),
-            Err(why) => (Some(bytes), why),
+        Some(bytes) => match typed_of(bytes)? {
+            Ok((bytes, list)) => return Ok(Ok(Found::Valid { bytes, list })),
+            Err((bytes, why)) => (Some(bytes), why),
         },
     };
     Ok(restored(cx, p, damaged.as_deref(), why)?.map(|t| Found::Made(Box::new(t))))
@@ -225,7 +233,10 @@ fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>
 /// does).
 pub fn still_holds(cx: &Ctx, p: &Paths, doc: &Doc) -> Result<bool> {
     Ok(match doc {
-        Doc::Read { bytes, .. } => read_file(cx, &p.tasks)?.as_deref() == Some(bytes.as_slice()),
+        Doc::Read { bytes, .. } => {
+            refuse_special(&p.tasks)?;
+            cx.store.has_content(&p.tasks, Some(bytes))?
+        }
         Doc::Made(_) => false,
     })
 }
@@ -432,18 +443,30 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
         if !block.is_empty() {
             recorded = pending::begin(cx, p, &bytes, &block, c)?;
         }
-        cx.store
-            .replace_via(&p.tasks, &bytes, &p.temp, TEMP_PREFIX)?;
+        match &t.doc {
+            // The undo keeps the bytes as read (still the file's: compared, not read again).
+            Doc::Read { bytes: was, .. } => {
+                cx.store
+                    .replace_via_from(&p.tasks, &bytes, &p.temp, TEMP_PREFIX, was)?
+            }
+            Doc::Made(_) => cx
+                .store
+                .replace_via(&p.tasks, &bytes, &p.temp, TEMP_PREFIX)?,
+        };
         // What the file now holds is the list (a typed parse of the bytes gives it back): a
         // later look in this event (the status a notice records) is not a parse.
-        parsed::remember(TYPED, &bytes, t.list.clone());
+        let written = Bytes::new(bytes);
+        parsed::remember_shared(TYPED, written.clone(), t.list.clone());
         update_project(cx, p, &t.list, c, &now)?;
+        // The read document is the old file's: let it go (a write is this step's last use).
+        t.doc = Doc::Read {
+            bytes: written,
+            list: t.list.clone(),
+        };
     }
     append_block(cx, p, &block)?;
     if c.completions > 0 {
-        if !write_tasks {
-            bytes = t.doc.bytes();
-        }
+        let bytes = t.doc.bytes();
         notes.checkpoint = after_completions(cx, p, &t.list, &bytes, &c.phases, &now)?;
     }
     if recorded {

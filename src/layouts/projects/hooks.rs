@@ -264,6 +264,7 @@ pub fn next_hint(list: &TaskList) -> String {
         .tasks
         .iter()
         .filter(|t| !t.status.is_finished())
+        .map(|t| &**t)
         .collect();
     if open.is_empty() {
         let all = &list.tasks;

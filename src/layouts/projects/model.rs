@@ -15,6 +15,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::graph::{self, Node};
 use crate::layouts::json::{lenient, present};
+use crate::layouts::shared::Shared;
 use crate::store::clock::parse_time;
 
 /// A task's status, uppercase as seed 000 writes it.
@@ -289,7 +290,7 @@ impl Task {
 /// The master list, `tasks.json` (and a checkpoint).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 pub struct TaskList {
-    pub tasks: Vec<Task>,
+    pub tasks: Vec<Shared<Task>>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
 }
@@ -297,7 +298,7 @@ pub struct TaskList {
 impl TaskList {
     /// The task with id `id` (a scan; for many questions, make one [`Index`]).
     pub fn find(&self, id: &str) -> Option<&Task> {
-        self.tasks.iter().find(|t| t.id == id)
+        self.tasks.iter().find(|t| t.id == id).map(|t| &**t)
     }
 
     /// The position of the task with id `id`.
@@ -345,7 +346,7 @@ impl TaskList {
         self.tasks
             .iter()
             .filter(|t| !t.status.is_finished())
-            .find_map(Task::phase)
+            .find_map(|t| t.phase())
             .map(str::to_string)
     }
 
@@ -381,7 +382,7 @@ pub fn all_done(mut statuses: impl Iterator<Item = Option<Status>> + Clone) -> b
 /// The list indexed once, for questions about every task at a cost linear in the list: what
 /// [`TaskList::find`] and the parent links answer, without a scan of the list per question.
 pub struct Index<'a> {
-    tasks: &'a [Task],
+    tasks: &'a [Shared<Task>],
     /// Id → the first task with that id (the one [`TaskList::find`] returns).
     first: HashMap<&'a str, usize>,
     /// Id → the id of the first task listing it in `subtasks`.
@@ -389,7 +390,7 @@ pub struct Index<'a> {
 }
 
 impl<'a> Index<'a> {
-    pub fn new(tasks: &'a [Task]) -> Self {
+    pub fn new(tasks: &'a [Shared<Task>]) -> Self {
         let mut first = HashMap::with_capacity(tasks.len());
         let mut listed_in = HashMap::new();
         for (i, t) in tasks.iter().enumerate() {
@@ -407,7 +408,7 @@ impl<'a> Index<'a> {
 
     /// The task with id `id`, as [`TaskList::find`].
     pub fn find(&self, id: &str) -> Option<&'a Task> {
-        self.first.get(id).map(|&i| &self.tasks[i])
+        self.first.get(id).map(|&i| &*self.tasks[i])
     }
 
     /// The status of task `id`.

@@ -180,7 +180,7 @@ fn finish_logged(
     let open_phases: Vec<String> = list
         .tasks
         .iter()
-        .filter_map(Task::phase)
+        .filter_map(|t| t.phase())
         .filter(|ph| seen.insert(*ph) && !list.phase_complete(ph))
         .map(str::to_string)
         .collect();
@@ -249,7 +249,7 @@ fn reconcile_transitional(
 ) {
     let (pending, researched) = (Status::Pending, Status::Researched);
     let transitional = |t: &Task| !t.is_parent() && t.status.is_transitional();
-    if !list.tasks.iter().any(transitional) {
+    if !list.tasks.iter().any(|t| transitional(t)) {
         return;
     }
     for t in &mut Rc::make_mut(list).tasks {

@@ -23,6 +23,7 @@ use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::json::{find_bytes, typed, write_back};
+use crate::layouts::shared::Shared;
 use crate::layouts::unused_path;
 use crate::store::{clock::parse_time, fs, parse_json, schema};
 
@@ -476,6 +477,7 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         .filter(|(k, _)| *k != "tasks")
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    let tasks = tasks.into_iter().map(Shared::new).collect();
     let mut list = TaskList { tasks, rest };
     link_children(&mut list);
     let mut doc = Value::Object(root);

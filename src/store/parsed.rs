@@ -31,15 +31,17 @@ thread_local! {
 /// same. `parse` must be a function of the bytes alone.
 pub fn remembered<T: 'static>(
     kind: &'static str,
-    bytes: &[u8],
+    bytes: Vec<u8>,
     parse: impl FnOnce(&[u8]) -> T,
-) -> Rc<T> {
-    if let Some(v) = get(kind, bytes) {
-        return v;
+) -> (Bytes, Rc<T>) {
+    if let Some(known) = shared(kind, &bytes) {
+        return known;
     }
-    let value = Rc::new(parse(bytes));
-    remember(kind, bytes, value.clone());
-    value
+    let value = Rc::new(parse(&bytes));
+    // Kept, not copied: the caller's bytes are the ones remembered.
+    let bytes = Bytes::new(bytes);
+    remember_shared(kind, bytes.clone(), value.clone());
+    (bytes, value)
 }
 
 /// What the last bytes of `kind` gave, when they were exactly `bytes`.
@@ -114,11 +116,11 @@ mod tests {
             calls.set(calls.get() + 1);
             b.len()
         };
-        assert_eq!(*remembered("test-kind", b"abc", parse), 3);
-        assert_eq!(*remembered("test-kind", b"abc", parse), 3);
+        assert_eq!(*remembered("test-kind", b"abc".to_vec(), parse).1, 3);
+        assert_eq!(*remembered("test-kind", b"abc".to_vec(), parse).1, 3);
         assert_eq!(calls.get(), 1);
-        assert_eq!(*remembered("test-kind", b"abcd", parse), 4);
-        assert_eq!(*remembered("other-kind", b"abcd", parse), 4);
+        assert_eq!(*remembered("test-kind", b"abcd".to_vec(), parse).1, 4);
+        assert_eq!(*remembered("other-kind", b"abcd".to_vec(), parse).1, 4);
         assert_eq!(calls.get(), 3);
         let after = prefix_of::<usize>("test-kind", b"abcdef").map(|(n, v)| (n, *v));
         assert_eq!(after, Some((4, 4)));

@@ -349,7 +349,8 @@ pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<Rc<History>> {
         _ => History::parse(&bytes),
     };
     let h = Rc::new(h);
-    parsed::remember(KIND, &bytes, h.clone());
+    // Kept, not copied: the next read compares against these.
+    parsed::remember_shared(KIND, crate::store::Bytes::new(bytes), h.clone());
     Ok(h)
 }
 

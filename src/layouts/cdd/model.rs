@@ -105,7 +105,7 @@ fn read_shared_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Rc<Orde
     let Some(bytes) = cx.store.read_capped(path, MAX_ORDER_BYTES)? else {
         return Ok(None);
     };
-    let known = parsed::remembered("cdd-order.json", &bytes, |b| {
+    let (bytes, known) = parsed::remembered("cdd-order.json", bytes, |b| {
         Order::from_bytes(b, "").ok().map(Rc::new)
     });
     if let Some(order) = &*known {

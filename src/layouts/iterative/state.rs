@@ -127,7 +127,7 @@ pub(crate) fn read_plan(cx: &Ctx, p: &Paths) -> Result<Rc<Plan>> {
     };
     // Read again in the same invocation (a unit's name resolved, then its stop), the same
     // bytes give the plan already parsed.
-    let plan = parsed::remembered("iterative-plan", &text, |b| {
+    let (_, plan) = parsed::remembered("iterative-plan", text, |b| {
         Plan::new(parse_plan(&String::from_utf8_lossy(b)))
     });
     Ok(plan)

@@ -60,6 +60,16 @@ pub fn shared<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(Bytes, Rc
     })
 }
 
+/// The last bytes of `kind` and what they gave.
+pub fn latest<T: 'static>(kind: &'static str) -> Option<(Bytes, Rc<T>)> {
+    PARSED.with(|p| {
+        p.borrow()
+            .iter()
+            .find(|e| e.kind == kind)
+            .and_then(|e| Some((e.bytes.clone(), e.value.clone().downcast::<T>().ok()?)))
+    })
+}
+
 /// What the last bytes of `kind` gave and how long they were, when they begin `bytes` (or are
 /// them): for a parse that can continue from a prefix, such as an append-only log's.
 pub fn prefix_of<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(usize, Rc<T>)> {

@@ -84,6 +84,19 @@ impl Store {
         got
     }
 
+    /// What the last bytes parsed as `kind` gave ([`super::parsed`]), when `path` still holds
+    /// exactly those bytes: compared as the file is read, so a re-read of a large state (a
+    /// step's locked re-read after its peek) costs no second copy. `None` when it does not (or
+    /// cannot be compared: the caller's own read then says why).
+    pub fn still_parsed<T: 'static>(
+        &self,
+        kind: &'static str,
+        path: &Path,
+    ) -> Option<(super::Bytes, std::rc::Rc<T>)> {
+        let (bytes, value) = super::parsed::latest::<T>(kind)?;
+        matches!(self.has_content(path, Some(&bytes)), Ok(true)).then_some((bytes, value))
+    }
+
     /// Whether `path` holds exactly `expected` (`None`: no file), compared as it is read (a
     /// transaction that re-reads under its lock, without a second copy of a large file).
     pub fn has_content(&self, path: &Path, expected: Option<&[u8]>) -> Result<bool> {

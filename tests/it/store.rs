@@ -495,3 +495,30 @@ fn a_failed_operation_puts_back_what_the_file_held_before_a_write_from_bytes_rea
     let same = was.to_vec();
     assert!(!s.replace_from(&path, &same, &was).unwrap());
 }
+
+/// A re-read of bytes already parsed is a comparison as the file is read: the parse is
+/// reused only while the file holds exactly those bytes.
+#[test]
+fn what_was_parsed_is_reused_only_while_the_file_holds_the_same_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state.json");
+    let s = store();
+    std::fs::write(&path, b"[1, 2, 3]").unwrap();
+    let bytes = store::Bytes::new(std::fs::read(&path).unwrap());
+    store::parsed::remember_shared("test: still parsed", bytes, std::rc::Rc::new(3usize));
+    let still = |s: &Store| s.still_parsed::<usize>("test: still parsed", &path);
+    assert_eq!(
+        still(&s).map(|(b, v)| (b.to_vec(), *v)),
+        Some((b"[1, 2, 3]".to_vec(), 3))
+    );
+    std::fs::write(&path, b"[1, 2, 4]").unwrap();
+    assert!(still(&s).is_none(), "same length, other bytes");
+    std::fs::write(&path, b"[1, 2, 3, 4]").unwrap();
+    assert!(still(&s).is_none(), "the same bytes and more");
+    std::fs::remove_file(&path).unwrap();
+    assert!(still(&s).is_none(), "no file");
+    std::fs::write(&path, b"[1, 2, 3]").unwrap();
+    assert!(still(&s).is_some(), "the same bytes again");
+    let other_type = s.still_parsed::<String>("test: still parsed", &path);
+    assert!(other_type.is_none(), "what was parsed is not a String");
+}

@@ -248,17 +248,17 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         let mut s = (*before).clone();
         let rebuilt = unusable.is_some();
         // A valid state someone else wrote (the seed's skill, an edit): keep its copy too.
-        let copy_stale = !rebuilt && {
-            let bytes = cx
-                .store
-                .read_capped(&path, state::MAX_STATE_BYTES)?
-                .unwrap_or_default();
-            !state::copy_is_current(cx, store, &bytes)? && {
-                if pass.writes() {
-                    state::refresh_copy(cx, store, &bytes)?;
+        // The bytes compared are the ones read under this lock (not a second copy).
+        let copy_stale = match (&source, rebuilt) {
+            (state::Source::Bytes(bytes), false) => {
+                !state::copy_is_current(cx, store, bytes)? && {
+                    if pass.writes() {
+                        state::refresh_copy(cx, store, bytes)?;
+                    }
+                    true
                 }
-                true
             }
+            _ => false,
         };
         let temps = if pass.writes() {
             cx.store.clean_stale_temps_of(&path)?

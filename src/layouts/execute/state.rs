@@ -89,6 +89,13 @@ pub type Shared = (Bytes, Rc<State>);
 
 /// [`read`], the state shared with the invocation's other reads of the same bytes.
 pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, Unread>> {
+    if let Some(unread) = unreadable(cx, path) {
+        return Ok(Err(unread));
+    }
+    // The file still holds the bytes parsed last: compared, not read into a second copy.
+    if let Some(known) = cx.store.still_parsed::<State>(SHARED, path) {
+        return Ok(Ok(known));
+    }
     let bytes = match bytes_of(cx, path)? {
         Ok(b) => b,
         Err(unread) => return Ok(Err(unread)),
@@ -110,13 +117,19 @@ pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, 
 /// The file's bytes, or what it is when they are not to be read (a special file, over the cap,
 /// missing).
 fn bytes_of(cx: &Ctx, path: &Path) -> Result<std::result::Result<Vec<u8>, Unread>> {
-    if fs::exists(path) && !fs::is_file(path) {
-        return Ok(Err(Unread::Invalid("it is not a regular file".into())));
-    }
-    if let Some(n) = cx.store.len(path).filter(|n| *n > MAX_STATE_BYTES as u64) {
-        return Ok(Err(Unread::TooBig(n)));
+    if let Some(unread) = unreadable(cx, path) {
+        return Ok(Err(unread));
     }
     Ok(cx.store.read(path)?.ok_or(Unread::Missing))
+}
+
+/// What the file is when it is not to be read (a special file, over the cap).
+fn unreadable(cx: &Ctx, path: &Path) -> Option<Unread> {
+    if fs::exists(path) && !fs::is_file(path) {
+        return Some(Unread::Invalid("it is not a regular file".into()));
+    }
+    let n = cx.store.len(path).filter(|n| *n > MAX_STATE_BYTES as u64)?;
+    Some(Unread::TooBig(n))
 }
 
 /// A state file that gave no state: the [`Read`]s other than a valid one.

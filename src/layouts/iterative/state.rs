@@ -186,11 +186,15 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
     let plan = read_plan(cx, &p)?;
     let log_len = cx.store.len(&p.progress).unwrap_or(0);
     let writes = write && !cx.store.is_dry_run();
-    let loaded = match cx.store.read(&p.state)? {
-        None => Err(Loaded::Missing),
-        Some(bytes) => match shared_state(bytes)? {
-            Ok(read) => Ok(read),
-            Err(why) => Err(Loaded::Invalid(why)),
+    // The file still holds the bytes parsed last: compared, not read into a second copy.
+    let loaded = match cx.store.still_parsed::<State>(TYPED, &p.state) {
+        Some(read) => Ok(read),
+        None => match cx.store.read(&p.state)? {
+            None => Err(Loaded::Missing),
+            Some(bytes) => match shared_state(bytes)? {
+                Ok(read) => Ok(read),
+                Err(why) => Err(Loaded::Invalid(why)),
+            },
         },
     };
     let mut l = match loaded {

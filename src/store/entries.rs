@@ -49,8 +49,8 @@ trait Entries {
 
 /// Each entry read as a JSON value and checked against the member's entry schema.
 struct Checked<F> {
-    schema: &'static str,
-    key: String,
+    /// The entries' own schema, compiled.
+    schema: &'static jsonschema::Validator,
     take: F,
 }
 
@@ -61,10 +61,7 @@ impl<F: FnMut(Option<String>, Value) -> bool> Entries for Checked<F> {
         d: D,
     ) -> std::result::Result<bool, D::Error> {
         let value = Value::deserialize(d)?;
-        Ok(matches!(
-            schema::entry_is_valid(self.schema, &self.key, &value),
-            Ok(true)
-        ) && (self.take)(name, value))
+        Ok(self.schema.is_valid(&value) && (self.take)(name, value))
     }
 }
 
@@ -92,10 +89,9 @@ fn read_checked(
     take: impl FnMut(Option<String>, Value) -> bool,
 ) -> Result<Option<Map<String, Value>>> {
     // Compiled (or its error said) before any entry is read.
-    schema::entry_is_valid(schema_name, key, &Value::Null)?;
+    let entry_schema = schema::entry_validator(schema_name, key)?;
     let checked = Checked {
-        schema: schema_name,
-        key: key.to_string(),
+        schema: entry_schema,
         take,
     };
     read_with(bytes, schema_name, key, checked)
@@ -155,11 +151,10 @@ where
     C: Default,
 {
     // Compiled (or its error said) before any entry is read.
-    schema::entry_is_valid(schema_name, key, &Value::Null)?;
+    let entry_schema = schema::entry_validator(schema_name, key)?;
     let mut gathered = C::default();
     let checked = Checked {
-        schema: schema_name,
-        key: key.to_string(),
+        schema: entry_schema,
         take: |name, v| serde_json::from_value::<E>(v).is_ok_and(|e| add(&mut gathered, name, e)),
     };
     let head = read_with(bytes, schema_name, key, checked)?;

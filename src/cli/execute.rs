@@ -170,7 +170,7 @@ fn status_of(cx: &Ctx, s: &StoreRef) -> Result<RunView> {
             commits: t.commits().len(),
             layer: state::layer_of(&d, id),
         };
-        tasks.insert(id.clone(), row);
+        tasks.insert(id.to_string(), row);
     }
     Ok(RunView {
         store: s.id.clone(),

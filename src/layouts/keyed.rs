@@ -26,7 +26,7 @@ pub struct Keyed<T> {
 
 /// A key, one string for the entry and the index and every copy of the map.
 #[derive(Clone, PartialEq, Eq, Hash)]
-struct Key(Rc<String>);
+struct Key(Rc<str>);
 
 impl std::borrow::Borrow<str> for Key {
     fn borrow(&self) -> &str {
@@ -80,7 +80,7 @@ impl<T> Keyed<T> {
         match self.index.get(key.as_str()) {
             Some(i) => self.entries[*i].1 = Shared::new(value),
             None => {
-                let key = Key(Rc::new(key));
+                let key = Key(Rc::from(key));
                 let at = self.entries.len();
                 Rc::make_mut(&mut self.index).insert(key.clone(), at);
                 self.entries.push((key, Shared::new(value)));
@@ -88,7 +88,7 @@ impl<T> Keyed<T> {
         }
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(k, _)| &*k.0)
     }
 
@@ -101,12 +101,12 @@ impl<T> Keyed<T> {
         self.entries.iter_mut().map(|(_, v)| v)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
         self.entries.iter().map(|(k, v)| (&*k.0, &**v))
     }
 
     /// [`Keyed::values_mut`], with the keys.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Shared<T>)> {
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut Shared<T>)> {
         self.entries.iter_mut().map(|(k, v)| (&*k.0, v))
     }
 

@@ -114,11 +114,11 @@ fn listing(state: &State) -> Vec<Listed> {
     let names: HashMap<&str, Rc<str>> = layers
         .into_iter()
         .flat_map(|m| m.keys())
-        .map(|k| (k.as_str(), Rc::from(k.as_str())))
+        .map(|k| (k, Rc::from(k)))
         .collect();
     let mut by_number: HashMap<u64, &Rc<str>> = HashMap::new();
     for k in layers.into_iter().flat_map(|m| m.keys()) {
-        if let (Some(n), Some(name)) = (leading_number(k), names.get(k.as_str())) {
+        if let (Some(n), Some(name)) = (leading_number(k), names.get(k)) {
             by_number.entry(n).or_insert(name);
         }
     }
@@ -132,7 +132,7 @@ fn listing(state: &State) -> Vec<Listed> {
         .tasks
         .iter()
         .map(|(id, t)| Listed {
-            id: id.clone(),
+            id: id.to_string(),
             status: t.status(),
             layer: layer_of(id, t),
             batch: t.batch,

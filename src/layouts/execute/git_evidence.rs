@@ -45,9 +45,9 @@ pub fn task_of_branch(state: &State, branch: &str) -> Option<String> {
         .map(|(id, _)| id)
         .or_else(|| {
             let id = branch.strip_prefix("worktree-")?;
-            state.tasks.keys().find(|x| x.as_str() == id)
+            state.tasks.keys().find(|x| *x == id)
         })
-        .cloned()
+        .map(str::to_string)
 }
 
 /// The one task id a text names, if exactly one.
@@ -56,7 +56,7 @@ pub fn named_task(state: &State, text: &str) -> Option<String> {
         .tasks
         .keys()
         .filter(|id| mentions(text, id))
-        .cloned()
+        .map(str::to_string)
         .collect();
     match named.as_slice() {
         [one] => Some(one.clone()),
@@ -90,7 +90,7 @@ pub fn apply(state: &mut State, view: &View, now: &str) -> Found {
 }
 
 fn merges(state: &mut State, view: &View, now: &str, found: &mut Found) {
-    let ids: Vec<String> = state.tasks.keys().cloned().collect();
+    let ids: Vec<String> = state.tasks.keys().map(str::to_string).collect();
     for id in ids {
         let Some(t) = state.task(&id) else {
             continue;
@@ -131,7 +131,7 @@ fn merges(state: &mut State, view: &View, now: &str, found: &mut Found) {
 }
 
 fn worktrees(state: &mut State, view: &View, now: &str, found: &mut Found) {
-    let ids: Vec<String> = state.tasks.keys().cloned().collect();
+    let ids: Vec<String> = state.tasks.keys().map(str::to_string).collect();
     for id in ids {
         let Some(t) = state.task(&id) else { continue };
         let st = t.status();

@@ -107,9 +107,8 @@ pub fn plan(state: &State) -> Plan {
     }
     let policy = Policy::new(state);
     for (id, t) in state.tasks.iter() {
-        let id = id.clone();
         let st = t.status();
-        let tl = layer_of(state, &id);
+        let tl = layer_of(state, id);
         // The current layer's tasks, tasks in no layer, and others only when under way.
         let include = tl.is_none()
             || tl == layer
@@ -120,15 +119,15 @@ pub fn plan(state: &State) -> Plan {
         let n = t.attempts();
         let next = match st {
             TaskStatus::Completed => {
-                p.skip.push(id);
+                p.skip.push(id.to_string());
                 continue;
             }
             TaskStatus::Abandoned => {
-                p.abandoned.push(id);
+                p.abandoned.push(id.to_string());
                 continue;
             }
             TaskStatus::Failed if n >= MAX_ATTEMPTS => {
-                p.abandoned.push(id);
+                p.abandoned.push(id.to_string());
                 continue;
             }
             TaskStatus::Failed => Some(format!("retry, attempt {} of {MAX_ATTEMPTS}", n + 1)),
@@ -138,9 +137,9 @@ pub fn plan(state: &State) -> Plan {
             TaskStatus::Pending => None,
             _ => continue,
         };
-        if let Err(hold) = policy.may_launch(&id) {
+        if let Err(hold) = policy.may_launch(id) {
             p.held.push(Held {
-                task: id,
+                task: id.to_string(),
                 next,
                 why: hold.why(),
             });
@@ -149,12 +148,12 @@ pub fn plan(state: &State) -> Plan {
         match st {
             TaskStatus::Failed => p.retry.push(Retry {
                 feedback: t.feedback_for(n + 1).map(str::to_string),
-                task: id,
+                task: id.to_string(),
                 attempt: n + 1,
             }),
-            TaskStatus::Pending => p.execute.push(id),
+            TaskStatus::Pending => p.execute.push(id.to_string()),
             _ => p.resume.push(Resume {
-                task: id,
+                task: id.to_string(),
                 status: st.to_string(),
                 attempt: n.max(1),
             }),

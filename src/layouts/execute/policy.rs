@@ -246,7 +246,7 @@ pub fn abandoned(state: &State) -> Vec<String> {
         .tasks
         .iter()
         .filter(|(_, t)| t.status() == TaskStatus::Abandoned)
-        .map(|(id, _)| id.clone())
+        .map(|(id, _)| id.to_string())
         .collect()
 }
 

@@ -452,7 +452,7 @@ pub fn layer_order(state: &State) -> Vec<String> {
     let mut keys: Vec<String> = state
         .layers
         .as_ref()
-        .map(|m| m.keys().cloned().collect())
+        .map(|m| m.keys().map(str::to_string).collect())
         .unwrap_or_default();
     if keys.iter().all(|k| leading_number(k).is_some()) {
         keys.sort_by_key(|k| leading_number(k).unwrap_or(0));
@@ -475,7 +475,7 @@ pub fn layer_of(state: &State, id: &str) -> Option<String> {
     layers
         .keys()
         .find(|k| leading_number(k) == Some(n))
-        .cloned()
+        .map(str::to_string)
 }
 
 /// The layer among `layers` a seed-style task id falls into by its number alone.
@@ -493,7 +493,7 @@ pub fn layer_tasks(state: &State, layer: &str) -> Vec<String> {
         .tasks
         .keys()
         .filter(|id| layer_of(state, id).as_deref() == Some(layer))
-        .cloned()
+        .map(str::to_string)
         .collect()
 }
 
@@ -549,7 +549,7 @@ mod tests {
             let doc = seed();
             let before: State = crate::layouts::json::typed(&doc).unwrap();
             let mut s = before.clone();
-            let ids: Vec<String> = s.tasks.keys().cloned().collect();
+            let ids: Vec<String> = s.tasks.keys().map(str::to_string).collect();
             for (i, what) in changes {
                 let t = s.tasks.get_mut(&ids[i]).unwrap();
                 match what {

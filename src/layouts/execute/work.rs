@@ -41,10 +41,9 @@ pub fn units(s: &State) -> Vec<WorkUnit> {
     let policy = policy::Policy::new(s);
     let mut out: Vec<(usize, WorkUnit)> = Vec::new();
     for (i, (id, t)) in s.tasks.iter().enumerate() {
-        let id = id.clone();
         let st = t.status();
         let n = t.attempts();
-        let held = policy.may_launch(&id).err();
+        let held = policy.may_launch(id).err();
         let (phase, why, pass) = match (st, &held) {
             (TaskStatus::Completed, _) => (Phase::Done, None, None),
             (_, Some(h @ policy::Hold::EarlierLayer { .. })) => {
@@ -58,7 +57,7 @@ pub fn units(s: &State) -> Vec<WorkUnit> {
             (TaskStatus::Verified, None) => (
                 Phase::InProgress,
                 None,
-                Some(format!("its merge: `git merge {}`", t.branch_of(&id))),
+                Some(format!("its merge: `git merge {}`", t.branch_of(id))),
             ),
             (TaskStatus::Verifying, None) => (
                 Phase::InProgress,
@@ -75,12 +74,12 @@ pub fn units(s: &State) -> Vec<WorkUnit> {
             ),
             (_, None) => (
                 Phase::Ready,
-                layer_of(s, &id).map(|l| format!("layer {l}")),
+                layer_of(s, id).map(|l| format!("layer {l}")),
                 None,
             ),
         };
         let order = match phase {
-            Phase::Ready => ready.get(id.as_str()).copied().unwrap_or(ready.len()),
+            Phase::Ready => ready.get(id).copied().unwrap_or(ready.len()),
             _ => ready.len() + 1 + i,
         };
         out.push((
@@ -96,9 +95,9 @@ pub fn units(s: &State) -> Vec<WorkUnit> {
                     .iter()
                     .find_map(|k| k.value().and_then(Value::as_str))
                     .map(str::to_string),
-                group: layer_of(s, &id),
+                group: layer_of(s, id),
                 parent: None,
-                id,
+                id: id.to_string(),
             },
         ));
     }

@@ -567,7 +567,7 @@ pub fn add(cx: &Ctx, project: &Project, slug: &str, u: &NewUnit) -> Result<Done>
                 u.id
             )));
         }
-        let mut ids: Vec<String> = l.state.units().keys().cloned().collect();
+        let mut ids: Vec<String> = l.state.units().keys().map(str::to_string).collect();
         ids.push(u.id.clone());
         let deps: Vec<Vec<String>> = ids
             .iter()

@@ -317,7 +317,7 @@ impl Units {
         self.contains_key(id)
     }
 
-    pub fn ids(&self) -> impl Iterator<Item = &String> {
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.keys()
     }
 }

@@ -123,7 +123,7 @@ fn done_set(state: &State) -> HashSet<&str> {
         .units()
         .iter()
         .filter(|(_, u)| u.status == Status::Done)
-        .map(|(id, _)| id.as_str())
+        .map(|(id, _)| id)
         .collect()
 }
 
@@ -158,7 +158,7 @@ pub(crate) fn waiting_units(state: &State, plan: &Plan) -> Vec<(String, Vec<Stri
                 .into_iter()
                 .filter(|d| !done.contains(d.as_str()))
                 .collect();
-            (!open.is_empty()).then(|| (id.clone(), open))
+            (!open.is_empty()).then(|| (id.to_string(), open))
         })
         .collect()
 }
@@ -175,7 +175,7 @@ pub fn ready_units(state: &State, plan: &Plan) -> Vec<String> {
             let deps = unit_deps(plan, id, Some(u));
             graph::deps_done(&Node::new(id, deps.iter().map(String::as_str)), &done)
         })
-        .map(|(id, _)| id.clone())
+        .map(|(id, _)| id.to_string())
         .collect()
 }
 
@@ -187,7 +187,7 @@ pub fn ready_units(state: &State, plan: &Plan) -> Vec<String> {
 pub(crate) fn advance(state: &mut State, plan: &Plan) -> Vec<String> {
     let waits: HashMap<String, Vec<String>> = waiting_units(state, plan).into_iter().collect();
     for (id, u) in state.units_mut().iter_mut() {
-        if let Some(open) = waits.get(id.as_str()) {
+        if let Some(open) = waits.get(id) {
             let reason = Reason::waiting(open);
             if u.status != Status::Blocked || u.reason.as_ref() != Some(&reason) {
                 u.status = Status::Blocked;
@@ -209,7 +209,7 @@ pub(crate) fn advance(state: &mut State, plan: &Plan) -> Vec<String> {
             units
                 .iter()
                 .find(|(_, u)| u.status.in_work())
-                .map(|(id, _)| id.clone())
+                .map(|(id, _)| id.to_string())
         })
         .or_else(|| ready.first().cloned());
     let all_done = !units.is_empty() && units.iter().all(|(_, u)| u.status == Status::Done);

@@ -156,7 +156,7 @@ fn same_commit(a: &str, b: &str) -> bool {
 pub(crate) fn check(store: &StoreRef, l: &mut Slug, text: &str) {
     let records = parse_records(text);
     let (log_order, groups) = by_unit(&records);
-    let mut ids: Vec<String> = l.state.units().keys().cloned().collect();
+    let mut ids: Vec<String> = l.state.units().keys().map(str::to_string).collect();
     ids.extend(
         log_order
             .iter()

@@ -612,7 +612,7 @@ mod tests {
             doc = Value::Object(m);
             let was: State = crate::layouts::json::typed(&doc).unwrap();
             let mut s = was.clone();
-            let ids: Vec<String> = s.units().ids().cloned().collect();
+            let ids: Vec<String> = s.units().ids().map(str::to_string).collect();
             for (i, what) in changes {
                 let u = s.units_mut().entry(&ids[i]);
                 match what {

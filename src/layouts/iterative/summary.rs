@@ -71,12 +71,12 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
         *out.counts.entry(status.to_string()).or_default() += 1;
         let item = |detail: Option<String>| Item {
             detail,
-            ..Item::id(id.clone())
+            ..Item::id(id)
         };
         let reason = u.reason.as_ref().map(|r| r.text().to_string());
         match status {
             Status::Blocked | Status::Pending => {
-                if let Some(open) = waiting.remove(id.as_str()) {
+                if let Some(open) = waiting.remove(id) {
                     out.blocked.push(item(Some(waiting_reason(&open))));
                 } else if status == Status::Blocked {
                     out.blocked.push(item(reason));
@@ -87,7 +87,7 @@ pub(crate) fn summarize(cx: &Ctx, store: &StoreRef, l: &Slug) -> Result<Summary>
             _ => {}
         }
         if u.hold().is_some() {
-            held.push(id.clone());
+            held.push(id.to_string());
         }
     }
     if !held.is_empty() {

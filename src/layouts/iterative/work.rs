@@ -55,12 +55,10 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
                     Some("its verification pass: run the checks and review".into()),
                 ),
                 Status::InProgress => (Phase::InProgress, Some(budget), None),
-                _ if waiting.contains_key(id.as_str()) => (
-                    Phase::Blocked,
-                    Some(waiting_reason(&waiting[id.as_str()])),
-                    None,
-                ),
-                _ if ready.contains(id.as_str()) => (Phase::Ready, Some(budget), None),
+                _ if waiting.contains_key(id) => {
+                    (Phase::Blocked, Some(waiting_reason(&waiting[id])), None)
+                }
+                _ if ready.contains(id) => (Phase::Ready, Some(budget), None),
                 Status::Blocked => (
                     Phase::Person,
                     Some(
@@ -73,7 +71,7 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
                 _ => (Phase::Blocked, Some(status.to_string()), None),
             }
         };
-        let order = match (phase, Some(id.as_str()) == current) {
+        let order = match (phase, Some(id) == current) {
             (Phase::Ready, true) => 0,
             (Phase::Ready, false) => 1,
             _ => 2,
@@ -81,7 +79,7 @@ pub(crate) fn units(l: &Slug) -> Vec<WorkUnit> {
         out.push((
             order,
             WorkUnit {
-                id: id.clone(),
+                id: id.to_string(),
                 title: l
                     .plan
                     .get(id)

@@ -1,11 +1,13 @@
 //! What this invocation has already parsed, remembered by the exact bytes it came from, so an
 //! event reads each state file's meaning once (issue 23): a transaction's re-read under its
 //! lock, or another room of the same event reading the same file, finds the same bytes and
-//! reuses the first parse instead of repeating it. The bytes are still read every time and
-//! compared in full, so a file another process changed in between is parsed afresh.
+//! reuses the first parse instead of repeating it. The file is still read every time and
+//! compared in full (whole, or as it is read: `Store::still_parsed`), so a file another
+//! process changed in between is parsed afresh.
 //!
 //! One entry per kind of document (a schema name, or a layout's own kind): the last bytes
-//! parsed and what they gave.
+//! parsed and what they gave. The bytes are held once ([`Bytes`]), shared with whoever read
+//! them.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -28,7 +30,8 @@ thread_local! {
 }
 
 /// What `parse` gives for `bytes`, from memory when the last bytes of this `kind` were the
-/// same. `parse` must be a function of the bytes alone.
+/// same, with the bytes remembered (these, or the equal ones remembered before). `parse` must
+/// be a function of the bytes alone.
 pub fn remembered<T: 'static>(
     kind: &'static str,
     bytes: Vec<u8>,
@@ -52,20 +55,20 @@ pub fn get<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<Rc<T>> {
 /// [`get`], with the remembered bytes (equal to `bytes`): a caller that read a large file
 /// again keeps these and lets its own copy go.
 pub fn shared<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(Bytes, Rc<T>)> {
-    PARSED.with(|p| {
-        p.borrow()
-            .iter()
-            .find(|e| e.kind == kind && e.bytes.as_slice() == bytes)
-            .and_then(|e| Some((e.bytes.clone(), e.value.clone().downcast::<T>().ok()?)))
-    })
+    find(kind, |b| b == bytes)
 }
 
 /// The last bytes of `kind` and what they gave.
 pub fn latest<T: 'static>(kind: &'static str) -> Option<(Bytes, Rc<T>)> {
+    find(kind, |_| true)
+}
+
+/// The entry of `kind` whose bytes `fits`, when what they gave is a `T`.
+fn find<T: 'static>(kind: &'static str, fits: impl Fn(&[u8]) -> bool) -> Option<(Bytes, Rc<T>)> {
     PARSED.with(|p| {
         p.borrow()
             .iter()
-            .find(|e| e.kind == kind)
+            .find(|e| e.kind == kind && fits(&e.bytes))
             .and_then(|e| Some((e.bytes.clone(), e.value.clone().downcast::<T>().ok()?)))
     })
 }
@@ -73,12 +76,7 @@ pub fn latest<T: 'static>(kind: &'static str) -> Option<(Bytes, Rc<T>)> {
 /// What the last bytes of `kind` gave and how long they were, when they begin `bytes` (or are
 /// them): for a parse that can continue from a prefix, such as an append-only log's.
 pub fn prefix_of<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(usize, Rc<T>)> {
-    PARSED.with(|p| {
-        p.borrow()
-            .iter()
-            .find(|e| e.kind == kind && bytes.starts_with(&e.bytes))
-            .and_then(|e| Some((e.bytes.len(), e.value.clone().downcast::<T>().ok()?)))
-    })
+    find(kind, |b| bytes.starts_with(b)).map(|(b, v)| (b.len(), v))
 }
 
 /// Lets go of what is remembered of `kind` (its value then lives only where it was handed out).

@@ -463,7 +463,8 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
         let written = Bytes::new(bytes);
         parsed::remember_shared(TYPED, written.clone(), t.list.clone());
         update_project(cx, p, &t.list, c, &now)?;
-        // The read document is the old file's: let it go (a write is this step's last use).
+        // The document is now the file as written (what a checkpoint copies below, and what a
+        // later write would be spliced over); the bytes as read are left to the undo.
         t.doc = Doc::Read {
             bytes: written,
             list: t.list.clone(),

@@ -87,6 +87,14 @@ pub enum Source {
 }
 
 impl Source {
+    /// The bytes the document was read from; `None` for one made in memory.
+    pub fn bytes(&self) -> Option<&crate::store::Bytes> {
+        match self {
+            Source::Bytes(b) => Some(b),
+            Source::Value(_) => None,
+        }
+    }
+
     /// The document as JSON.
     pub fn to_value(&self) -> Result<Value, String> {
         match self {

@@ -205,30 +205,20 @@ impl Store {
         temp_dir: &Path,
         temp_prefix: &str,
     ) -> Result<bool> {
-        self.replace_over(path, bytes, temp_dir, temp_prefix, None)
+        self.replace_via_from(path, bytes, temp_dir, temp_prefix, None)
     }
 
-    /// [`Store::replace`] for a caller that holds what it read of `path` under this lock
+    /// [`Store::replace`] for a caller that may hold what it read of `path` under this lock
     /// (`was`): when the file still holds exactly that (compared as it is read), the undo keeps
-    /// the caller's bytes instead of reading a second copy of a large file.
-    pub fn replace_from(&self, path: &Path, bytes: &[u8], was: &Bytes) -> Result<bool> {
+    /// the caller's bytes instead of reading a second copy of a large file. `None` is
+    /// [`Store::replace`].
+    pub fn replace_from(&self, path: &Path, bytes: &[u8], was: Option<&Bytes>) -> Result<bool> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        self.replace_over(path, bytes, dir, &temp_prefix(path), Some(was))
+        self.replace_via_from(path, bytes, dir, &temp_prefix(path), was)
     }
 
-    /// [`Store::replace_via`] with what the caller read of `path` ([`Store::replace_from`]).
+    /// [`Store::replace_via`] with what the caller may hold of `path` ([`Store::replace_from`]).
     pub fn replace_via_from(
-        &self,
-        path: &Path,
-        bytes: &[u8],
-        temp_dir: &Path,
-        temp_prefix: &str,
-        was: &Bytes,
-    ) -> Result<bool> {
-        self.replace_over(path, bytes, temp_dir, temp_prefix, Some(was))
-    }
-
-    fn replace_over(
         &self,
         path: &Path,
         bytes: &[u8],

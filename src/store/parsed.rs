@@ -47,6 +47,25 @@ pub fn remembered<T: 'static>(
     (bytes, value)
 }
 
+/// [`remembered`] for a parse that can find the bytes unusable (`Ok(Err(why))`) or fail
+/// (`Err`): only a usable value is remembered. The bytes come back shared either way.
+#[allow(clippy::type_complexity)]
+pub fn remembered_valid<T: 'static, E>(
+    kind: &'static str,
+    bytes: Vec<u8>,
+    parse: impl FnOnce(&[u8]) -> crate::error::Result<std::result::Result<T, E>>,
+) -> crate::error::Result<(Bytes, std::result::Result<Rc<T>, E>)> {
+    if let Some((bytes, value)) = shared(kind, &bytes) {
+        return Ok((bytes, Ok(value)));
+    }
+    let value = parse(&bytes)?.map(Rc::new);
+    let bytes = Bytes::new(bytes);
+    if let Ok(value) = &value {
+        remember_shared(kind, bytes.clone(), value.clone());
+    }
+    Ok((bytes, value))
+}
+
 /// What the last bytes of `kind` gave, when they were exactly `bytes`.
 pub fn get<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<Rc<T>> {
     shared(kind, bytes).map(|(_, v)| v)
@@ -130,6 +149,21 @@ mod tests {
         assert_eq!(*remembered("test-kind", b"abcd".to_vec(), parse).1, 4);
         assert_eq!(*remembered("other-kind", b"abcd".to_vec(), parse).1, 4);
         assert_eq!(calls.get(), 3);
+        // An unusable reading is said, not remembered: the same bytes are read again.
+        let unusable = |b: &[u8]| {
+            calls.set(calls.get() + 1);
+            Ok(if b == b"bad" { Err("bad") } else { Ok(b.len()) })
+        };
+        for _ in 0..2 {
+            let (bytes, got) = remembered_valid("valid-kind", b"bad".to_vec(), unusable).unwrap();
+            assert_eq!((bytes.as_slice(), got), (&b"bad"[..], Err("bad")));
+        }
+        assert_eq!(calls.get(), 5);
+        for _ in 0..2 {
+            let (_, got) = remembered_valid("valid-kind", b"good".to_vec(), unusable).unwrap();
+            assert_eq!(got.map(|v| *v), Ok(4));
+        }
+        assert_eq!(calls.get(), 6);
         let after = prefix_of::<usize>("test-kind", b"abcdef").map(|(n, v)| (n, *v));
         assert_eq!(after, Some((4, 4)));
         assert!(prefix_of::<usize>("test-kind", b"abc").is_none());

@@ -474,7 +474,7 @@ fn a_failed_operation_puts_back_what_the_file_held_before_a_write_from_bytes_rea
             std::fs::write(&path, b"changed by another writer").unwrap();
         }
         let out = s.with_lock(&lock_path_for(&path), || {
-            assert!(s.replace_from(&path, b"new", &was)?);
+            assert!(s.replace_from(&path, b"new", Some(&was))?);
             assert_eq!(std::fs::read(&path).unwrap(), b"new");
             fail()
         });
@@ -493,7 +493,7 @@ fn a_failed_operation_puts_back_what_the_file_held_before_a_write_from_bytes_rea
     // The same bytes write nothing, as `replace` does.
     let was = store::Bytes::new(std::fs::read(&path).unwrap());
     let same = was.to_vec();
-    assert!(!s.replace_from(&path, &same, &was).unwrap());
+    assert!(!s.replace_from(&path, &same, Some(&was)).unwrap());
 }
 
 /// A re-read of bytes already parsed is a comparison as the file is read: the parse is

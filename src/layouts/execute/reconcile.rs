@@ -249,8 +249,8 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         let rebuilt = unusable.is_some();
         // A valid state someone else wrote (the seed's skill, an edit): keep its copy too.
         // The bytes compared are the ones read under this lock (not a second copy).
-        let copy_stale = match (&source, rebuilt) {
-            (state::Source::Bytes(bytes), false) => {
+        let copy_stale = match source.bytes().filter(|_| !rebuilt) {
+            Some(bytes) => {
                 !state::copy_is_current(cx, store, bytes)? && {
                     if pass.writes() {
                         state::refresh_copy(cx, store, bytes)?;
@@ -258,7 +258,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
                     true
                 }
             }
-            _ => false,
+            None => false,
         };
         let temps = if pass.writes() {
             cx.store.clean_stale_temps_of(&path)?

@@ -96,31 +96,11 @@ pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, 
     if let Some(known) = cx.store.still_parsed::<State>(SHARED, path) {
         return Ok(Ok(known));
     }
-    let bytes = match bytes_of(cx, path)? {
-        Ok(b) => b,
-        Err(unread) => return Ok(Err(unread)),
+    let Some(bytes) = cx.store.read(path)? else {
+        return Ok(Err(Unread::Missing));
     };
-    // The same bytes read again keep the first copy (this one goes).
-    if let Some(known) = parsed::shared::<State>(SHARED, &bytes) {
-        return Ok(Ok(known));
-    }
-    Ok(match state_of(&bytes)? {
-        Ok(state) => {
-            let (bytes, rc) = (Bytes::new(bytes), Rc::new(state));
-            parsed::remember_shared(SHARED, bytes.clone(), rc.clone());
-            Ok((bytes, rc))
-        }
-        Err(why) => Err(Unread::Invalid(why)),
-    })
-}
-
-/// The file's bytes, or what it is when they are not to be read (a special file, over the cap,
-/// missing).
-fn bytes_of(cx: &Ctx, path: &Path) -> Result<std::result::Result<Vec<u8>, Unread>> {
-    if let Some(unread) = unreadable(cx, path) {
-        return Ok(Err(unread));
-    }
-    Ok(cx.store.read(path)?.ok_or(Unread::Missing))
+    let (bytes, state) = parsed::remembered_valid(SHARED, bytes, state_of)?;
+    Ok(state.map(|state| (bytes, state)).map_err(Unread::Invalid))
 }
 
 /// What the file is when it is not to be read (a special file, over the cap).
@@ -261,10 +241,7 @@ fn write(
     state: &mut State,
 ) -> Result<(bool, Vec<u8>)> {
     let path = state_path(&store.root);
-    let old = match &source {
-        Source::Bytes(old) => Some(old.clone()),
-        Source::Value(_) => None,
-    };
+    let old = source.bytes().cloned();
     let in_place = match (&source, before) {
         (Source::Bytes(bytes), Some(before)) => in_place(bytes, before, state)?,
         _ => None,
@@ -285,17 +262,9 @@ fn write(
         }
     };
     // The copy holds the state as read (when it does not, it is read for the undo).
-    let wrote = match &old {
-        Some(old) => {
-            cx.store
-                .replace_from(&last_good_path(&store.root), &bytes, old)?;
-            cx.store.replace_from(&path, &bytes, old)?
-        }
-        None => {
-            cx.store.replace(&last_good_path(&store.root), &bytes)?;
-            cx.store.replace(&path, &bytes)?
-        }
-    };
+    cx.store
+        .replace_from(&last_good_path(&store.root), &bytes, old.as_ref())?;
+    let wrote = cx.store.replace_from(&path, &bytes, old.as_ref())?;
     Ok((wrote, bytes))
 }
 
@@ -322,7 +291,7 @@ fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Ve
 /// Whether the state file still holds `bytes`.
 pub fn still_holds(cx: &Ctx, store: &StoreRef, bytes: &[u8]) -> Result<bool> {
     let path = state_path(&store.root);
-    if fs::exists(&path) && !fs::is_file(&path) {
+    if unreadable(cx, &path).is_some() {
         return Ok(false);
     }
     // Compared as it is read: no second copy of a large state.

@@ -452,7 +452,7 @@ pub(crate) fn units_cheaply(cx: &Ctx, store: &StoreRef) -> Result<Option<Vec<Uni
         return Ok(None);
     };
     // Typed once for the event: the step's load that follows takes this reading over.
-    let Ok(state) = super::state::typed_state(&bytes)? else {
+    let (_, Ok(state)) = super::state::typed_state(bytes)? else {
         return Ok(None);
     };
     let log_len = cx.store.len(&p.progress).unwrap_or(0);

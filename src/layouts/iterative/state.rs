@@ -191,9 +191,9 @@ pub(crate) fn load_with(cx: &Ctx, store: &StoreRef, write: bool, full: bool) -> 
         Some(read) => Ok(read),
         None => match cx.store.read(&p.state)? {
             None => Err(Loaded::Missing),
-            Some(bytes) => match shared_state(bytes)? {
-                Ok(read) => Ok(read),
-                Err(why) => Err(Loaded::Invalid(why)),
+            Some(bytes) => match typed_state(bytes)? {
+                (bytes, Ok(state)) => Ok((bytes, state)),
+                (_, Err(why)) => Err(Loaded::Invalid(why)),
             },
         },
     };
@@ -446,11 +446,8 @@ pub(crate) fn write_state(cx: &Ctx, p: &Paths, l: &mut Slug) -> Result<bool> {
             }
         }
     };
-    let written = match &l.source {
-        // The undo keeps the bytes as read (still the file's: compared, not read again).
-        Source::Bytes(old) => cx.store.replace_from(&p.state, &bytes, old)?,
-        Source::Value(_) => cx.store.replace(&p.state, &bytes)?,
-    };
+    // The undo keeps the bytes as read (still the file's: compared, not read again).
+    let written = cx.store.replace_from(&p.state, &bytes, l.source.bytes())?;
     // What the file now holds is the state (a typed parse gives it back): the next write, or a
     // look later in this event, starts from it.
     let was = Rc::new(l.state.clone());
@@ -469,33 +466,20 @@ const CURSOR: &str = "taskhook";
 /// What [`typed_state`] remembers: the typed state of the last valid bytes of state.json.
 const TYPED: &str = "iterative state.json, typed";
 
-/// [`typed_state`] for bytes read whole, kept: the bytes (shared with what remembers their
-/// parse; those remembered when the same) and the state, or why they are unusable.
+/// The state the bytes hold, or why they are unusable, with the bytes (shared with what
+/// remembers their parse): parsed, schema-checked and typed once per invocation for the same
+/// bytes.
 #[allow(clippy::type_complexity)]
-fn shared_state(bytes: Vec<u8>) -> Result<std::result::Result<(Bytes, Rc<State>), String>> {
-    if let Some(known) = parsed::shared::<State>(TYPED, &bytes) {
-        return Ok(Ok(known));
-    }
-    let bytes = Bytes::new(bytes);
-    Ok(parse_state(&bytes)?.map(|state| {
-        parsed::remember_shared(TYPED, bytes.clone(), state.clone());
-        (bytes, state)
-    }))
+pub(crate) fn typed_state(
+    bytes: Vec<u8>,
+) -> Result<(Bytes, std::result::Result<Rc<State>, String>)> {
+    parsed::remembered_valid(TYPED, bytes, parse_state)
 }
 
-/// The state the bytes hold, or why they are unusable: parsed, schema-checked and typed once
-/// per invocation for the same bytes.
-pub(crate) fn typed_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>, String>> {
-    if let Some(state) = parsed::get::<State>(TYPED, bytes) {
-        return Ok(Ok(state));
-    }
-    Ok(parse_state(bytes)?.inspect(|state| parsed::remember(TYPED, bytes, state.clone())))
-}
-
-/// The state the bytes hold, or why they are unusable (not remembered).
-fn parse_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>, String>> {
+/// The state the bytes hold, or why they are unusable.
+fn parse_state(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
     // Unit by unit (the document's tree never whole); the whole reading words a refusal.
-    let read = crate::store::entries::read_typed(
+    crate::store::entries::read_typed(
         bytes,
         SCHEMA,
         "tasks",
@@ -505,8 +489,7 @@ fn parse_state(bytes: &[u8]) -> Result<std::result::Result<Rc<State>, String>> {
                 state.tasks = Some(units);
             }
         },
-    )?;
-    Ok(read.map(Rc::new))
+    )
 }
 
 /// The state written over `bytes` (which hold `was`) in place ([`write_in_place`]), when its

@@ -180,35 +180,25 @@ enum Found {
 /// What [`typed_of`] remembers: the typed list of the last valid bytes of tasks.json.
 const TYPED: &str = "projects tasks.json, typed";
 
-/// The valid list the bytes hold (with the bytes, shared), or why they are unusable (with
-/// the bytes back): parsed, schema-checked and typed once per invocation for the same bytes
-/// (issue 23: the engine's look at a store's units, the step's unlocked peek and its locked
-/// re-read all read the same file, and keep one copy of it).
+/// The valid list the bytes hold, or why they are unusable, with the bytes (shared): parsed,
+/// schema-checked and typed once per invocation for the same bytes (issue 23: the engine's
+/// look at a store's units, the step's unlocked peek and its locked re-read all read the same
+/// file, and keep one copy of it).
 #[allow(clippy::type_complexity)]
-fn typed_of(
-    bytes: Vec<u8>,
-) -> Result<std::result::Result<(Bytes, Rc<TaskList>), (Vec<u8>, String)>> {
-    if let Some(known) = parsed::shared::<TaskList>(TYPED, &bytes) {
-        return Ok(Ok(known));
-    }
-    // Task by task (the document's tree never whole); the whole reading words a refusal.
-    let read = crate::store::entries::read_strict(
-        &bytes,
-        SCHEMA_TASKS,
-        "tasks",
-        |tasks: &mut Vec<Shared<Task>>, _, t| {
-            tasks.push(Shared::new(t));
-            true
-        },
-        |list: &mut TaskList, tasks, _| list.tasks = tasks,
-    )?;
-    let list = match read {
-        Ok(list) => Rc::new(list),
-        Err(why) => return Ok(Err((bytes, why))),
-    };
-    let bytes = Bytes::new(bytes);
-    parsed::remember_shared(TYPED, bytes.clone(), list.clone());
-    Ok(Ok((bytes, list)))
+fn typed_of(bytes: Vec<u8>) -> Result<(Bytes, std::result::Result<Rc<TaskList>, String>)> {
+    parsed::remembered_valid(TYPED, bytes, |bytes| {
+        // Task by task (the document's tree never whole); the whole reading words a refusal.
+        crate::store::entries::read_strict(
+            bytes,
+            SCHEMA_TASKS,
+            "tasks",
+            |tasks: &mut Vec<Shared<Task>>, _, t| {
+                tasks.push(Shared::new(t));
+                true
+            },
+            |list: &mut TaskList, tasks, _| list.tasks = tasks,
+        )
+    })
 }
 
 fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>> {
@@ -227,11 +217,12 @@ fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>
         }
         None => (None, "it is missing".to_string()),
         Some(bytes) => match typed_of(bytes)? {
-            Ok((bytes, list)) => return Ok(Ok(Found::Valid { bytes, list })),
-            Err((bytes, why)) => (Some(bytes), why),
+            (bytes, Ok(list)) => return Ok(Ok(Found::Valid { bytes, list })),
+            (bytes, Err(why)) => (Some(bytes), why),
         },
     };
-    Ok(restored(cx, p, damaged.as_deref(), why)?.map(|t| Found::Made(Box::new(t))))
+    Ok(restored(cx, p, damaged.as_deref().map(Vec::as_slice), why)?
+        .map(|t| Found::Made(Box::new(t))))
 }
 
 /// Whether tasks.json still holds the bytes `doc` was read from (a list made in memory never
@@ -448,16 +439,13 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
         if !block.is_empty() {
             recorded = pending::begin(cx, p, &bytes, &block, c)?;
         }
-        match &t.doc {
-            // The undo keeps the bytes as read (still the file's: compared, not read again).
-            Doc::Read { bytes: was, .. } => {
-                cx.store
-                    .replace_via_from(&p.tasks, &bytes, &p.temp, TEMP_PREFIX, was)?
-            }
-            Doc::Made(_) => cx
-                .store
-                .replace_via(&p.tasks, &bytes, &p.temp, TEMP_PREFIX)?,
+        // The undo keeps the bytes as read (still the file's: compared, not read again).
+        let was = match &t.doc {
+            Doc::Read { bytes, .. } => Some(bytes),
+            Doc::Made(_) => None,
         };
+        cx.store
+            .replace_via_from(&p.tasks, &bytes, &p.temp, TEMP_PREFIX, was)?;
         // What the file now holds is the list (a typed parse of the bytes gives it back): a
         // later look in this event (the status a notice records) is not a parse.
         let written = Bytes::new(bytes);

@@ -6,8 +6,9 @@
 
 use std::collections::HashSet;
 
+use super::index::Index;
 use super::log::{self, Entry};
-use super::model::{self, minutes_between, Index, Status, TaskList};
+use super::model::{self, minutes_between, Status, TaskList};
 use crate::store::clock::parse_time;
 
 /// What happens to a task.

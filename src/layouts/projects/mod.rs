@@ -19,6 +19,7 @@
 pub mod commands;
 pub mod files;
 pub mod hooks;
+pub mod index;
 pub mod lifecycle;
 pub mod log;
 pub mod model;

@@ -21,6 +21,7 @@ pub mod keyed;
 pub mod projects;
 pub mod registry;
 pub mod shared;
+pub mod strict;
 pub mod summary;
 #[cfg(test)]
 pub mod tiny;

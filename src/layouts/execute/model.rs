@@ -117,7 +117,7 @@ pub use crate::layouts::keyed::Keyed;
 
 /// Whole numbers as the schema takes them: an integer, or a number with no fraction (`2.0`,
 /// which JSON Schema counts as an integer too; written back as `2` when taskhook writes it).
-mod int {
+pub(super) mod int {
     use serde::de::{Deserializer, Error};
     use serde::Deserialize;
     use serde_json::Number;
@@ -137,7 +137,8 @@ mod int {
         }
     }
 
-    fn count<E: Error>(n: &Number) -> Result<u64, E> {
+    /// A count as taskhook reads one (a whole number of at most 9e15, not negative).
+    pub fn count<E: Error>(n: &Number) -> Result<u64, E> {
         u64::try_from(whole::<E>(n)?).map_err(|_| E::custom(format!("{n} is not a count")))
     }
 

@@ -131,8 +131,9 @@ impl From<Unread> for Read {
 
 /// The bytes parsed, schema-checked and typed, or why they are unusable.
 fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
-    // Task by task (the document's tree never whole); the whole reading words a refusal.
-    crate::store::entries::read_typed(
+    // Task by task, each straight into its type (no tree, no schema check per task:
+    // `reading`); the whole reading words a refusal.
+    crate::store::entries::read_strict(
         bytes,
         SCHEMA,
         "tasks",

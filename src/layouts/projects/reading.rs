@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
 use super::model::{Priority, Status, Task};
+use crate::layouts::strict::{at_least_zero, is_integer_at_least, is_timestamp};
 use crate::store::entries::Strict;
 
 impl<'de> Deserialize<'de> for Task {
@@ -201,7 +202,12 @@ impl<'de> Visitor<'de> for TaskVisitor {
                 Field::BlockedReason => t.blocked_reason = Some(m.next_value()?),
                 Field::StaleCount => {
                     t.stale_count = optional(&mut m, strict, "stale_count")?;
-                    if strict && !t.stale_count.as_ref().is_some_and(is_count) {
+                    if strict
+                        && !t
+                            .stale_count
+                            .as_ref()
+                            .is_some_and(|n| is_integer_at_least(n, 0))
+                    {
                         return Err(refused("stale_count"));
                     }
                 }
@@ -270,51 +276,10 @@ fn nullable_time<'de, A: MapAccess<'de>>(
     Ok(v)
 }
 
-/// `"minimum": 0`.
-fn at_least_zero(n: &Number) -> bool {
-    n.as_u64().is_some() || n.as_f64().is_some_and(|f| f >= 0.0)
-}
-
-/// `"type": "integer", "minimum": 0` (an integer may be written `2.0`).
-fn is_count(n: &Number) -> bool {
-    n.as_u64().is_some()
-        || n.as_i64().is_none() && n.as_f64().is_some_and(|f| f >= 0.0 && f.fract() == 0.0)
-}
-
-/// The schema's timestamp:
-/// `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?Z$`.
-pub(super) fn is_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() < 20 {
-        return false;
-    }
-    let d = |i: usize| b[i].is_ascii_digit();
-    let two = |i: usize| (b[i] - b'0') * 10 + (b[i + 1] - b'0');
-    if !(d(0) && d(1) && d(2) && d(3) && b[4] == b'-' && d(5) && d(6) && b[7] == b'-')
-        || !(d(8) && d(9) && b[10] == b'T' && d(11) && d(12) && b[13] == b':')
-        || !(d(14) && d(15) && b[16] == b':' && d(17) && d(18))
-    {
-        return false;
-    }
-    let (month, day, hour, minute, second) = (two(5), two(8), two(11), two(14), two(17));
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return false;
-    }
-    match &b[19..] {
-        [b'Z'] => true,
-        [b'.', frac @ .., b'Z'] => !frac.is_empty() && frac.iter().all(u8::is_ascii_digit),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layouts::strict::tests::timestamp;
     use crate::store::schema;
     use proptest::prelude::*;
     use serde_json::json;
@@ -368,20 +333,6 @@ mod tests {
             Just(json!({"JIRA": "P-1"})),
             Just(json!({"JIRA": 1})),
             timestamp().prop_map(Value::String),
-        ]
-    }
-
-    /// Strings near the schema's timestamp form.
-    fn timestamp() -> impl Strategy<Value = String> {
-        prop_oneof![
-            Just("2026-01-05T08:00:00Z".to_string()),
-            Just("2026-12-31T23:59:60.125Z".to_string()),
-            Just("2026-01-05T08:00:00.Z".to_string()),
-            Just("2026-01-05T08:00:00Z\n".to_string()),
-            Just("2026-01-05 08:00:00Z".to_string()),
-            Just("2026-01-05T08:00:00+00:00".to_string()),
-            "[0-9]{4}-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{0,2})?Z?",
-            "[0-9T:.Z-]{18,24}",
         ]
     }
 

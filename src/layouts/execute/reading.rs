@@ -1,0 +1,410 @@
+//! A task read strictly (issue 23): straight from execute-state.json's bytes into [`Task`] and
+//! its records, refusing as it reads whatever the task schema (`execute-state`, `$defs/task`)
+//! refuses ([`crate::store::entries::Strict`], through [`Record`]). A valid state is then read
+//! without a JSON tree per task and without a schema check per task; anything refused sends the
+//! read to the whole document's check, which words it. The lenient reading stays serde's
+//! derive; `tests` holds this one to the schema and to the derive.
+
+use serde::de::{Error as _, MapAccess};
+use serde_json::{Map, Value};
+
+use super::model::{
+    int, CommitRecord, ErrorRecord, Feedback, Loose, ResetRecord, Slot, Subagent, Task,
+};
+use crate::layouts::strict::{
+    any, integer, list, non_empty, one_of, other, record, string, string_or_null, timestamp,
+    timestamp_or_null, Record,
+};
+
+/// A count of at least `min` (`"type": "integer", "minimum": min`), as taskhook reads one.
+fn count<'de, A: MapAccess<'de>>(m: &mut A, min: u64, field: &str) -> Result<u64, A::Error> {
+    int::count(&integer(m, min, field)?)
+}
+
+/// A field that may be `null`: kept as found.
+fn slot<T>(v: Option<T>) -> Slot<T> {
+    match v {
+        Some(v) => Slot::Is(v),
+        None => Slot::Null,
+    }
+}
+
+/// A field the schema does not constrain, kept as found (boxed, as the model keeps it).
+fn kept<'de, A: MapAccess<'de>>(m: &mut A) -> Result<Slot<Box<Value>>, A::Error> {
+    Ok(match any(m)? {
+        Value::Null => Slot::Null,
+        v => Slot::Is(Box::new(v)),
+    })
+}
+
+impl Record for Task {
+    const NAMES: &'static [&'static str] = &[
+        "status",
+        "attempts",
+        "worktree_path",
+        "branch",
+        "commits",
+        "merged_at",
+        "errors",
+        "retry_feedback",
+        "layer",
+        "batch",
+        "subagent",
+        "resets",
+        "verification",
+        "title",
+        "name",
+        "description",
+        "acceptance_criteria",
+        "files",
+        "dependencies",
+        "worktree",
+        "started_at",
+        "completed_at",
+    ];
+    const REQUIRED: &'static [&'static str] = &["status"];
+
+    fn field<'de, A: MapAccess<'de>>(
+        &mut self,
+        m: &mut A,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        match name {
+            "status" => self.status = Some(one_of(m, name)?),
+            "attempts" => self.attempts = Some(count(m, 0, name)?),
+            "worktree_path" => self.worktree_path = slot(string_or_null(m)?),
+            "branch" => self.branch = slot(string_or_null(m)?),
+            "commits" => self.commits = Some(list(m)?),
+            "merged_at" => self.merged_at = slot(timestamp_or_null(m, name)?),
+            "errors" => self.errors = Some(list(m)?),
+            "retry_feedback" => self.retry_feedback = Some(list(m)?),
+            "layer" => self.layer = Some(non_empty(m, name)?),
+            "batch" => self.batch = Some(count(m, 1, name)?),
+            "subagent" => self.subagent = Some(Box::new(record(m)?)),
+            "resets" => self.resets = Some(list(m)?),
+            "verification" => {
+                // Not the schema's to judge: taskhook's record when it has that shape, else
+                // kept as found (read as the derive reads it).
+                self.verification = match any(m)? {
+                    Value::Null => Slot::Null,
+                    v => Slot::Is(Box::new(
+                        serde_json::from_value::<Loose<_>>(v).map_err(A::Error::custom)?,
+                    )),
+                };
+            }
+            "title" => self.title = kept(m)?,
+            "name" => self.name = kept(m)?,
+            "description" => self.description = kept(m)?,
+            "acceptance_criteria" => self.acceptance_criteria = kept(m)?,
+            "files" => self.files = kept(m)?,
+            "dependencies" => self.dependencies = kept(m)?,
+            "worktree" => self.worktree = kept(m)?,
+            "started_at" => self.started_at = kept(m)?,
+            "completed_at" => self.completed_at = kept(m)?,
+            _ => other(m, &mut self.rest, name.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn rest(&mut self) -> &mut Map<String, Value> {
+        &mut self.rest
+    }
+}
+
+impl Record for CommitRecord {
+    const NAMES: &'static [&'static str] = &["hash", "type", "attempt", "created_at"];
+    const REQUIRED: &'static [&'static str] = &["hash", "type", "attempt"];
+
+    fn field<'de, A: MapAccess<'de>>(
+        &mut self,
+        m: &mut A,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        match name {
+            "hash" => self.hash = non_empty(m, name)?,
+            "type" => self.kind = Some(string(m)?),
+            "attempt" => self.attempt = Some(count(m, 1, name)?),
+            "created_at" => self.created_at = Some(timestamp(m, name)?),
+            _ => other(m, &mut self.rest, name.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn rest(&mut self) -> &mut Map<String, Value> {
+        &mut self.rest
+    }
+}
+
+impl Record for ErrorRecord {
+    const NAMES: &'static [&'static str] = &["attempt", "message", "details", "timestamp"];
+    const REQUIRED: &'static [&'static str] = &["attempt", "message"];
+
+    fn field<'de, A: MapAccess<'de>>(
+        &mut self,
+        m: &mut A,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        match name {
+            "attempt" => self.attempt = count(m, 1, name)?,
+            "message" => self.message = string(m)?,
+            "details" => self.details = Some(string(m)?),
+            "timestamp" => self.timestamp = Some(timestamp(m, name)?),
+            _ => other(m, &mut self.rest, name.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn rest(&mut self) -> &mut Map<String, Value> {
+        &mut self.rest
+    }
+}
+
+impl Record for Feedback {
+    const NAMES: &'static [&'static str] = &["attempt", "feedback"];
+    const REQUIRED: &'static [&'static str] = &["attempt", "feedback"];
+
+    fn field<'de, A: MapAccess<'de>>(
+        &mut self,
+        m: &mut A,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        match name {
+            "attempt" => self.attempt = count(m, 1, name)?,
+            "feedback" => self.feedback = string(m)?,
+            _ => other(m, &mut self.rest, name.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn rest(&mut self) -> &mut Map<String, Value> {
+        &mut self.rest
+    }
+}
+
+impl Record for Subagent {
+    const NAMES: &'static [&'static str] = &["agent_id", "blocks"];
+    const REQUIRED: &'static [&'static str] = &["blocks"];
+
+    fn field<'de, A: MapAccess<'de>>(
+        &mut self,
+        m: &mut A,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        match name {
+            "agent_id" => self.agent_id = slot(string_or_null(m)?),
+            "blocks" => self.blocks = count(m, 0, name)?,
+            _ => other(m, &mut self.rest, name.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn rest(&mut self) -> &mut Map<String, Value> {
+        &mut self.rest
+    }
+}
+
+impl Record for ResetRecord {
+    const NAMES: &'static [&'static str] = &[
+        "reset_at",
+        "status",
+        "attempts",
+        "errors",
+        "retry_feedback",
+        "merged_at",
+        "batch",
+    ];
+    const REQUIRED: &'static [&'static str] = &["reset_at"];
+
+    fn field<'de, A: MapAccess<'de>>(
+        &mut self,
+        m: &mut A,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        match name {
+            "reset_at" => self.reset_at = timestamp(m, name)?,
+            "status" => self.status = Some(one_of(m, name)?),
+            "attempts" => self.attempts = Some(count(m, 0, name)?),
+            "errors" => self.errors = Some(list(m)?),
+            "retry_feedback" => self.retry_feedback = Some(list(m)?),
+            "merged_at" => self.merged_at = slot(timestamp_or_null(m, name)?),
+            "batch" => self.batch = Some(count(m, 1, name)?),
+            _ => other(m, &mut self.rest, name.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn rest(&mut self) -> &mut Map<String, Value> {
+        &mut self.rest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::layouts::strict::tests::{any_value, object, pick, timestamp};
+    use crate::store::entries::Strict;
+    use crate::store::schema;
+
+    fn strict(v: &Value) -> Option<Task> {
+        let bytes = serde_json::to_vec(v).unwrap();
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        Task::strict(&mut de).ok()
+    }
+
+    fn counts(min: u64) -> BoxedStrategy<Value> {
+        let mut vs = vec![json!(2), json!(2.0), json!(7)];
+        if min == 0 {
+            vs.push(json!(0));
+        }
+        pick(vs)
+    }
+
+    fn times() -> BoxedStrategy<Value> {
+        timestamp().prop_map(Value::String).boxed()
+    }
+
+    fn some_of(item: impl Strategy<Value = Value> + 'static) -> BoxedStrategy<Value> {
+        prop::collection::vec(item, 0..3)
+            .prop_map(Value::Array)
+            .boxed()
+    }
+
+    fn commit() -> impl Strategy<Value = Value> {
+        object(
+            vec![
+                ("hash", pick(vec![json!("711bf04"), json!("a")])),
+                ("type", pick(vec![json!("implementation"), json!("fix")])),
+                ("attempt", counts(1)),
+                ("created_at", times()),
+            ],
+            vec![
+                ("hash", json!("711bf04")),
+                ("type", json!("fix")),
+                ("attempt", json!(1)),
+            ],
+            3,
+        )
+    }
+
+    fn error() -> impl Strategy<Value = Value> {
+        object(
+            vec![
+                ("attempt", counts(1)),
+                ("message", pick(vec![json!("tests failed"), json!("")])),
+                ("details", pick(vec![json!("x")])),
+                ("timestamp", times()),
+            ],
+            vec![("attempt", json!(1)), ("message", json!("m"))],
+            3,
+        )
+    }
+
+    fn feedback() -> impl Strategy<Value = Value> {
+        object(
+            vec![
+                ("attempt", counts(1)),
+                ("feedback", pick(vec![json!("fix it")])),
+            ],
+            vec![("attempt", json!(1)), ("feedback", json!("f"))],
+            2,
+        )
+    }
+
+    fn statuses() -> BoxedStrategy<Value> {
+        pick(vec![
+            json!("pending"),
+            json!("completed"),
+            json!("failed"),
+            json!("in_progress"),
+        ])
+    }
+
+    fn task() -> impl Strategy<Value = Value> {
+        let subagent = object(
+            vec![
+                ("agent_id", pick(vec![json!("a1"), Value::Null])),
+                ("blocks", counts(0)),
+            ],
+            vec![("blocks", json!(0))],
+            2,
+        );
+        let reset = object(
+            vec![
+                ("reset_at", times()),
+                ("status", statuses()),
+                ("attempts", counts(0)),
+                ("errors", some_of(error())),
+                ("retry_feedback", some_of(feedback())),
+                ("merged_at", prop_oneof![times(), Just(Value::Null)].boxed()),
+                ("batch", counts(1)),
+            ],
+            vec![("reset_at", json!("2026-01-05T08:00:00Z"))],
+            4,
+        );
+        object(
+            vec![
+                ("status", statuses()),
+                ("attempts", counts(0)),
+                ("worktree_path", pick(vec![json!("/w/L2-001"), Value::Null])),
+                ("branch", pick(vec![json!("b"), Value::Null])),
+                ("commits", some_of(commit())),
+                ("merged_at", prop_oneof![times(), Just(Value::Null)].boxed()),
+                ("errors", some_of(error())),
+                ("retry_feedback", some_of(feedback())),
+                ("layer", pick(vec![json!("2-backend"), json!("")])),
+                ("batch", counts(1)),
+                ("subagent", subagent.boxed()),
+                ("resets", some_of(reset)),
+                (
+                    "verification",
+                    pick(vec![
+                        json!({"attempt": 1, "asked": "a1", "launched": true}),
+                        json!({"asked": 7}),
+                        json!("text"),
+                        Value::Null,
+                    ]),
+                ),
+                ("title", any_value().boxed()),
+                ("description", any_value().boxed()),
+                ("files", any_value().boxed()),
+                ("started_at", any_value().boxed()),
+            ],
+            vec![("status", json!("pending"))],
+            8,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The strict reading takes a task exactly when the task schema does and the derive
+        /// can type it, and gives the task the derive gives.
+        #[test]
+        fn the_strict_reading_is_the_schema_and_the_derive(v in task()) {
+            let valid = schema::entry_is_valid("execute-state", "tasks", &v).unwrap();
+            let derived = serde_json::from_value::<Task>(v.clone()).ok();
+            let got = strict(&v);
+            prop_assert_eq!(got.is_some(), valid && derived.is_some(), "{}", v);
+            if let Some(t) = got {
+                prop_assert_eq!(Some(t), derived);
+            }
+        }
+    }
+
+    /// A field given twice goes to the whole reading; unknown fields keep their order, and
+    /// the last of a name given twice holds where the first stood.
+    #[test]
+    fn a_field_given_twice_goes_to_the_whole_reading() {
+        let twice = br#"{"status": "pending", "attempts": 1, "attempts": 2}"#;
+        let mut de = serde_json::Deserializer::from_slice(twice);
+        assert!(Task::strict(&mut de).is_err());
+        let text = br#"{"z": 1, "status": "pending", "a": 2, "z": 3}"#;
+        let mut de = serde_json::Deserializer::from_slice(text);
+        let t = Task::strict(&mut de).unwrap();
+        assert_eq!(t.rest.keys().collect::<Vec<_>>(), ["z", "a"]);
+        assert_eq!(t.rest["z"], 3);
+    }
+}

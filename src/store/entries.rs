@@ -14,9 +14,9 @@
 //! answers `None`, and the caller reads and checks the whole document instead, which words the
 //! verdict.
 //!
-//! An entry type that is its own schema check ([`Strict`]: projects' tasks) is read straight
-//! from the bytes into its type ([`read_strict`]), never a JSON tree; the others are read as
-//! JSON, checked against the entry schema and typed ([`read_typed`]).
+//! Each entry type is its own schema check ([`Strict`]: projects' and execute's tasks,
+//! iterative's units), read straight from the bytes into its type ([`read_strict`]), never a
+//! JSON tree. The tests here read entries as JSON checked against the entry schema instead.
 
 use std::fmt;
 
@@ -47,13 +47,16 @@ trait Entries {
     ) -> std::result::Result<bool, D::Error>;
 }
 
-/// Each entry read as a JSON value and checked against the member's entry schema.
+/// Each entry read as a JSON value and checked against the member's entry schema (the tests'
+/// reading).
+#[cfg(test)]
 struct Checked<F> {
     /// The entries' own schema, compiled.
     schema: &'static jsonschema::Validator,
     take: F,
 }
 
+#[cfg(test)]
 impl<F: FnMut(Option<String>, Value) -> bool> Entries for Checked<F> {
     fn entry<'de, D: Deserializer<'de>>(
         &mut self,
@@ -134,35 +137,11 @@ fn read_with(
 }
 
 /// The document read entry by entry (see the module), typed: each entry of the member `key`
-/// typed as `E` and handed to `add` with its key (answering `false` refuses it), the rest of
-/// the document typed as `T`, and `fill` puts what `add` gathered into it (told whether the
-/// member was there at all). Anything refused goes to the whole reading
-/// ([`super::parse_typed`]), which words why the document is unusable.
-pub fn read_typed<T, E, C>(
-    bytes: &[u8],
-    schema_name: &'static str,
-    key: &str,
-    mut add: impl FnMut(&mut C, Option<String>, E) -> bool,
-    fill: impl FnOnce(&mut T, C, bool),
-) -> Result<std::result::Result<T, String>>
-where
-    T: DeserializeOwned,
-    E: DeserializeOwned,
-    C: Default,
-{
-    // Compiled (or its error said) before any entry is read.
-    let entry_schema = schema::entry_validator(schema_name, key)?;
-    let mut gathered = C::default();
-    let checked = Checked {
-        schema: entry_schema,
-        take: |name, v| serde_json::from_value::<E>(v).is_ok_and(|e| add(&mut gathered, name, e)),
-    };
-    let head = read_with(bytes, schema_name, key, checked)?;
-    typed(bytes, schema_name, key, head, gathered, fill)
-}
-
-/// [`read_typed`] for entries that read themselves and are their own schema check
-/// ([`Strict`]): no entry is a JSON tree.
+/// read by its own strict reading ([`Strict`], never a JSON tree) and handed to `add` with its
+/// key (answering `false` refuses it), the rest of the document typed as `T`, and `fill` puts
+/// what `add` gathered into it (told whether the member was there at all). Anything refused
+/// goes to the whole reading ([`super::parse_typed`]), which words why the document is
+/// unusable.
 pub fn read_strict<T, E, C>(
     bytes: &[u8],
     schema_name: &'static str,

@@ -233,18 +233,23 @@ pub fn waiting(status: Status, reason: Option<&Reason>) -> bool {
 /// A counter, which the schema asks to be a non-negative integer: JSON Schema counts `2.0` as
 /// one too, so a float without a fraction is read as that integer (and written back as one),
 /// a larger one than fits as the largest count.
-mod count {
+pub(super) mod count {
     use serde::{Deserialize, Deserializer};
+    use serde_json::Number;
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-        let n = serde_json::Number::deserialize(d)?;
+        of(&Number::deserialize(d)?).map(Some)
+    }
+
+    /// The count a number is.
+    pub fn of<E: serde::de::Error>(n: &Number) -> Result<u64, E> {
         if let Some(n) = n.as_u64() {
-            return Ok(Some(n));
+            return Ok(n);
         }
         match n.as_f64() {
             // Saturates: the schema already refused a negative or fractional count.
-            Some(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
-            _ => Err(serde::de::Error::custom(format!(
+            Some(f) if f >= 0.0 && f.fract() == 0.0 => Ok(f as u64),
+            _ => Err(E::custom(format!(
                 "{n} is not a count (a non-negative integer)"
             ))),
         }

@@ -478,8 +478,9 @@ pub(crate) fn typed_state(
 
 /// The state the bytes hold, or why they are unusable.
 fn parse_state(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
-    // Unit by unit (the document's tree never whole); the whole reading words a refusal.
-    crate::store::entries::read_typed(
+    // Unit by unit, each straight into its type (no tree, no schema check per unit:
+    // `reading`); the whole reading words a refusal.
+    crate::store::entries::read_strict(
         bytes,
         SCHEMA,
         "tasks",

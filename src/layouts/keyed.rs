@@ -88,6 +88,23 @@ impl<T> Keyed<T> {
         }
     }
 
+    /// The key as the map holds it, shared (a copy costs a count, not a string).
+    pub fn key_of(&self, key: &str) -> Option<Rc<str>> {
+        self.index.get_key_value(key).map(|(k, _)| Rc::clone(&k.0))
+    }
+
+    /// The entry at `i` in the file's order.
+    pub fn at(&self, i: usize) -> Option<(&Rc<str>, &T)> {
+        self.entries.get(i).map(|(k, v)| (&k.0, &**v))
+    }
+
+    /// Whether the two maps have the very same keys: one index, shared since one was copied
+    /// from the other and neither has had a new key (a yes that costs nothing to ask; a no
+    /// says only that the keys may differ).
+    pub fn same_keys(a: &Self, b: &Self) -> bool {
+        Rc::ptr_eq(&a.index, &b.index) && a.entries.len() == b.entries.len()
+    }
+
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(k, _)| &*k.0)
     }

@@ -12,10 +12,16 @@
 //!   records are added (their attempt found from the errors' timestamps);
 //! - worktrees and `worktree-*` branches of tasks the state does not list are reported.
 
-use super::git::View;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use chrono::{DateTime, Utc};
+
+use super::git::{Merge, View};
+use super::git_names::{Hashes, Names, WORKTREE_PREFIX};
 use super::lifecycle::{self, Event, Failure, Who};
 use super::model::{ErrorRecord, Slot, State, Task, TaskStatus};
-use super::state::{mentions, MAX_ATTEMPTS};
+use super::state::MAX_ATTEMPTS;
 use crate::store::clock::{parse_time, stamp};
 
 /// What recovery changed, and what it only reports.
@@ -38,30 +44,16 @@ fn branches_of(state: &State, id: &str) -> Vec<String> {
 
 /// The task a branch belongs to (its `branch` field, or `worktree-ID`).
 pub fn task_of_branch(state: &State, branch: &str) -> Option<String> {
-    state
-        .tasks
-        .iter()
-        .find(|(_, t)| t.branch.non_empty() == Some(branch))
-        .map(|(id, _)| id)
-        .or_else(|| {
-            let id = branch.strip_prefix("worktree-")?;
-            state.tasks.keys().find(|x| *x == id)
-        })
-        .map(str::to_string)
+    Names::of(state)
+        .task_of_branch(state, branch)
+        .map(|id| id.to_string())
 }
 
 /// The one task id a text names, if exactly one.
 pub fn named_task(state: &State, text: &str) -> Option<String> {
-    let named: Vec<String> = state
-        .tasks
-        .keys()
-        .filter(|id| mentions(text, id))
-        .map(str::to_string)
-        .collect();
-    match named.as_slice() {
-        [one] => Some(one.clone()),
-        _ => None,
-    }
+    Names::of(state)
+        .named_task(state, text)
+        .map(|id| id.to_string())
 }
 
 /// Git evidence for a task counts only after this time: the run's start and the task's last
@@ -89,31 +81,52 @@ pub fn apply(state: &mut State, view: &View, now: &str) -> Found {
     found
 }
 
+/// Merges git shows done complete their tasks. The merge commits are read once, each for the
+/// tasks it names ([`Names::tasks_in`]); a task is then judged as before, by the first merge
+/// naming it after its bound, else by a merged branch of its own.
 fn merges(state: &mut State, view: &View, now: &str, found: &mut Found) {
-    let ids: Vec<String> = state.tasks.keys().map(str::to_string).collect();
-    for id in ids {
-        let Some(t) = state.task(&id) else {
-            continue;
+    let merged_branches = view.branches.iter().filter(|b| b.merged);
+    if view.merges.is_empty() && merged_branches.clone().next().is_none() {
+        return;
+    }
+    let names = Names::of(state);
+    // The first merge (newest first, as git lists them) naming each task after its bound.
+    let mut by_commit: HashMap<Rc<str>, &Merge> = HashMap::new();
+    let mut bounds: HashMap<Rc<str>, Option<DateTime<Utc>>> = HashMap::new();
+    for m in &view.merges {
+        for id in names.tasks_in(state, &m.subject) {
+            if by_commit.contains_key(&id) {
+                continue;
+            }
+            let bound = *bounds
+                .entry(Rc::clone(&id))
+                .or_insert_with(|| evidence_after(state, &id));
+            if bound.is_some_and(|b| after(&m.time, b)) {
+                by_commit.insert(id, m);
+            }
+        }
+    }
+    // The tasks some merged branch is a name of.
+    let mut candidates: HashSet<Rc<str>> = by_commit.keys().cloned().collect();
+    for b in merged_branches {
+        candidates.extend(names.tasks_of_branch(state, &b.name));
+    }
+    for i in 0..state.tasks.len() {
+        let Some((id, t)) = state.tasks.at(i) else {
+            break;
         };
-        if t.status() == TaskStatus::Completed {
+        if t.status() == TaskStatus::Completed || !candidates.contains(id) {
             continue;
         }
+        let id = Rc::clone(id);
         let Some(bound) = evidence_after(state, &id) else {
             continue;
         };
-        let names = branches_of(state, &id);
-        let by_commit = view.merges.iter().find(|m| {
-            after(&m.time, bound)
-                && names
-                    .iter()
-                    .chain(std::iter::once(&id))
-                    .any(|n| mentions(&m.subject, n))
-        });
-        let by_branch = names
+        let by_branch = branches_of(state, &id)
             .iter()
             .filter_map(|b| view.branch(b))
             .find(|b| b.merged && after(&b.tip_time, bound));
-        let (why, when) = match (by_commit, by_branch) {
+        let (why, when) = match (by_commit.get(&id), by_branch) {
             (Some(m), _) => (format!("merge commit \"{}\"", m.subject), m.time.as_str()),
             (None, Some(b)) => (
                 format!("{} is merged into HEAD", b.name),
@@ -131,13 +144,25 @@ fn merges(state: &mut State, view: &View, now: &str, found: &mut Found) {
 }
 
 fn worktrees(state: &mut State, view: &View, now: &str, found: &mut Found) {
-    let ids: Vec<String> = state.tasks.keys().map(str::to_string).collect();
-    for id in ids {
-        let Some(t) = state.task(&id) else { continue };
+    for i in 0..state.tasks.len() {
+        let Some((id, t)) = state.tasks.at(i) else {
+            break;
+        };
         let st = t.status();
-        if st == TaskStatus::Completed {
+        let running = matches!(
+            st,
+            TaskStatus::InProgress
+                | TaskStatus::Verifying
+                | TaskStatus::Verified
+                | TaskStatus::Failed
+        );
+        // Nothing to look at: no worktree or branch of its own, and not running.
+        let quiet =
+            t.worktree_path.non_empty().is_none() && t.branch.non_empty().is_none() && !running;
+        if st == TaskStatus::Completed || quiet {
             continue;
         }
+        let id = id.to_string();
         let worktree = t.worktree_path.non_empty().map(str::to_string);
         let branch = t.branch.non_empty().map(str::to_string);
         if let Some(path) = &worktree {
@@ -175,13 +200,6 @@ fn worktrees(state: &mut State, view: &View, now: &str, found: &mut Found) {
                 }
             }
         }
-        let running = matches!(
-            st,
-            TaskStatus::InProgress
-                | TaskStatus::Verifying
-                | TaskStatus::Verified
-                | TaskStatus::Failed
-        );
         if !running {
             continue;
         }
@@ -258,24 +276,32 @@ fn attempt_at(t: &Task, time: &str) -> u64 {
 }
 
 fn commits(state: &mut State, view: &View, found: &mut Found) {
+    if view.commits.is_empty() {
+        return;
+    }
+    // Recording a commit changes no task's id or branch: the names hold for the whole loop.
+    let names = Names::of(state);
+    let mut hashes = Hashes::of(state);
     let mut added: Vec<(String, Vec<String>)> = Vec::new();
     for c in view.commits.iter().rev() {
-        if lifecycle::has_commit(state, &c.hash) {
+        if hashes.has(&c.hash) {
             continue;
         }
         let id = c
             .branch
             .as_deref()
-            .and_then(|b| task_of_branch(state, b))
-            .or_else(|| named_task(state, &c.subject));
+            .and_then(|b| names.task_of_branch(state, b))
+            .or_else(|| names.named_task(state, &c.subject));
         let Some(id) = id else { continue };
+        let id = id.to_string();
         let Some(t) = state.task(&id) else { continue };
         let attempt = attempt_at(t, &c.time);
         let at = parse_time(&c.time).map(stamp).unwrap_or_default();
         if at.is_empty() {
             continue;
         }
-        if lifecycle::record_commit(state, &id, &c.hash, Some(attempt), &at) {
+        if lifecycle::add_commit(state, &id, &c.hash, Some(attempt), &at) {
+            hashes.add(&c.hash);
             match added.iter_mut().find(|(x, _)| *x == id) {
                 Some((_, list)) => list.push(c.hash.clone()),
                 None => added.push((id, vec![c.hash.clone()])),
@@ -292,12 +318,17 @@ fn commits(state: &mut State, view: &View, found: &mut Found) {
 }
 
 fn strangers(state: &State, view: &View, found: &mut Found) {
-    for b in view
+    let mut strangers = view
         .branches
         .iter()
-        .filter(|b| b.name.starts_with("worktree-"))
-    {
-        if task_of_branch(state, &b.name).is_none() {
+        .filter(|b| b.name.starts_with(WORKTREE_PREFIX))
+        .peekable();
+    if strangers.peek().is_none() {
+        return;
+    }
+    let names = Names::of(state);
+    for b in strangers {
+        if names.task_of_branch(state, &b.name).is_none() {
             found.notes.push(format!(
                 "git has branch {} for a task the state does not list",
                 b.name

@@ -449,9 +449,18 @@ pub fn record_commit(
     attempt: Option<u64>,
     created_at: &str,
 ) -> bool {
-    if has_commit(state, hash) {
-        return false;
-    }
+    !has_commit(state, hash) && add_commit(state, id, hash, attempt, created_at)
+}
+
+/// [`record_commit`] for a caller that knows no task has the commit yet (git recovery, which
+/// asks its index of the recorded hashes): `false` only when there is no task `id`.
+pub fn add_commit(
+    state: &mut State,
+    id: &str,
+    hash: &str,
+    attempt: Option<u64>,
+    created_at: &str,
+) -> bool {
     let Some(t) = state.task_mut(id) else {
         return false;
     };

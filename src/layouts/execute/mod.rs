@@ -19,6 +19,7 @@ pub mod derive;
 pub mod discover;
 pub mod git;
 pub mod git_evidence;
+mod git_names;
 pub mod hooks;
 pub mod init;
 pub mod lifecycle;

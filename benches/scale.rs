@@ -3,7 +3,8 @@
 //! `cargo bench --bench scale` (never part of `cargo test`).
 //!
 //! For each size and layout the bench writes three copies of one store in the layout's own
-//! format ([`gen`]: dependencies, parents, layers, stops, history proportional to the tasks),
+//! format ([`gen`]: dependencies, parents, layers, stops, history proportional to the tasks,
+//! and for execute the git history of its done tasks),
 //! then runs, interleaved round-robin so drift on a shared machine hits them alike:
 //!
 //! - `SessionStart` (source `startup`) on the first copy, after one DONE there (a store taskhook

@@ -1,7 +1,8 @@
 //! The stores of `cargo bench --bench scale`: each layout in its own seed's format at `n` tasks,
 //! shaped like a run in progress (about 40% done, a batch of tasks in progress, the rest
 //! pending; dependencies, parents, layers, stops and escalations; history proportional to the
-//! tasks done). Deterministic: the same `n` gives the same bytes.
+//! tasks done; for execute, the git history of its done tasks too: their commits and merges,
+//! which its SessionStart reads). Deterministic: the same `n` gives the same bytes.
 //!
 //! Every store is written under a place `{place}/proj` (the project, a git repository) and
 //! `{place}/home` (its `HOME`). The bench runs this in a child process of its own (the
@@ -119,7 +120,7 @@ pub fn generate(layout: &str, n: usize, k: usize, place: &Path) -> Gen {
     fs::create_dir_all(proj.join("src")).unwrap();
     fs::create_dir_all(place.join("home")).unwrap();
     fs::write(proj.join("src/main.rs"), "fn main() {}\n").unwrap();
-    // A real repository (execute's recovery asks git); nothing committed.
+    // A real repository (execute's recovery asks git); execute's commits its history.
     let git = Command::new("git")
         .args(["init", "-q", "-b", "main"])
         .current_dir(&proj)
@@ -515,6 +516,8 @@ fn execute(proj: &Path, n: usize, k: usize, rng: &mut Rng) -> Gen {
         ts(per as u64 * 2 * 12)
     ));
     // The tasks first, kept as text: the layers before them need their times.
+    let mut hashes = history(proj, per, width).into_iter();
+    let mut hash = |rng: &mut Rng| hashes.next().unwrap_or_else(|| hash7(rng));
     let mut tasks = String::new();
     for (li, _) in LAYERS.iter().enumerate() {
         let first = minute;
@@ -524,12 +527,12 @@ fn execute(proj: &Path, n: usize, k: usize, rng: &mut Rng) -> Gen {
                 let retried = i % 7 == 3;
                 let attempts = if retried { 2 } else { 1 };
                 let mut commits = vec![
-                    json!({"hash": hash7(rng), "type": "implementation", "attempt": 1, "created_at": ts(minute + 5)}),
+                    json!({"hash": hash(rng), "type": "implementation", "attempt": 1, "created_at": ts(minute + 5)}),
                 ];
                 let mut t = json!({"status": "completed", "attempts": attempts,
                     "worktree_path": null, "branch": null, "batch": (i - 1) / 4 + 1});
                 if retried {
-                    commits.push(json!({"hash": hash7(rng), "type": "fix", "attempt": 2, "created_at": ts(minute + 9)}));
+                    commits.push(json!({"hash": hash(rng), "type": "fix", "attempt": 2, "created_at": ts(minute + 9)}));
                     t["errors"] = json!([{"attempt": 1, "message": format!("test_{i} failed: expected 201 got 422"),
                         "details": "AssertionError in tests/api/test_tasks.py", "timestamp": ts(minute + 6)}]);
                     t["retry_feedback"] = json!([{"attempt": 2, "feedback": "Add min_length=1 to TaskCreateRequest.title"}]);
@@ -608,6 +611,101 @@ fn execute(proj: &Path, n: usize, k: usize, rng: &mut Rng) -> Gen {
         done_ids,
         bytes,
     }
+}
+
+/// The git history of the run's done layers, as the `/execute` skill leaves it: per task its
+/// commits (`feat(ID)`, and `fix(ID)` for a retried one) and the merge of its branch
+/// (`Merge branch 'worktree-ID'`), dated as the state dates them, made with `git fast-import`.
+/// Returns the commits' short hashes in the order the state records them (none when git
+/// cannot make them: the state then records made-up ones).
+fn history(proj: &Path, per: usize, width: usize) -> Vec<String> {
+    let mut stream = String::new();
+    let mut mark = 0usize;
+    let mut main: Option<usize> = None;
+    let mut minute = 0u64;
+    let mut ours = Vec::new();
+    let mut commit = |stream: &mut String, msg: &str, at: u64, parents: &[usize]| {
+        mark += 1;
+        let secs = 1_767_600_000 + at as i64 * 60;
+        let _ = write!(
+            stream,
+            "commit refs/heads/main\nmark :{mark}\ncommitter Bench <bench@example.com> {secs} +0000\ndata {}\n{msg}\n",
+            msg.len()
+        );
+        for (n, p) in parents.iter().enumerate() {
+            let _ = writeln!(stream, "{} :{p}", if n == 0 { "from" } else { "merge" });
+        }
+        mark
+    };
+    for li in 0..2 {
+        for i in 1..=per {
+            let id = format!("L{li}-{i:0width$}");
+            let base: Vec<usize> = main.into_iter().collect();
+            let feat = commit(
+                &mut stream,
+                &format!("feat({id}): implement"),
+                minute + 5,
+                &base,
+            );
+            ours.push(feat);
+            let mut tip = feat;
+            if i % 7 == 3 {
+                tip = commit(
+                    &mut stream,
+                    &format!("fix({id}): address review"),
+                    minute + 9,
+                    &[feat],
+                );
+                ours.push(tip);
+            }
+            let mut parents = base.clone();
+            parents.push(tip);
+            if parents.len() == 1 {
+                // The first task: its branch is main itself.
+                main = Some(tip);
+            } else {
+                main = Some(commit(
+                    &mut stream,
+                    &format!("Merge branch 'worktree-{id}'"),
+                    minute + 11,
+                    &parents,
+                ));
+            }
+            minute += 12;
+        }
+    }
+    let marks = proj.join(".git/bench-marks");
+    let made = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .arg(format!("--export-marks={}", marks.display()))
+        .current_dir(proj)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(stream.as_bytes())?;
+            child.wait()
+        });
+    if !made.is_ok_and(|s| s.success()) {
+        return Vec::new();
+    }
+    // What `git gc` (run by git itself as commits pile up) leaves for a history this long: a
+    // commit-graph, which `git log` walks instead of reading every commit object.
+    let _ = Command::new("git")
+        .args(["commit-graph", "write", "--reachable"])
+        .current_dir(proj)
+        .status();
+    let text = fs::read_to_string(&marks).unwrap_or_default();
+    let _ = fs::remove_file(&marks);
+    let by_mark: std::collections::HashMap<usize, String> = text
+        .lines()
+        .filter_map(|l| {
+            let (m, sha) = l.strip_prefix(':')?.split_once(' ')?;
+            Some((m.parse().ok()?, sha.get(..7)?.to_string()))
+        })
+        .collect();
+    ours.iter()
+        .filter_map(|m| by_mark.get(m).cloned())
+        .collect()
 }
 
 // ---- cdd (seed 004) ------------------------------------------------------------------------

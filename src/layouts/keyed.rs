@@ -88,6 +88,15 @@ impl<T> Keyed<T> {
         }
     }
 
+    /// Puts `key` last, unless the map has it already (answering `false`, the map unchanged).
+    pub fn add(&mut self, key: String, value: T) -> bool {
+        if self.index.contains_key(key.as_str()) {
+            return false;
+        }
+        self.insert(key, value);
+        true
+    }
+
     /// The key as the map holds it, shared (a copy costs a count, not a string).
     pub fn key_of(&self, key: &str) -> Option<Rc<str>> {
         self.index.get_key_value(key).map(|(k, _)| Rc::clone(&k.0))

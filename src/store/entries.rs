@@ -9,8 +9,9 @@
 //! counts or uniqueness, and the document's schema with no `anyOf`, `if` and the like beyond an
 //! `allOf` that only requires members to be there, as in the three schemas it is used with
 //! (projects' tasks.json, execute's and iterative's state; `tests` holds them to it). Anything
-//! else — an entry or the rest refused, the caller refusing an entry, a member or key given
-//! twice, a member that is neither an array nor an object, bytes that are not a JSON object —
+//! else — an entry or the rest refused, the caller refusing an entry (a key it has already, in
+//! particular), a member given twice, a member that is neither an array nor an object, bytes
+//! that are not a JSON object —
 //! answers `None`, and the caller reads and checks the whole document instead, which words the
 //! verdict.
 //!
@@ -138,7 +139,7 @@ fn read_with(
 
 /// The document read entry by entry (see the module), typed: each entry of the member `key`
 /// read by its own strict reading ([`Strict`], never a JSON tree) and handed to `add` with its
-/// key (answering `false` refuses it), the rest of the document typed as `T`, and `fill` puts
+/// key (answering `false` refuses it; `add` must refuse a key it was given before), the rest of the document typed as `T`, and `fill` puts
 /// what `add` gathered into it (told whether the member was there at all). Anything refused
 /// goes to the whole reading ([`super::parse_typed`]), which words why the document is
 /// unusable.
@@ -272,12 +273,10 @@ impl<'de, S: Entries> Visitor<'de> for Member<'_, '_, S> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<Value, A::Error> {
-        let mut seen = std::collections::HashSet::new();
+        // A key given twice is the caller's to refuse (its `add` answers `false` for a key it
+        // has; the whole document's reading then decides which value holds): the caller keeps
+        // the keys anyway, so they are not kept twice.
         while let Some(k) = m.next_key::<String>()? {
-            if !seen.insert(k.clone()) {
-                // A key given twice: the whole document's reading decides which value holds.
-                self.0.ok = false;
-            }
             m.next_value_seed(One(&mut *self.0, Some(k)))?;
         }
         Ok(Value::Object(Map::new()))
@@ -389,11 +388,15 @@ mod tests {
         assert!(read(&bad, "execute-state").is_none());
         let bad = json!({"schema_version": "2.0", "status": "pending", "tasks": {"A": {"status": "lost"}}});
         assert!(read(&bad, "execute-state").is_none());
-        // A key or a member given twice goes to the whole reading.
+        // A key given twice, which the caller refuses, or a member given twice goes to the
+        // whole reading.
         let twice = br#"{"schema_version": "2.0", "status": "pending", "tasks": {"A": {"status": "pending"}, "A": {"status": "failed"}}}"#;
-        assert!(read_checked(twice, "execute-state", "tasks", |_, _| true)
-            .unwrap()
-            .is_none());
+        let mut keys = std::collections::HashSet::new();
+        assert!(
+            read_checked(twice, "execute-state", "tasks", |k, _| keys.insert(k))
+                .unwrap()
+                .is_none()
+        );
         let twice = br#"{"tasks": [], "tasks": []}"#;
         assert!(read_checked(twice, "projects-tasks", "tasks", |_, _| true)
             .unwrap()

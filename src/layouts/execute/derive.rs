@@ -16,7 +16,7 @@ use std::rc::Rc;
 use serde_json::{Map, Number};
 
 use super::model::{
-    Layer, LayerStatus, QueueEntry, QueueStatus, RunStatus, Slot, State, Task, TaskStatus,
+    Keyed, Layer, LayerStatus, QueueEntry, QueueStatus, RunStatus, Slot, State, Task, TaskStatus,
 };
 use super::state::{id_layer_number, layer_order, leading_number};
 use crate::store::clock::parse_time;
@@ -99,7 +99,6 @@ fn written_counts(layer: &Layer) -> Option<Counts> {
 
 /// A task the state lists, as the counts see it.
 struct Listed {
-    id: String,
     status: TaskStatus,
     /// Its layer, as [`super::state::layer_of`] finds it (one copy of each layer's name).
     layer: Option<Rc<str>>,
@@ -132,7 +131,6 @@ fn listing(state: &State) -> Vec<Listed> {
         .tasks
         .iter()
         .map(|(id, t)| Listed {
-            id: id.to_string(),
             status: t.status(),
             layer: layer_of(id, t),
             batch: t.batch,
@@ -228,11 +226,18 @@ pub fn derive(before: &State, state: &mut State, now: &str) {
     let mut baselines = layer_baselines(before, &before_list);
     let before_totals = totals(before, &before_list, &baselines);
     let mut extra = metrics_baseline(before, before_totals);
-    // Tasks the file now lists that it did not: they leave the baselines.
-    let known: HashSet<&str> = before_list.iter().map(|t| t.id.as_str()).collect();
     // Deriving changes no task and no layer key, so each task's layer stays as listed here.
     let list = listing(state);
-    for t in list.iter().filter(|t| !known.contains(t.id.as_str())) {
+    // Tasks the file now lists that it did not: they leave the baselines. (None, when the two
+    // share their keys: a change to tasks, not to which tasks there are.)
+    let same = Keyed::same_keys(&before.tasks, &state.tasks);
+    let new = state
+        .tasks
+        .keys()
+        .zip(&list)
+        .filter(|(id, _)| !same && !before.tasks.contains_key(id))
+        .map(|(_, t)| t);
+    for t in new {
         match &t.layer {
             Some(l) => {
                 let b = baselines.entry(l.to_string()).or_default();
@@ -387,28 +392,36 @@ fn derive_run(
 /// ready, anything else → pending); a verified or merging task missing from the queue joins it
 /// at the next priority. Entries of tasks the state does not list are left as they are.
 fn derive_queue(state: &mut State, list: &[Listed]) {
-    let task_status: BTreeMap<&str, TaskStatus> =
-        list.iter().map(|t| (t.id.as_str(), t.status)).collect();
+    let tasks = &state.tasks;
     let queue = state.merge_queue.get_or_insert_with(Vec::new);
     for e in queue.iter_mut() {
-        let Some(ts) = task_status.get(e.task_id.as_str()) else {
+        let Some(t) = tasks.get(&e.task_id) else {
             continue;
         };
-        e.status = match ts {
+        e.status = match t.status() {
             TaskStatus::Completed => QueueStatus::Merged,
             TaskStatus::Merging => QueueStatus::Merging,
             TaskStatus::Verified => QueueStatus::Ready,
             _ => QueueStatus::Pending,
         };
     }
+    // The tasks that belong in the queue, in id order (the order they join it in).
+    let mut waiting: Vec<(&str, QueueStatus)> = tasks
+        .keys()
+        .zip(list)
+        .filter_map(|(id, t)| match t.status {
+            TaskStatus::Verified => Some((id, QueueStatus::Ready)),
+            TaskStatus::Merging => Some((id, QueueStatus::Merging)),
+            _ => None,
+        })
+        .collect();
+    if waiting.is_empty() {
+        return;
+    }
+    waiting.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut queued: HashSet<String> = queue.iter().map(|e| e.task_id.clone()).collect();
     let mut next = None;
-    for (id, ts) in task_status {
-        let want = match ts {
-            TaskStatus::Verified => QueueStatus::Ready,
-            TaskStatus::Merging => QueueStatus::Merging,
-            _ => continue,
-        };
+    for (id, want) in waiting {
         if queued.insert(id.to_string()) {
             let p = *next.get_or_insert_with(|| next_priority(queue));
             next = Some(p + 1);

@@ -138,7 +138,8 @@ fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
         SCHEMA,
         "tasks",
         |tasks: &mut super::model::Keyed<super::model::Task>, id, t| {
-            id.map(|id| tasks.insert(id, t)).is_some()
+            // A task given twice is refused here (the whole reading then decides).
+            id.is_some_and(|id| tasks.add(id, t))
         },
         |state: &mut State, tasks, _| state.tasks = tasks,
     )
@@ -500,6 +501,19 @@ mod tests {
             "../../../tests/fixtures/schemas/execute-state/valid/seed-full-example.json"
         );
         serde_json::from_str(text).unwrap()
+    }
+
+    /// A task given twice is read as the whole document reads it: the last value, in the
+    /// first one's place.
+    #[test]
+    fn a_task_given_twice_is_read_as_the_whole_document() {
+        let text = br#"{"schema_version": "2.0", "status": "pending", "tasks": {"A": {"status": "pending"}, "B": {"status": "pending"}, "A": {"status": "failed"}}}"#;
+        let state = state_of(text).unwrap().unwrap();
+        assert_eq!(state.tasks.keys().collect::<Vec<_>>(), ["A", "B"]);
+        assert_eq!(
+            state.task("A").map(|t| t.status()),
+            Some(super::super::model::TaskStatus::Failed)
+        );
     }
 
     proptest::proptest! {

@@ -484,7 +484,8 @@ fn parse_state(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
         bytes,
         SCHEMA,
         "tasks",
-        |units: &mut super::model::Units, id, u: Unit| id.map(|id| units.insert(id, u)).is_some(),
+        // A unit given twice is refused here (the whole reading then decides).
+        |units: &mut super::model::Units, id, u: Unit| id.is_some_and(|id| units.add(id, u)),
         |state: &mut State, units, present| {
             if present {
                 state.tasks = Some(units);

@@ -19,24 +19,25 @@ pub const WORKTREE_PREFIX: &str = "worktree-";
 pub struct Names {
     /// Task ids by their `branch` field, in the file's order.
     by_branch: HashMap<String, Vec<Rc<str>>>,
-    /// The longest id, in bytes.
-    longest_id: usize,
-    /// The longest name of any kind, in bytes.
-    longest: usize,
+    /// The lengths ids have, in bytes, each once.
+    id_lengths: Vec<usize>,
+    /// The lengths names of any kind have, in bytes, each once.
+    lengths: Vec<usize>,
 }
 
 impl Names {
     pub fn of(state: &State) -> Names {
         let mut by_branch: HashMap<String, Vec<Rc<str>>> = HashMap::new();
-        let (mut longest_id, mut longest) = (0, 0);
+        let (mut id_lengths, mut lengths) = (BTreeSet::new(), BTreeSet::new());
         for i in 0..state.tasks.len() {
             let Some((id, t)) = state.tasks.at(i) else {
                 break;
             };
-            longest_id = longest_id.max(id.len());
-            longest = longest.max(id.len() + WORKTREE_PREFIX.len());
+            id_lengths.insert(id.len());
+            lengths.insert(id.len());
+            lengths.insert(id.len() + WORKTREE_PREFIX.len());
             if let Some(b) = t.branch.non_empty() {
-                longest = longest.max(b.len());
+                lengths.insert(b.len());
                 match by_branch.get_mut(b) {
                     Some(ids) => ids.push(Rc::clone(id)),
                     None => {
@@ -47,8 +48,8 @@ impl Names {
         }
         Names {
             by_branch,
-            longest_id,
-            longest,
+            id_lengths: id_lengths.into_iter().collect(),
+            lengths: lengths.into_iter().collect(),
         }
     }
 
@@ -78,7 +79,7 @@ impl Names {
     /// The one task id `text` mentions, if exactly one.
     pub fn named_task(&self, state: &State, text: &str) -> Option<Rc<str>> {
         let mut named: Vec<Rc<str>> = Vec::new();
-        for span in spans(text, self.longest_id) {
+        for span in spans(text, &self.id_lengths) {
             if let Some(id) = state.tasks.key_of(span) {
                 if !named.contains(&id) && mentions(text, &id) {
                     named.push(id);
@@ -100,7 +101,7 @@ impl Names {
                 out.push(id);
             }
         };
-        for span in spans(text, self.longest) {
+        for span in spans(text, &self.lengths) {
             let by_id = state.tasks.key_of(span);
             let by_worktree = span
                 .strip_prefix(WORKTREE_PREFIX)
@@ -117,15 +118,18 @@ impl Names {
     }
 }
 
-/// The parts of `text` that could be a name [`mentions`] finds there, at most `longest` bytes:
-/// each from a start (the text's, or after a character that is not a word's) to an end (the
-/// text's, or before a character that neither continues a word nor starts a `-digit` id
-/// suffix). Every name `mentions` finds in `text` is one of them.
-fn spans(text: &str, longest: usize) -> Vec<&str> {
+/// The parts of `text` that could be a name [`mentions`] finds there, of one of the `lengths`
+/// names have: each from a start (the text's, or after a character that is not a word's) to an
+/// end (the text's, or before a character that neither continues a word nor starts a `-digit`
+/// id suffix). Every name `mentions` finds in `text` is one of them. At most the text's starts
+/// times the lengths, however the text was written (a scan of every name would be the names
+/// times the text).
+fn spans<'t>(text: &'t str, lengths: &[usize]) -> Vec<&'t str> {
     let word = |c: char| c.is_alphanumeric() || c == '_';
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut starts = Vec::new();
-    let mut ends = Vec::new();
+    // Whether a name may end at each byte offset.
+    let mut ends = vec![false; text.len() + 1];
     for (k, &(i, c)) in chars.iter().enumerate() {
         if k == 0 || !word(chars[k - 1].1) {
             starts.push(i);
@@ -133,20 +137,19 @@ fn spans(text: &str, longest: usize) -> Vec<&str> {
         // An end before `c`: not a word's character, nor a '-' before a digit.
         let id_goes_on = c == '-' && chars.get(k + 1).is_some_and(|(_, d)| d.is_ascii_digit());
         if k > 0 && !word(c) && !id_goes_on {
-            ends.push(i);
+            ends[i] = true;
         }
     }
-    if !text.is_empty() {
-        ends.push(text.len());
+    if let Some(last) = ends.last_mut() {
+        *last = !text.is_empty();
     }
     let mut out = Vec::new();
-    let mut first = 0;
     for s in starts {
-        while ends.get(first).is_some_and(|&e| e <= s) {
-            first += 1;
-        }
-        for &e in ends[first..].iter().take_while(|&&e| e - s <= longest) {
-            out.push(&text[s..e]);
+        for &len in lengths {
+            let e = s + len;
+            if len > 0 && ends.get(e).copied().unwrap_or(false) {
+                out.push(&text[s..e]);
+            }
         }
     }
     out

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::Map;
 
 use super::derive::derive;
 use super::hooks::{apply_event, cap, git_place};
@@ -213,7 +212,7 @@ pub fn stop(cx: &Ctx, store: &StoreRef, reason: Option<&str>) -> Result<Stop> {
         let record = StopRecord {
             at: Some(now.clone()),
             reason,
-            rest: Map::new(),
+            rest: Default::default(),
         };
         s.stop = Slot::Is(Loose::Typed(record.clone()));
         s.status = Some(RunStatus::Stopped);
@@ -258,7 +257,7 @@ pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Task
                 retry_feedback: t.retry_feedback.take(),
                 merged_at: std::mem::take(&mut t.merged_at),
                 batch: t.batch.take(),
-                rest: Map::new(),
+                rest: Default::default(),
             };
             t.subagent = None;
             t.verification = Slot::Absent;
@@ -324,7 +323,7 @@ pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
             total_attempts: Some(0),
             total_commits: Some(0),
             elapsed_time_seconds: Some(0.into()),
-            rest: Map::new(),
+            rest: Default::default(),
         });
         let fresh = s.clone();
         derive(&fresh, &mut s, &now);

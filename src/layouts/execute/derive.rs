@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
-use serde_json::{Map, Number};
+use serde_json::Number;
 
 use super::model::{
     Keyed, Layer, LayerStatus, QueueEntry, QueueStatus, RunStatus, Slot, State, Task, TaskStatus,
@@ -429,7 +429,7 @@ fn derive_queue(state: &mut State, list: &[Listed]) {
                 task_id: id.to_string(),
                 priority: p,
                 status: want,
-                rest: Map::new(),
+                rest: Default::default(),
             });
         }
     }

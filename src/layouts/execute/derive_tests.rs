@@ -4,7 +4,7 @@
 use super::*;
 use crate::layouts::json::{typed, write_back};
 use proptest::prelude::*;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 /// [`super::derive`] over a state given as JSON: typed, derived, written back.
 fn derive(before: &Value, state: &mut Value, now: &str) {

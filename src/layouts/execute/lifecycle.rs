@@ -16,8 +16,6 @@
 //! sent: that subagent is let go with the state exact, and the main agent is told to launch a
 //! new one, which continues the same attempt count.
 
-use serde_json::Map;
-
 use super::derive::{derive, next_priority};
 use super::model::{
     CommitRecord, ErrorRecord, Feedback, Loose, QueueEntry, QueueStatus, Slot, State, Subagent,
@@ -188,7 +186,7 @@ fn count_block(state: &mut State, id: &str, agent: Option<&str>) {
         t.subagent = Some(Box::new(Subagent {
             agent_id,
             blocks: used + 1,
-            rest: Map::new(),
+            rest: Default::default(),
         }));
     }
 }
@@ -316,7 +314,7 @@ pub fn step(state: &mut State, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
                         asked,
                         launched: Some(false),
                         earlier: None,
-                        rest: Map::new(),
+                        rest: Default::default(),
                     })));
                     sent_back(state, Effect::Verify { attempt })
                 }
@@ -352,7 +350,7 @@ pub fn step(state: &mut State, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
                 message: f.message.to_string(),
                 details: f.details.map(str::to_string),
                 timestamp: Some(now.to_string()),
-                rest: Map::new(),
+                rest: Default::default(),
             });
             if n >= MAX_ATTEMPTS {
                 t.status = Some(TaskStatus::Abandoned);
@@ -371,7 +369,7 @@ pub fn step(state: &mut State, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
                 .push(Feedback {
                     attempt: n + 1,
                     feedback: feedback.clone(),
-                    rest: Map::new(),
+                    rest: Default::default(),
                 });
             if can_block {
                 t.attempts = Some(n + 1);
@@ -434,7 +432,7 @@ fn queue_entry(state: &mut State, id: &str, status: QueueStatus) -> i64 {
         task_id: id.to_string(),
         priority: p,
         status,
-        rest: Map::new(),
+        rest: Default::default(),
     });
     p
 }
@@ -475,7 +473,7 @@ pub fn add_commit(
         kind: Some(kind.to_string()),
         attempt: Some(attempt),
         created_at: Some(created_at.to_string()),
-        rest: Map::new(),
+        rest: Default::default(),
     });
     true
 }

@@ -7,10 +7,11 @@
 
 use std::fmt;
 
+use crate::layouts::json::Rest;
 use serde::de::Deserializer;
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 /// A field that may be absent, `null` or a value: written back as it was found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -331,7 +332,7 @@ pub struct State {
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub stop: Slot<Loose<Stop>>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 impl State {
@@ -379,7 +380,7 @@ pub struct Layer {
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub completed_at: Slot<String>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 impl Layer {
@@ -443,7 +444,7 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub completed_at: Slot<Box<Value>>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 impl Task {
@@ -507,7 +508,7 @@ pub struct CommitRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// A failed attempt.
@@ -521,7 +522,7 @@ pub struct ErrorRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// The feedback for an attempt.
@@ -531,7 +532,7 @@ pub struct Feedback {
     pub attempt: u64,
     pub feedback: String,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// taskhook: the subagent working on a task and the hook blocks it has had in a row.
@@ -542,7 +543,7 @@ pub struct Subagent {
     #[serde(deserialize_with = "int::u64")]
     pub blocks: u64,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// taskhook: an earlier run of a task, kept by `reset-task`.
@@ -562,7 +563,7 @@ pub struct ResetRecord {
     #[serde(default, with = "int::opt", skip_serializing_if = "Option::is_none")]
     pub batch: Option<u64>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// taskhook: the verification pass asked for a task (by a block to `asked`, or of a subagent
@@ -580,7 +581,7 @@ pub struct Verification {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier: Option<Vec<String>>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// taskhook: the user's stop.
@@ -591,7 +592,7 @@ pub struct Stop {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// A merge-queue entry.
@@ -602,7 +603,7 @@ pub struct QueueEntry {
     pub priority: i64,
     pub status: QueueStatus,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// The run's metrics.
@@ -622,7 +623,7 @@ pub struct Metrics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_time_seconds: Option<Number>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@
 
 use std::fmt;
 
+use crate::layouts::json::Rest;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::layouts::json::{lenient, present};
 use crate::layouts::keyed::Keyed;
@@ -283,7 +283,7 @@ pub struct Unit {
     #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<Option<String>>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 impl Unit {
@@ -368,7 +368,7 @@ pub struct State {
     #[serde(default, with = "lenient", skip_serializing_if = "Option::is_none")]
     pub taskhook: Option<Cursor>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 thread_local! {
@@ -462,6 +462,7 @@ impl State {
 mod tests {
     use super::*;
     use crate::layouts::json::{typed, write_back};
+    use serde_json::Value;
 
     #[test]
     fn nulls_stay_null_and_absent_fields_stay_absent() {

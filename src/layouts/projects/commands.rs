@@ -47,7 +47,7 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewProject) -> Result<(PathBuf, P
         created_at: Some(now.clone()),
         updated_at: Some(now.clone()),
         current_task: Some(None),
-        rest: Map::new(),
+        rest: Default::default(),
     };
     cx.store.create_dir_all(&root)?;
     cx.store.with_lock(&p.lock(), || {

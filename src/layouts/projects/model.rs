@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use crate::layouts::json::Rest;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
@@ -192,7 +193,7 @@ pub struct Task {
     #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub description: Option<Value>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// The non-empty ids of a list field.
@@ -292,7 +293,7 @@ impl Task {
 pub struct TaskList {
     pub tasks: Vec<Shared<Task>>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 impl TaskList {
@@ -391,7 +392,7 @@ pub struct ProjectRecord {
     #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub current_task: Option<Option<String>>,
     #[serde(flatten)]
-    pub rest: Map<String, Value>,
+    pub rest: Rest,
 }
 
 /// `progress/velocity.json` (`projects-velocity` schema), recomputed whole from the log: every

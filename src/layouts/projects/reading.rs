@@ -232,7 +232,7 @@ impl<'de> Visitor<'de> for TaskVisitor {
         }
         t.id = id.ok_or_else(|| A::Error::missing_field("id"))?;
         t.status = status.ok_or_else(|| A::Error::missing_field("status"))?;
-        t.rest = rest;
+        t.rest = rest.into();
         Ok(t)
     }
 }

@@ -478,7 +478,10 @@ pub fn restore(cx: &Ctx, p: &Paths, damaged: Option<&[u8]>, why: &str) -> Result
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let tasks = tasks.into_iter().map(Shared::new).collect();
-    let mut list = TaskList { tasks, rest };
+    let mut list = TaskList {
+        tasks,
+        rest: rest.into(),
+    };
     link_children(&mut list);
     let mut doc = Value::Object(root);
     write_back(&mut doc, &list).map_err(Error::BadInput)?;

@@ -25,47 +25,76 @@ impl<'a> Node<'a> {
     }
 }
 
-/// Returns every `(task, dependency)` pair whose dependency is not a task of the graph, in order.
-pub fn unknown_deps<'a>(nodes: &[Node<'a>]) -> Vec<(&'a str, &'a str)> {
-    let ids: HashSet<&str> = nodes.iter().map(|n| n.id).collect();
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for n in nodes {
-        for &d in &n.deps {
-            if !ids.contains(d) && seen.insert((n.id, d)) {
-                out.push((n.id, d));
+/// The nodes' ids indexed once (each id at its first node), for the checks below: a caller
+/// that makes all three builds one map, not three.
+pub struct Ids<'a> {
+    first: HashMap<&'a str, usize>,
+    /// The ids that occur more than once, in order of their second occurrence.
+    twice: Vec<&'a str>,
+}
+
+impl<'a> Ids<'a> {
+    pub fn of(nodes: &[Node<'a>]) -> Ids<'a> {
+        let mut first = HashMap::with_capacity(nodes.len());
+        let (mut twice, mut reported) = (Vec::new(), HashSet::new());
+        for (i, n) in nodes.iter().enumerate() {
+            match first.entry(n.id) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(i);
+                }
+                std::collections::hash_map::Entry::Occupied(_) => {
+                    if reported.insert(n.id) {
+                        twice.push(n.id);
+                    }
+                }
             }
         }
+        Ids { first, twice }
     }
-    out
+
+    /// The ids that occur more than once, in order of their second occurrence.
+    pub fn duplicates(&self) -> &[&'a str] {
+        &self.twice
+    }
+
+    /// Every `(task, dependency)` pair whose dependency is not a task of the graph, in order.
+    pub fn unknown_deps(&self, nodes: &[Node<'a>]) -> Vec<(&'a str, &'a str)> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for n in nodes {
+            for &d in &n.deps {
+                if !self.first.contains_key(d) && seen.insert((n.id, d)) {
+                    out.push((n.id, d));
+                }
+            }
+        }
+        out
+    }
+
+    /// A dependency cycle, as the path that closes it ([`find_cycle`]).
+    pub fn find_cycle(&self, nodes: &[Node<'_>]) -> Option<Vec<String>> {
+        let index = &self.first;
+        let starts = (0..nodes.len()).filter(|&i| index.get(nodes[i].id) == Some(&i));
+        let edge = |node: usize, k: usize| nodes[node].deps.get(k).map(|d| index.get(d).copied());
+        let cycle = cycle_from(nodes.len(), starts, edge)?;
+        Some(cycle.iter().map(|&i| nodes[i].id.to_string()).collect())
+    }
+}
+
+/// Returns every `(task, dependency)` pair whose dependency is not a task of the graph, in order.
+pub fn unknown_deps<'a>(nodes: &[Node<'a>]) -> Vec<(&'a str, &'a str)> {
+    Ids::of(nodes).unknown_deps(nodes)
 }
 
 /// Returns the ids that occur more than once, in order of their second occurrence.
 pub fn duplicate_ids<'a>(nodes: &[Node<'a>]) -> Vec<&'a str> {
-    let mut seen = HashSet::new();
-    let mut reported = HashSet::new();
-    let mut out = Vec::new();
-    for n in nodes {
-        if !seen.insert(n.id) && reported.insert(n.id) {
-            out.push(n.id);
-        }
-    }
-    out
+    Ids::of(nodes).twice
 }
 
 /// Finds a dependency cycle, returned as the path that closes it (`[a, b, a]`: `a` depends on
 /// `b`, which depends on `a`). `None` when the graph is acyclic. Unknown ids are ignored.
 pub fn find_cycle(nodes: &[Node<'_>]) -> Option<Vec<String>> {
-    let index: HashMap<&str, usize> = nodes
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(i, n)| (n.id, i))
-        .collect();
-    let starts = (0..nodes.len()).filter(|&i| index.get(nodes[i].id) == Some(&i));
-    let edge = |node: usize, k: usize| nodes[node].deps.get(k).map(|d| index.get(d).copied());
-    let cycle = cycle_from(nodes.len(), starts, edge)?;
-    Some(cycle.iter().map(|&i| nodes[i].id.to_string()).collect())
+    Ids::of(nodes).find_cycle(nodes)
 }
 
 /// Depth-first search for a cycle over nodes `0..len`, from each of `starts` in turn (nodes

@@ -688,7 +688,10 @@ mod tests {
         let text = r#"{"z":1,"a":2,"y":[null]}"#;
         let r: R = serde_json::from_str(text).unwrap();
         assert_eq!(r.rest.keys().collect::<Vec<_>>(), ["z", "y"]);
-        assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"a":2,"z":1,"y":[null]}"#);
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"a":2,"z":1,"y":[null]}"#
+        );
         let bare: R = serde_json::from_str(r#"{"a":2}"#).unwrap();
         assert!(bare.rest.0.is_none() && bare.rest.is_empty());
         assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"a":2}"#);

@@ -158,15 +158,17 @@ fn of_list(cx: &Ctx, store: &StoreRef, list: &List<'_>, s: &mut Summary) {
         .map(|(_, v)| Node::new(&v.id, v.deps.iter().map(|d| &**d)))
         .collect();
     let name = |id: &str| list.shown_id(id).to_string();
-    for d in graph::duplicate_ids(&ns) {
+    // One index of the ids for the three checks.
+    let ids = graph::Ids::of(&ns);
+    for d in ids.duplicates() {
         s.problems
             .push(format!("several tasks have the id {:?}", name(d)));
     }
-    for (t, d) in graph::unknown_deps(&ns) {
+    for (t, d) in ids.unknown_deps(&ns) {
         s.problems
             .push(format!("task {:?} depends on unknown task {d:?}", name(t)));
     }
-    if let Some(c) = graph::find_cycle(&ns) {
+    if let Some(c) = ids.find_cycle(&ns) {
         let c: Vec<String> = c.iter().map(|id| name(id)).collect();
         s.problems
             .push(format!("dependency cycle {}", graph::describe_cycle(&c)));

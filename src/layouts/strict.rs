@@ -388,11 +388,15 @@ pub mod tests {
             Just(json!(1e300)),
             Just(json!(u64::MAX)),
             Just(json!(i64::MIN)),
+            Just(json!(-2.5)),
             Just(json!([])),
             Just(json!(["A", "B"])),
+            Just(json!(["A", ""])),
+            Just(json!(["A", 1])),
             Just(json!([1])),
             Just(json!({})),
             Just(json!({"x": 1})),
+            Just(json!({"JIRA": "P-1"})),
             timestamp().prop_map(Value::String),
         ]
     }
@@ -445,6 +449,13 @@ pub mod tests {
             }
             Value::Object(m)
         })
+    }
+
+    /// The strict reading of `v`'s JSON, or `None` where it refuses it.
+    pub fn read<T: crate::store::entries::Strict>(v: &Value) -> Option<T> {
+        let bytes = serde_json::to_vec(v).ok()?;
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        T::strict(&mut de).ok()
     }
 
     /// One of `values`.

@@ -244,14 +244,12 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::layouts::strict::tests::{any_value, object, pick, timestamp};
+    use crate::layouts::strict::tests::{any_value, object, pick, read, timestamp};
     use crate::store::entries::Strict;
     use crate::store::schema;
 
     fn strict(v: &Value) -> Option<Task> {
-        let bytes = serde_json::to_vec(v).unwrap();
-        let mut de = serde_json::Deserializer::from_slice(&bytes);
-        Task::strict(&mut de).ok()
+        read(v)
     }
 
     fn counts(min: u64) -> BoxedStrategy<Value> {

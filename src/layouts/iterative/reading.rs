@@ -63,14 +63,11 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::layouts::strict::tests::{any_value, object, pick, timestamp};
-    use crate::store::entries::Strict;
+    use crate::layouts::strict::tests::{any_value, object, pick, read, timestamp};
     use crate::store::schema;
 
     fn strict(v: &Value) -> Option<Unit> {
-        let bytes = serde_json::to_vec(v).unwrap();
-        let mut de = serde_json::Deserializer::from_slice(&bytes);
-        Unit::strict(&mut de).ok()
+        read(v)
     }
 
     fn unit() -> impl Strategy<Value = Value> {

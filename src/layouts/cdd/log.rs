@@ -26,7 +26,7 @@ use crate::layouts::json::Lenient;
 use crate::layouts::summary::first_few;
 use crate::shell::quote;
 use crate::store::clock::parse_time;
-use crate::store::{parsed, schema};
+use crate::store::{parsed, schema, Bytes};
 
 /// The schema of one history line.
 pub const SCHEMA: &str = "cdd-history";
@@ -44,7 +44,7 @@ pub struct Event {
     /// The status folder the event put its task in, when it says one.
     pub to: Option<Folder>,
     pub at: Option<DateTime<Utc>>,
-    /// Where the line as written is in [`History::text`].
+    /// Where the line as written is in the log's bytes.
     line: std::ops::Range<usize>,
 }
 
@@ -192,8 +192,9 @@ pub fn read_line(line: &[u8]) -> std::result::Result<Option<Value>, Bad> {
 #[derive(Debug, Clone, Default)]
 pub struct History {
     pub events: Vec<Event>,
-    /// The events' lines, one after the other.
-    text: String,
+    /// The log's bytes as read, shared with what remembers them: each event's line is a range
+    /// of them, not a copy.
+    bytes: Bytes,
     /// The lines that are no event (1-based numbers): skipped.
     pub bad_lines: Vec<(usize, Bad)>,
     /// What the questions below need, gathered in the one pass that parses the log.
@@ -249,18 +250,27 @@ pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 impl History {
-    /// Parses the log's bytes.
+    /// Parses the log's bytes (a copy of them kept; [`History::of`] keeps the caller's).
     pub fn parse(bytes: &[u8]) -> History {
+        History::of(Bytes::new(bytes.to_vec()))
+    }
+
+    /// Parses the log's bytes, kept shared.
+    pub fn of(bytes: Bytes) -> History {
         let mut h = History::default();
-        h.extend(bytes);
+        h.extend(bytes, 0);
         h
     }
 
-    /// Parses more of the log: `bytes` follow what was parsed so far, which ended a line.
-    fn extend(&mut self, bytes: &[u8]) {
+    /// Parses more of the log: `bytes` are the whole log now, whose first `from` bytes (ending
+    /// a line) are those parsed so far, unchanged.
+    fn extend(&mut self, bytes: Bytes, from: usize) {
         let h = self;
+        h.bytes = bytes;
+        let all = Bytes::clone(&h.bytes);
+        let base = all.as_ptr() as usize;
         let lines_before = h.lines;
-        for (i, line) in lines(bytes).enumerate() {
+        for (i, line) in lines(all.get(from..).unwrap_or_default()).enumerate() {
             let i = i + lines_before;
             h.lines = i + 1;
             let (line, head) = match read_head(line) {
@@ -281,15 +291,15 @@ impl History {
                 Some((k, _)) => k.clone(),
                 None => Rc::from(&*t),
             });
-            let start = h.text.len();
-            h.text.push_str(line);
+            // The line is a slice of `all`: its place there.
+            let start = line.as_ptr() as usize - base;
             let e = Event {
                 task,
                 stop: head.stop.map(Cow::into_owned),
                 to,
                 at: head.timestamp.and_then(|t| parse_time(&t)),
                 action,
-                line: start..h.text.len(),
+                line: start..start + line.len(),
             };
             h.index.add(&e);
             h.events.push(e);
@@ -298,7 +308,10 @@ impl History {
 
     /// An event's line as written.
     pub fn line(&self, e: &Event) -> &str {
-        self.text.get(e.line.clone()).unwrap_or_default()
+        self.bytes
+            .get(e.line.clone())
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
     }
 
     /// All of an event's fields (parsed when asked: only `stats` and `show` read more than
@@ -336,21 +349,22 @@ impl History {
 /// read that finds the bytes parsed last time followed by more parses only what was appended
 /// ([`crate::store::parsed`]); other bytes are parsed whole.
 pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<Rc<History>> {
-    let bytes = cx.store.read_capped(path, MAX_BYTES)?.unwrap_or_default();
+    let bytes = Bytes::new(cx.store.read_capped(path, MAX_BYTES)?.unwrap_or_default());
     let h = match parsed::prefix_of::<History>(KIND, &bytes) {
         Some((n, h)) if n == bytes.len() => return Ok(h),
         Some((n, h)) if bytes[..n].ends_with(b"\n") => {
             // Extended in place when nothing else holds it (the cache lets go of it first).
             parsed::forget(KIND);
             let mut more = Rc::try_unwrap(h).unwrap_or_else(|h| (*h).clone());
-            more.extend(&bytes[n..]);
+            more.extend(Bytes::clone(&bytes), n);
             more
         }
-        _ => History::parse(&bytes),
+        _ => History::of(Bytes::clone(&bytes)),
     };
     let h = Rc::new(h);
-    // Kept, not copied: the next read compares against these.
-    parsed::remember_shared(KIND, crate::store::Bytes::new(bytes), h.clone());
+    // Kept, not copied (the history's lines are ranges of them): the next read compares
+    // against these.
+    parsed::remember_shared(KIND, bytes, h.clone());
     Ok(h)
 }
 
@@ -643,8 +657,11 @@ pub(super) mod tests {
             let head: String = lines[..cut].iter().map(|l| format!("{l}\n")).collect();
             let mut parts = History::parse(head.as_bytes());
             prop_assert_eq!(parts.lines, cut);
-            parts.extend(&text.as_bytes()[head.len()..]);
+            parts.extend(Bytes::new(text.as_bytes().to_vec()), head.len());
             prop_assert_eq!(&parts.events, &h.events);
+            for e in &parts.events {
+                prop_assert_eq!(parts.line(e), h.line(e));
+            }
             prop_assert_eq!(&parts.bad_lines, &h.bad_lines);
             for name in NAMES {
                 prop_assert_eq!(parts.folder_of(name), h.folder_of(name));

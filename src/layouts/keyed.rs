@@ -79,12 +79,7 @@ impl<T> Keyed<T> {
     pub fn insert(&mut self, key: String, value: T) {
         match self.index.get(key.as_str()) {
             Some(i) => self.entries[*i].1 = Shared::new(value),
-            None => {
-                let key = Key(Rc::from(key));
-                let at = self.entries.len();
-                Rc::make_mut(&mut self.index).insert(key.clone(), at);
-                self.entries.push((key, Shared::new(value)));
-            }
+            None => self.push_new(key, value),
         }
     }
 
@@ -93,8 +88,16 @@ impl<T> Keyed<T> {
         if self.index.contains_key(key.as_str()) {
             return false;
         }
-        self.insert(key, value);
+        self.push_new(key, value);
         true
+    }
+
+    /// Puts `key`, which the map does not have, last.
+    fn push_new(&mut self, key: String, value: T) {
+        let key = Key(Rc::from(key));
+        let at = self.entries.len();
+        Rc::make_mut(&mut self.index).insert(key.clone(), at);
+        self.entries.push((key, Shared::new(value)));
     }
 
     /// The key as the map holds it, shared (a copy costs a count, not a string).

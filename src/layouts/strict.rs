@@ -86,27 +86,27 @@ pub fn any<'de, A: MapAccess<'de>>(m: &mut A) -> Result<Value, A::Error> {
 }
 
 /// A field's name as read: one of the type's names, or another, kept as written.
-pub enum Key {
+enum Key {
     Known(&'static str),
     Other(String),
 }
 
 /// The names of a record's fields, and which of them were seen: a name given twice is refused
 /// (the whole document's reading keeps the last, so it decides).
-pub struct Fields {
+struct Fields {
     names: &'static [&'static str],
     seen: u64,
 }
 
 impl Fields {
     /// At most 64 names.
-    pub fn new(names: &'static [&'static str]) -> Fields {
+    fn new(names: &'static [&'static str]) -> Fields {
         debug_assert!(names.len() <= 64);
         Fields { names, seen: 0 }
     }
 
     /// The next field's name, or `None` after the last.
-    pub fn next<'de, A: MapAccess<'de>>(&mut self, m: &mut A) -> Result<Option<Key>, A::Error> {
+    fn next<'de, A: MapAccess<'de>>(&mut self, m: &mut A) -> Result<Option<Key>, A::Error> {
         let Some(at) = m.next_key_seed(Name(self.names))? else {
             return Ok(None);
         };
@@ -124,7 +124,7 @@ impl Fields {
     }
 
     /// Whether the field `name` was seen.
-    pub fn saw(&self, name: &str) -> bool {
+    fn saw(&self, name: &str) -> bool {
         self.names
             .iter()
             .position(|n| *n == name)
@@ -132,7 +132,7 @@ impl Fields {
     }
 
     /// Refuses the record unless every one of `names` was seen.
-    pub fn require<E: de::Error>(&self, names: &[&'static str]) -> Result<(), E> {
+    fn require<E: de::Error>(&self, names: &[&'static str]) -> Result<(), E> {
         match names.iter().find(|n| !self.saw(n)) {
             Some(n) => Err(E::missing_field(n)),
             None => Ok(()),

@@ -139,10 +139,10 @@ fn read_with(
 
 /// The document read entry by entry (see the module), typed: each entry of the member `key`
 /// read by its own strict reading ([`Strict`], never a JSON tree) and handed to `add` with its
-/// key (answering `false` refuses it; `add` must refuse a key it was given before), the rest of the document typed as `T`, and `fill` puts
-/// what `add` gathered into it (told whether the member was there at all). Anything refused
-/// goes to the whole reading ([`super::parse_typed`]), which words why the document is
-/// unusable.
+/// key (answering `false` refuses it; `add` must refuse a key it was given before), the rest
+/// of the document typed as `T`, and `fill` puts what `add` gathered into it (told whether the
+/// member was there at all). Anything refused goes to the whole reading
+/// ([`super::parse_typed`]), which words why the document is unusable.
 pub fn read_strict<T, E, C>(
     bytes: &[u8],
     schema_name: &'static str,
@@ -161,19 +161,6 @@ where
         std::marker::PhantomData,
     );
     let head = read_with(bytes, schema_name, key, direct)?;
-    typed(bytes, schema_name, key, head, gathered, fill)
-}
-
-/// The rest of the document typed as `T` and filled with the gathered entries, or the whole
-/// reading when anything was refused.
-fn typed<T: DeserializeOwned, C>(
-    bytes: &[u8],
-    schema_name: &'static str,
-    key: &str,
-    head: Option<Map<String, Value>>,
-    gathered: C,
-    fill: impl FnOnce(&mut T, C, bool),
-) -> Result<std::result::Result<T, String>> {
     let typed = head.and_then(|head| {
         let present = head.contains_key(key);
         let head = serde_json::from_value::<T>(Value::Object(head)).ok()?;

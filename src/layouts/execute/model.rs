@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::layouts::json::Rest;
+use crate::layouts::rest::Rest;
 use serde::de::Deserializer;
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -46,10 +46,7 @@ impl<T> Slot<T> {
 
     /// Sets the value, `null` for `None`.
     pub fn set(&mut self, v: Option<T>) {
-        *self = match v {
-            Some(v) => Slot::Is(v),
-            None => Slot::Null,
-        };
+        *self = Slot::from(v);
     }
 
     /// Makes a value `null` (an absent or `null` field stays as it is).
@@ -81,12 +78,19 @@ impl<T: Serialize> Serialize for Slot<T> {
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Slot<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(match Option::<T>::deserialize(d)? {
+/// A present field: its value, or `null` for `None`.
+impl<T> From<Option<T>> for Slot<T> {
+    fn from(v: Option<T>) -> Self {
+        match v {
             Some(v) => Slot::Is(v),
             None => Slot::Null,
-        })
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Slot<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Option::<T>::deserialize(d).map(Slot::from)
     }
 }
 
@@ -165,10 +169,7 @@ pub(super) mod int {
         use super::*;
 
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Slot<u64>, D::Error> {
-            Ok(match opt::deserialize(d)? {
-                Some(n) => Slot::Is(n),
-                None => Slot::Null,
-            })
+            opt::deserialize(d).map(Slot::from)
         }
 
         pub use crate::layouts::json::as_is as serialize;

@@ -21,20 +21,9 @@ fn count<'de, A: MapAccess<'de>>(m: &mut A, min: u64, field: &str) -> Result<u64
     int::count(&integer(m, min, field)?)
 }
 
-/// A field that may be `null`: kept as found.
-fn slot<T>(v: Option<T>) -> Slot<T> {
-    match v {
-        Some(v) => Slot::Is(v),
-        None => Slot::Null,
-    }
-}
-
 /// A field the schema does not constrain, kept as found (boxed, as the model keeps it).
 fn kept<'de, A: MapAccess<'de>>(m: &mut A) -> Result<Slot<Box<Value>>, A::Error> {
-    Ok(match any(m)? {
-        Value::Null => Slot::Null,
-        v => Slot::Is(Box::new(v)),
-    })
+    m.next_value()
 }
 
 impl Record for Task {
@@ -72,10 +61,10 @@ impl Record for Task {
         match name {
             "status" => self.status = Some(one_of(m, name)?),
             "attempts" => self.attempts = Some(count(m, 0, name)?),
-            "worktree_path" => self.worktree_path = slot(string_or_null(m)?),
-            "branch" => self.branch = slot(string_or_null(m)?),
+            "worktree_path" => self.worktree_path = Slot::from(string_or_null(m)?),
+            "branch" => self.branch = Slot::from(string_or_null(m)?),
             "commits" => self.commits = Some(list(m)?),
-            "merged_at" => self.merged_at = slot(timestamp_or_null(m, name)?),
+            "merged_at" => self.merged_at = Slot::from(timestamp_or_null(m, name)?),
             "errors" => self.errors = Some(list(m)?),
             "retry_feedback" => self.retry_feedback = Some(list(m)?),
             "layer" => self.layer = Some(non_empty(m, name)?),
@@ -191,7 +180,7 @@ impl Record for Subagent {
         name: &'static str,
     ) -> Result<(), A::Error> {
         match name {
-            "agent_id" => self.agent_id = slot(string_or_null(m)?),
+            "agent_id" => self.agent_id = Slot::from(string_or_null(m)?),
             "blocks" => self.blocks = count(m, 0, name)?,
             _ => other(m, &mut self.rest, name.to_string())?,
         }
@@ -226,7 +215,7 @@ impl Record for ResetRecord {
             "attempts" => self.attempts = Some(count(m, 0, name)?),
             "errors" => self.errors = Some(list(m)?),
             "retry_feedback" => self.retry_feedback = Some(list(m)?),
-            "merged_at" => self.merged_at = slot(timestamp_or_null(m, name)?),
+            "merged_at" => self.merged_at = Slot::from(timestamp_or_null(m, name)?),
             "batch" => self.batch = Some(count(m, 1, name)?),
             _ => other(m, &mut self.rest, name.to_string())?,
         }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
 use super::model::{Priority, Status, Task};
-use crate::layouts::strict::{at_least_zero, is_integer_at_least, is_timestamp};
+use crate::layouts::strict::{at_least_zero, is_integer_at_least, is_timestamp, refused};
 use crate::store::entries::Strict;
 
 impl<'de> Deserialize<'de> for Task {
@@ -124,11 +124,6 @@ impl<'de> Deserialize<'de> for Field {
 struct TaskVisitor {
     /// Refuse what the task schema refuses.
     strict: bool,
-}
-
-/// A value the schema refuses, in the strict reading.
-fn refused<E: de::Error>(field: &str) -> E {
-    E::custom(format_args!("{field} does not match the task schema"))
 }
 
 impl<'de> Visitor<'de> for TaskVisitor {

@@ -20,6 +20,7 @@ pub mod json;
 pub mod keyed;
 pub mod projects;
 pub mod registry;
+pub mod rest;
 pub mod shared;
 pub mod strict;
 pub mod summary;

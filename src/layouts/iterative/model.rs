@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use crate::layouts::json::Rest;
+use crate::layouts::rest::Rest;
 use serde::{Deserialize, Serialize};
 
 use crate::layouts::json::{lenient, present};

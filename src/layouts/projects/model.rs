@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::layouts::json::Rest;
+use crate::layouts::rest::Rest;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};

@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 
 mod read;
 pub use read::{
-    human, read_capped, read_head_tail, read_named, read_range, read_regular, same_content,
-    too_large,
+    human, read_capped, read_head_tail, read_named, read_range, read_regular, read_with,
+    same_content, too_large,
 };
 
 /// One directory entry: its name and whether it is a folder (a link to a folder is not one).

@@ -29,6 +29,33 @@ impl Store {
         got
     }
 
+    /// [`Store::read_capped`] for a reader that takes the file as a buffered stream (an
+    /// append-only log parsed line by line), never holding it whole: `read` is handed it;
+    /// `None` when absent. The same caps and refusals as a whole read.
+    pub fn read_with<T>(
+        &self,
+        path: &Path,
+        cap: usize,
+        read: impl FnOnce(&mut dyn std::io::BufRead) -> std::io::Result<T>,
+    ) -> Result<Option<T>> {
+        let cap = (cap as u64).min(limits::cap_for(path));
+        let held = self.overlay.borrow().get(path).cloned();
+        if let Some(v) = held {
+            let Some(b) = v else { return Ok(None) };
+            if b.len() as u64 > cap {
+                return Err(fs::too_large(path, b.len() as u64, cap));
+            }
+            return read(&mut b.as_slice())
+                .map(Some)
+                .map_err(|e| Error::io("read", path, e));
+        }
+        let got = fs::read_with(path, cap, self.bases.follows(path), read);
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        got
+    }
+
     /// A subagent transcript, bounded: the whole lines of its first
     /// [`limits::TRANSCRIPT_HEAD_BYTES`] (the prompt) and last
     /// [`limits::TRANSCRIPT_TAIL_BYTES`] (the final message). `None` when absent.

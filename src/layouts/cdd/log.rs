@@ -11,8 +11,10 @@
 //! is skipped and counted.
 
 use std::borrow::Cow;
+use std::collections::hash_map::{DefaultHasher, RandomState};
 use std::collections::HashMap;
-use std::io;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, BufRead};
 use std::rc::Rc;
 
 use chrono::{DateTime, Utc};
@@ -44,8 +46,6 @@ pub struct Event {
     /// The status folder the event put its task in, when it says one.
     pub to: Option<Folder>,
     pub at: Option<DateTime<Utc>>,
-    /// Where the line as written is in the log's bytes.
-    line: std::ops::Range<usize>,
 }
 
 /// The actions the seed and taskhook write, kept without a copy per line.
@@ -188,19 +188,47 @@ pub fn read_line(line: &[u8]) -> std::result::Result<Option<Value>, Bad> {
     }
 }
 
-/// The log as read.
+/// What the log says, gathered in one pass over its lines: the questions below are answered
+/// from it. The lines themselves are not kept (a log of 10,000 tasks is megabytes): what reads
+/// them one by one ([`each`]: `stats`, `show`, the board) reads the file again.
 #[derive(Debug, Clone, Default)]
 pub struct History {
-    pub events: Vec<Event>,
-    /// The log's bytes as read, shared with what remembers them: each event's line is a range
-    /// of them, not a copy.
-    bytes: Bytes,
     /// The lines that are no event (1-based numbers): skipped.
     pub bad_lines: Vec<(usize, Bad)>,
-    /// What the questions below need, gathered in the one pass that parses the log.
+    /// What the questions below need.
     index: Index,
     /// How many lines were parsed (a last line without its newline counted).
     lines: usize,
+    /// The bytes parsed so far, for a later read of the same log to continue from.
+    seen: Seen,
+}
+
+/// The bytes of the log parsed so far: how many, whether they end a line, and their digest
+/// (keyed per process, so a file made to collide with it cannot be written in advance): a read
+/// whose file begins with the same bytes parses only what follows them.
+#[derive(Debug, Clone)]
+struct Seen {
+    len: u64,
+    whole_lines: bool,
+    digest: DefaultHasher,
+}
+
+impl Default for Seen {
+    fn default() -> Seen {
+        Seen {
+            len: 0,
+            whole_lines: true,
+            digest: digest(),
+        }
+    }
+}
+
+/// A digest as this process computes it: SipHash with the process's own random keys.
+fn digest() -> DefaultHasher {
+    thread_local! {
+        static KEYS: RandomState = RandomState::new();
+    }
+    KEYS.with(RandomState::build_hasher)
 }
 
 /// Per task and per stop, the last event that answers each question about it.
@@ -249,75 +277,93 @@ pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
         .filter(move |_| !bytes.is_empty())
 }
 
-impl History {
-    /// Parses the log's bytes (a copy of them kept; [`History::of`] keeps the caller's).
-    pub fn parse(bytes: &[u8]) -> History {
-        History::of(Bytes::new(bytes.to_vec()))
-    }
+/// The event of one line of the log (without its newline): `None` when it is blank, or why it
+/// is no event. A task's name is `known`'s copy when it has one.
+fn event_of(
+    line: &[u8],
+    known: impl FnOnce(&str) -> Option<Rc<str>>,
+) -> std::result::Result<Option<(&str, Event)>, Bad> {
+    let Some((line, head)) = read_head(line)? else {
+        return Ok(None);
+    };
+    let action = head.action.map(action_of).unwrap_or_default();
+    let to = head
+        .to
+        .and_then(|t| Folder::parse(&t))
+        .or_else(|| (action == "escalate").then_some(Folder::Pending));
+    let task = head
+        .task
+        .map(|t| known(&t).unwrap_or_else(|| Rc::from(&*t)));
+    let e = Event {
+        task,
+        stop: head.stop.map(Cow::into_owned),
+        to,
+        at: head.timestamp.and_then(|t| parse_time(&t)),
+        action,
+    };
+    Ok(Some((line, e)))
+}
 
-    /// Parses the log's bytes, kept shared.
-    pub fn of(bytes: Bytes) -> History {
+impl History {
+    /// Parses a whole log.
+    pub fn parse(bytes: &[u8]) -> History {
         let mut h = History::default();
-        h.extend(bytes, 0);
+        // A slice cannot fail to read.
+        let _ = h.extend_from(&mut &*bytes);
         h
     }
 
-    /// Parses more of the log: `bytes` are the whole log now, whose first `from` bytes (ending
-    /// a line) are those parsed so far, unchanged.
-    fn extend(&mut self, bytes: Bytes, from: usize) {
-        let h = self;
-        h.bytes = bytes;
-        let all = Bytes::clone(&h.bytes);
-        let base = all.as_ptr() as usize;
-        let lines_before = h.lines;
-        for (i, line) in lines(all.get(from..).unwrap_or_default()).enumerate() {
-            let i = i + lines_before;
-            h.lines = i + 1;
-            let (line, head) = match read_head(line) {
-                Ok(Some(read)) => read,
-                Ok(None) => continue,
-                Err(bad) => {
-                    h.bad_lines.push((i + 1, bad));
-                    continue;
+    /// Parses the log `r` reads, which begins with the bytes parsed so far: `false` (nothing
+    /// parsed, the history as it was) when it does not begin with them.
+    fn extend_from(&mut self, r: &mut dyn BufRead) -> io::Result<bool> {
+        if self.seen.len > 0 {
+            if !self.seen.whole_lines {
+                return Ok(false);
+            }
+            // The first bytes are hashed as they are read, never held.
+            let mut again = digest();
+            let mut left = self.seen.len;
+            while left > 0 {
+                let buf = r.fill_buf()?;
+                if buf.is_empty() {
+                    return Ok(false);
                 }
-            };
-            let action = head.action.map(action_of).unwrap_or_default();
-            let to = head
-                .to
-                .and_then(|t| Folder::parse(&t))
-                .or_else(|| (action == "escalate").then_some(Folder::Pending));
-            // A task's name is kept once: its events share the index's copy.
-            let task = head.task.map(|t| match h.index.tasks.get_key_value(&*t) {
-                Some((k, _)) => k.clone(),
-                None => Rc::from(&*t),
-            });
-            // The line is a slice of `all`: its place there.
-            let start = line.as_ptr() as usize - base;
-            let e = Event {
-                task,
-                stop: head.stop.map(Cow::into_owned),
-                to,
-                at: head.timestamp.and_then(|t| parse_time(&t)),
-                action,
-                line: start..start + line.len(),
-            };
-            h.index.add(&e);
-            h.events.push(e);
+                let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                again.write(&buf[..n]);
+                r.consume(n);
+                left -= n as u64;
+            }
+            if again.finish() != self.seen.digest.finish() {
+                return Ok(false);
+            }
+        }
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let n = r.read_until(b'\n', &mut line)?;
+            if n == 0 {
+                return Ok(true);
+            }
+            self.seen.digest.write(&line);
+            self.seen.len += n as u64;
+            self.seen.whole_lines = line.ends_with(b"\n");
+            let body = line.strip_suffix(b"\n").unwrap_or(&line);
+            self.add_line(body);
         }
     }
 
-    /// An event's line as written.
-    pub fn line(&self, e: &Event) -> &str {
-        self.bytes
-            .get(e.line.clone())
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .unwrap_or_default()
-    }
-
-    /// All of an event's fields (parsed when asked: only `stats` and `show` read more than
-    /// the fields of [`Event`]).
-    pub fn raw(&self, e: &Event) -> Value {
-        serde_json::from_str(self.line(e)).unwrap_or(Value::Null)
+    /// Parses one more line (without its newline).
+    fn add_line(&mut self, line: &[u8]) {
+        self.lines += 1;
+        let index = &self.index;
+        // A task's name is kept once: its later events share the index's copy.
+        match event_of(line, |t| {
+            index.tasks.get_key_value(t).map(|(k, _)| k.clone())
+        }) {
+            Ok(Some((_, e))) => self.index.add(&e),
+            Ok(None) => {}
+            Err(bad) => self.bad_lines.push((self.lines, bad)),
+        }
     }
 
     /// The folder the last event of `task` put it in: "the last event of each task decides".
@@ -345,27 +391,59 @@ impl History {
     }
 }
 
-/// Reads the log (a missing one is empty). The log only grows, so within one invocation a
-/// read that finds the bytes parsed last time followed by more parses only what was appended
-/// ([`crate::store::parsed`]); other bytes are parsed whole.
+/// Reads the log (a missing one is empty), line by line, never holding it whole. The log only
+/// grows, so within one invocation a read that finds the bytes parsed last time followed by
+/// more parses only what was appended ([`crate::store::parsed`]); other bytes are parsed whole.
 pub fn read(cx: &Ctx, path: &std::path::Path) -> CResult<Rc<History>> {
-    let bytes = Bytes::new(cx.store.read_capped(path, MAX_BYTES)?.unwrap_or_default());
-    let h = match parsed::prefix_of::<History>(KIND, &bytes) {
-        Some((n, h)) if n == bytes.len() => return Ok(h),
-        Some((n, h)) if bytes[..n].ends_with(b"\n") => {
-            // Extended in place when nothing else holds it (the cache lets go of it first).
-            parsed::forget(KIND);
-            let mut more = Rc::try_unwrap(h).unwrap_or_else(|h| (*h).clone());
-            more.extend(Bytes::clone(&bytes), n);
-            more
+    if let Some((_, h)) = parsed::latest::<History>(KIND) {
+        // Extended in place when nothing else holds it (the cache lets go of it first).
+        parsed::forget(KIND);
+        let mut more = Rc::try_unwrap(h).unwrap_or_else(|h| (*h).clone());
+        match cx
+            .store
+            .read_with(path, MAX_BYTES, |r| more.extend_from(r))?
+        {
+            Some(true) => return Ok(remember(more)),
+            Some(false) => {}
+            None => return Ok(remember(History::default())),
         }
-        _ => History::of(Bytes::clone(&bytes)),
-    };
+    }
+    let mut h = History::default();
+    cx.store.read_with(path, MAX_BYTES, |r| h.extend_from(r))?;
+    Ok(remember(h))
+}
+
+/// `h`, remembered as the log last read: the next read compares against what it parsed.
+fn remember(h: History) -> Rc<History> {
     let h = Rc::new(h);
-    // Kept, not copied (the history's lines are ranges of them): the next read compares
-    // against these.
-    parsed::remember_shared(KIND, bytes, h.clone());
-    Ok(h)
+    parsed::remember_shared(KIND, Bytes::default(), h.clone());
+    h
+}
+
+/// Reads the log again, line by line, handing `each` every event with its line as written, in
+/// order (lines that are no event skipped): what reads more of an event than [`History`]
+/// keeps (`stats`, `show`, when each unit last moved). A missing log has none.
+pub fn each(cx: &Ctx, path: &std::path::Path, mut each: impl FnMut(Event, &str)) -> CResult<()> {
+    cx.store.read_with(path, MAX_BYTES, |r| {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if r.read_until(b'\n', &mut line)? == 0 {
+                return Ok(());
+            }
+            let body = line.strip_suffix(b"\n").unwrap_or(&line);
+            if let Ok(Some((text, e))) = event_of(body, |_| None) {
+                each(e, text);
+            }
+        }
+    })?;
+    Ok(())
+}
+
+/// All of a line's fields (parsed when asked: only `stats` and `show` read more than the
+/// fields of [`Event`]).
+pub fn raw(line: &str) -> Value {
+    serde_json::from_str(line).unwrap_or(Value::Null)
 }
 
 /// The kind of document [`read`] remembers.
@@ -493,24 +571,32 @@ pub(super) mod tests {
     pub(crate) mod reference {
         use super::super::*;
 
-        pub fn folder_of(h: &History, task: &str) -> Option<Folder> {
-            h.events
+        /// Every event of a log, in order, as [`each`] hands them out.
+        pub fn events(bytes: &[u8]) -> Vec<Event> {
+            lines(bytes)
+                .filter_map(|l| event_of(l, |_| None).ok().flatten())
+                .map(|(_, e)| e)
+                .collect()
+        }
+
+        pub fn folder_of(events: &[Event], task: &str) -> Option<Folder> {
+            events
                 .iter()
                 .rev()
                 .filter(|e| e.task.as_deref() == Some(task) && !e.action.starts_with("stop_"))
                 .find_map(|e| e.to)
         }
 
-        pub fn last_start(h: &History, task: &str) -> Option<DateTime<Utc>> {
-            h.events
+        pub fn last_start(events: &[Event], task: &str) -> Option<DateTime<Utc>> {
+            events
                 .iter()
                 .rev()
                 .find(|e| e.action == "start" && e.task.as_deref() == Some(task))
                 .and_then(|e| e.at)
         }
 
-        pub fn knows(h: &History, task: &str) -> bool {
-            h.events.iter().any(|e| e.task.as_deref() == Some(task))
+        pub fn knows(events: &[Event], task: &str) -> bool {
+            events.iter().any(|e| e.task.as_deref() == Some(task))
         }
 
         /// An event's action, task, stop, folder and time.
@@ -541,8 +627,8 @@ pub(super) mod tests {
             ))
         }
 
-        pub fn stop_state(h: &History, stop: &str) -> StopState {
-            let last = h.events.iter().rev().find(|e| {
+        pub fn stop_state(events: &[Event], stop: &str) -> StopState {
+            let last = events.iter().rev().find(|e| {
                 e.action.starts_with("stop_")
                     && e.stop.as_deref().or(e.task.as_deref()) == Some(stop)
             });
@@ -627,16 +713,13 @@ pub(super) mod tests {
         fn index_matches_the_scans(lines in prop::collection::vec(some_line(), 0..40), cut in 0..40usize) {
             let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
             let h = History::parse(text.as_bytes());
+            let events = reference::events(text.as_bytes());
             let want: Vec<_> = lines.iter().filter_map(|l| reference::event(l)).collect();
-            let got: Vec<_> = h
-                .events
+            let got: Vec<_> = events
                 .iter()
                 .map(|e| (e.action.to_string(), e.task.as_deref().map(str::to_string), e.stop.clone(), e.to, e.at))
                 .collect();
             prop_assert_eq!(got, want);
-            for (e, l) in h.events.iter().zip(lines.iter().filter(|l| reference::event(l).is_some())) {
-                prop_assert_eq!(h.line(e), l.as_str());
-            }
             let bad: Vec<(usize, Bad)> = lines
                 .iter()
                 .enumerate()
@@ -644,29 +727,35 @@ pub(super) mod tests {
                 .map(|(i, _)| (i + 1, Bad::NotJson))
                 .collect();
             prop_assert_eq!(&h.bad_lines, &bad);
-            for e in &h.events {
-                prop_assert!(h.raw(e).is_object());
-            }
             for name in NAMES {
-                prop_assert_eq!(h.folder_of(name), reference::folder_of(&h, name));
-                prop_assert_eq!(h.last_start(name), reference::last_start(&h, name));
-                prop_assert_eq!(h.knows(name), reference::knows(&h, name));
-                prop_assert_eq!(h.stop_state(name), reference::stop_state(&h, name));
+                prop_assert_eq!(h.folder_of(name), reference::folder_of(&events, name));
+                prop_assert_eq!(h.last_start(name), reference::last_start(&events, name));
+                prop_assert_eq!(h.knows(name), reference::knows(&events, name));
+                prop_assert_eq!(h.stop_state(name), reference::stop_state(&events, name));
             }
             let cut = cut.min(lines.len());
             let head: String = lines[..cut].iter().map(|l| format!("{l}\n")).collect();
             let mut parts = History::parse(head.as_bytes());
             prop_assert_eq!(parts.lines, cut);
-            parts.extend(Bytes::new(text.as_bytes().to_vec()), head.len());
-            prop_assert_eq!(&parts.events, &h.events);
-            for e in &parts.events {
-                prop_assert_eq!(parts.line(e), h.line(e));
-            }
+            prop_assert!(parts.extend_from(&mut text.as_bytes()).unwrap());
+            prop_assert_eq!(parts.lines, lines.len());
             prop_assert_eq!(&parts.bad_lines, &h.bad_lines);
             for name in NAMES {
                 prop_assert_eq!(parts.folder_of(name), h.folder_of(name));
                 prop_assert_eq!(parts.last_start(name), h.last_start(name));
+                prop_assert_eq!(parts.knows(name), h.knows(name));
                 prop_assert_eq!(parts.stop_state(name), h.stop_state(name));
+            }
+            // A log that no longer begins with what was parsed is not continued: one changed
+            // byte anywhere in the part parsed, or a part cut short.
+            if cut > 0 {
+                let mut changed = text.clone().into_bytes();
+                let at = (cut * 7) % head.len();
+                changed[at] ^= 1;
+                let mut again = History::parse(head.as_bytes());
+                prop_assert!(!again.extend_from(&mut changed.as_slice()).unwrap());
+                prop_assert_eq!(again.lines, cut);
+                prop_assert!(!again.extend_from(&mut &head.as_bytes()[..head.len() - 1]).unwrap());
             }
         }
     }
@@ -693,7 +782,10 @@ pub(super) mod tests {
             h.bad_lines,
             [(1, Bad::NotUtf8), (3, Bad::Nul), (4, Bad::NotJson)]
         );
-        assert_eq!(h.events.len(), 1);
+        assert_eq!(
+            reference::events(b"{\"a\": \"\xff\"}\n\n{\"b\": \"\0\"}\n[1]\n{}").len(),
+            1
+        );
         assert_eq!(lines(b"").count(), 0);
         assert_eq!(lines(b"a\n").collect::<Vec<_>>(), [b"a"]);
         assert_eq!(lines(b"a\nb").count(), 2);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::error::{CResult, Code, Failure};
-use super::log::{bad_lines_warning, StopState};
+use super::log::{self, bad_lines_warning, StopState};
 use super::model::{Status, Workspace};
 use super::order::{level_of, Item, LADDER};
 use super::outcome::{Data, Elapsed, Escalations, List, Stats, StopLine, Stops, TaskLine};
@@ -73,15 +73,25 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Data<Box<Stats>>> {
     let (mut completed, mut failed) = (0.0, 0.0);
     let mut by_level = [0u64; LADDER.len()];
     let mut escalations = 0;
-    for e in &ws.history.events {
+    let mut maxed = 0;
+    log::each(cx, &paths.history, |e, line| {
+        // Only these read more of a line than its event: a tree of it.
+        let raw = matches!(&*e.action, "done" | "fail" | "escalate").then(|| log::raw(line));
+        let raw = raw.unwrap_or(Value::Null);
+        if e.action == "fail"
+            && raw
+                .get("reason")
+                .and_then(Value::as_str)
+                .is_some_and(|r| r.starts_with("max escalation level reached"))
+        {
+            maxed += 1;
+        }
         let Some(task) = e.task.as_deref() else {
-            continue;
+            return;
         };
         match &*e.action {
             "done" | "fail" => {
-                let secs = ws
-                    .history
-                    .raw(e)
+                let secs = raw
                     .get("elapsed_seconds")
                     .and_then(Value::as_f64)
                     .unwrap_or(0.0);
@@ -94,7 +104,6 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Data<Box<Stats>>> {
             }
             "escalate" => {
                 escalations += 1;
-                let raw = ws.history.raw(e);
                 let s = |k: &str| raw.get(k).and_then(Value::as_str);
                 let level = level_of(s("to_model"), s("to_thinking"));
                 if let Some(slot) = level.checked_sub(1).and_then(|i| by_level.get_mut(i)) {
@@ -103,21 +112,7 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Data<Box<Stats>>> {
             }
             _ => {}
         }
-    }
-    let maxed = ws
-        .history
-        .events
-        .iter()
-        .filter(|e| {
-            e.action == "fail"
-                && ws
-                    .history
-                    .raw(e)
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .is_some_and(|r| r.starts_with("max escalation level reached"))
-        })
-        .count();
+    })?;
     let mut stops: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for s in order.stops() {
         let key = match ws.history.stop_state(&s.id) {

@@ -6,7 +6,7 @@
 //! `release` history line (the seed's shape, a new action).
 
 use super::commands;
-use super::log::{Line, StopState};
+use super::log::{self, Line, StopState};
 use super::model::{Next, Status, Workspace};
 use super::order::Item;
 use super::{Folder, Paths};
@@ -30,12 +30,12 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
         .find(|t| ws.status(&t.name) == Status::In(Folder::InProgress))
         .map(|t| t.name.clone());
     // When each task or stop last moved, by its latest history line.
-    let mut moved: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
-    for e in &ws.history.events {
+    let mut moved: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    log::each(cx, &paths.history, |e, _| {
         if let (Some(name), Some(at)) = (e.task.as_deref().or(e.stop.as_deref()), e.at) {
-            moved.insert(name, crate::store::clock::stamp(at));
+            moved.insert(name.to_string(), crate::store::clock::stamp(at));
         }
-    }
+    })?;
     let mut before: Option<String> = None;
     let mut waiting_stop: Option<String> = None;
     let mut out = Vec::with_capacity(order.items.len());
@@ -146,13 +146,12 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
             format!("entry {} of order.json; {}", t.index + 1, t.describe()),
         );
     }
-    let lines: Vec<String> = ws
-        .history
-        .events
-        .iter()
-        .filter(|e| e.task.as_deref() == Some(unit))
-        .map(|e| ws.history.raw(e).to_string())
-        .collect();
+    let mut lines: Vec<String> = Vec::new();
+    log::each(cx, &paths.history, |e, line| {
+        if e.task.as_deref() == Some(unit) {
+            lines.push(log::raw(line).to_string());
+        }
+    })?;
     let from = lines.len().saturating_sub(HISTORY_LINES);
     s.add("history", lines[from..].join("\n"));
     Ok(s)

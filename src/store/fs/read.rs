@@ -3,7 +3,7 @@
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::{flags, open_error, regular};
@@ -52,6 +52,30 @@ pub fn read_regular(path: &Path, cap: u64, follow: bool) -> Result<Option<Vec<u8
         return Err(over_cap("read", path, meta.len(), cap));
     }
     read_up_to(f, path, cap, meta.len()).map(Some)
+}
+
+/// Hands a regular file of at most `cap` bytes to `read` as a buffered stream, never holding it
+/// whole (an append-only log read line by line); `None` when it does not exist. Opened like
+/// [`read_regular`]; a file that grew past `cap` after its `fstat` is refused too, however much
+/// of it `read` took.
+pub fn read_with<T>(
+    path: &Path,
+    cap: u64,
+    follow: bool,
+    read: impl FnOnce(&mut dyn BufRead) -> io::Result<T>,
+) -> Result<Option<T>> {
+    let Some((f, meta)) = open_regular(path, follow)? else {
+        return Ok(None);
+    };
+    if meta.len() > cap {
+        return Err(over_cap("read", path, meta.len(), cap));
+    }
+    let mut r = BufReader::with_capacity(64 * 1024, f.take(cap + 1));
+    let out = read(&mut r).map_err(|e| Error::io("read", path, e))?;
+    if r.get_ref().limit() == 0 {
+        return Err(over_cap("read", path, cap + 1, cap));
+    }
+    Ok(Some(out))
 }
 
 /// Reads to the end, failing past `cap` bytes (a file may grow after its `fstat`).

@@ -105,3 +105,41 @@ fn recover_sets_the_lines_aside_and_dry_run_only_says_so() {
         "cdd ws: history.jsonl has no line taskhook cannot read; nothing to recover"
     );
 }
+
+/// history.jsonl planted as a FIFO, a link to `/dev/zero` or a sparse file past its cap: every
+/// read of it (a command, `stats` reading its lines again, SessionStart) refuses it in one line
+/// naming it, without hanging, and nothing moves.
+#[test]
+fn a_history_that_is_no_regular_file_or_too_big_is_refused_and_nothing_moves() {
+    for kind in ["fifo", "zero", "giant"] {
+        let w = Ws::seeded();
+        let h = w.path("tasks/history.jsonl");
+        std::fs::remove_file(&h).unwrap();
+        match kind {
+            "fifo" => crate::hostile::mkfifo(&h),
+            "zero" => crate::hostile::plant_link(std::path::Path::new("/dev/zero"), &h),
+            _ => std::fs::File::create(&h)
+                .unwrap()
+                .set_len(70 << 20)
+                .unwrap(),
+        }
+        let order = std::fs::read(w.path("tasks/order.json")).unwrap();
+        let folders = |w: &Ws| ["foo.md", "bar.md"].map(|n| w.folders_of(n));
+        let before = folders(&w);
+        for args in [&["list"][..], &["stats"], &["next"], &["start", "foo.md"]] {
+            let run = w.cdd(args);
+            assert_eq!(code(&run), "REFUSED", "{kind} {args:?}: {run:?}");
+            assert!(
+                run.stdout.contains("tasks/history.jsonl`: it is"),
+                "{kind} {args:?}: {run:?}"
+            );
+        }
+        let ss = w.hook(&payload(&w, "SessionStart.startup.json"));
+        assert!(
+            format!("{}{}", ss.stdout, ss.stderr).contains("tasks/history.jsonl`: it is"),
+            "{kind}: {ss:?}"
+        );
+        assert_eq!(std::fs::read(w.path("tasks/order.json")).unwrap(), order);
+        assert_eq!(folders(&w), before, "{kind}");
+    }
+}

@@ -31,18 +31,19 @@ thread_local! {
 
 /// What `parse` gives for `bytes`, from memory when the last bytes of this `kind` were the
 /// same, with the bytes remembered (these, or the equal ones remembered before). `parse` must
-/// be a function of the bytes alone.
+/// be a function of the bytes alone; it is handed them shared (what it keeps of them is not a
+/// copy).
 pub fn remembered<T: 'static>(
     kind: &'static str,
     bytes: Vec<u8>,
-    parse: impl FnOnce(&[u8]) -> T,
+    parse: impl FnOnce(&Bytes) -> T,
 ) -> (Bytes, Rc<T>) {
     if let Some(known) = shared(kind, &bytes) {
         return known;
     }
-    let value = Rc::new(parse(&bytes));
     // Kept, not copied: the caller's bytes are the ones remembered.
     let bytes = Bytes::new(bytes);
+    let value = Rc::new(parse(&bytes));
     remember_shared(kind, bytes.clone(), value.clone());
     (bytes, value)
 }
@@ -139,7 +140,7 @@ mod tests {
     #[test]
     fn same_bytes_parse_once_other_bytes_again() {
         let calls = std::cell::Cell::new(0);
-        let parse = |b: &[u8]| {
+        let parse = |b: &Bytes| {
             calls.set(calls.get() + 1);
             b.len()
         };

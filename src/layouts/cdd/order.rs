@@ -8,7 +8,8 @@
 //! checked against the schema, which decides and names what is wrong. Its text is kept
 //! ([`Order::doc`]): a rewrite changes only the fields it means to, so unknown fields survive.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -19,7 +20,7 @@ use crate::error::Error;
 // A present field must be a string (`null` included: refused, so the schema decides).
 use crate::layouts::json::present::deserialize as string;
 use crate::layouts::json::str_field;
-use crate::store::{check_unit_id, check_word, parse_json, schema};
+use crate::store::{check_unit_id, check_word, parse_json, schema, Bytes};
 
 /// The schema of order.json.
 pub const SCHEMA: &str = "cdd-order";
@@ -116,11 +117,64 @@ pub fn taggable(name: &str) -> bool {
 /// A checked order.json.
 #[derive(Debug, Clone)]
 pub struct Order {
-    /// The document's text, as read (or as taskhook wrote it).
-    text: Vec<u8>,
+    /// The document's text, as read (shared with what remembers it) or as taskhook wrote it.
+    text: Bytes,
     pub items: Vec<Item>,
     /// Task name or stop id → its place in `items` (names are unique across both).
-    by_name: HashMap<String, usize>,
+    by_name: Names,
+}
+
+/// Where each name is in an order's items, without a copy of the names: an open-addressed
+/// table of positions, probed from the name's hash and confirmed against the items.
+#[derive(Debug, Clone)]
+struct Names {
+    /// A position in the items plus one (0: free); a power of two long, at most half full.
+    slots: Vec<usize>,
+    keys: RandomState,
+}
+
+impl Names {
+    /// Room for the names of `n` items.
+    fn with_room(n: usize) -> Names {
+        Names {
+            slots: vec![0; (n * 2).next_power_of_two().max(8)],
+            keys: RandomState::new(),
+        }
+    }
+
+    /// Where probing for `name` starts.
+    fn start(&self, name: &str) -> usize {
+        // Truncated on purpose: only the low bits pick the slot.
+        (self.keys.hash_one(name) as usize) & (self.slots.len() - 1)
+    }
+
+    /// Records item `i` of `items` under its name: `false` when another item has it.
+    fn insert(&mut self, items: &[Item], i: usize) -> bool {
+        let id = items[i].id();
+        let mut at = self.start(id);
+        loop {
+            match self.slots[at] {
+                0 => {
+                    self.slots[at] = i + 1;
+                    return true;
+                }
+                k if items[k - 1].id() == id => return false,
+                _ => at = (at + 1) & (self.slots.len() - 1),
+            }
+        }
+    }
+
+    /// The position of the item named `name`.
+    fn get(&self, items: &[Item], name: &str) -> Option<usize> {
+        let mut at = self.start(name);
+        loop {
+            match self.slots[at] {
+                0 => return None,
+                k if items.get(k - 1)?.id() == name => return Some(k - 1),
+                _ => at = (at + 1) & (self.slots.len() - 1),
+            }
+        }
+    }
 }
 
 /// order.json as the fast parse reads it: only what it can vouch for (see [`Order::from_bytes`]).
@@ -192,7 +246,7 @@ impl Order {
     /// Reads an order from its bytes: typed in one pass when the fast parse can vouch for
     /// them, else as a JSON tree checked against the schema ([`Order::parse`]). `what` names
     /// the order in messages.
-    pub fn from_bytes(bytes: &[u8], what: &str) -> CResult<Order> {
+    pub fn from_bytes(bytes: &Bytes, what: &str) -> CResult<Order> {
         let fast = serde_json::from_slice::<Wire>(bytes).ok().and_then(|w| {
             w.tasks
                 .into_iter()
@@ -201,7 +255,7 @@ impl Order {
                 .collect::<Option<Vec<Raw>>>()
         });
         match fast {
-            Some(raw) => Order::checked(raw, bytes.to_vec(), what),
+            Some(raw) => Order::checked(raw, Bytes::clone(bytes), what),
             None => {
                 let doc = parse_json(bytes)
                     .map_err(|why| Failure::new(Code::InvalidOrder, format!("{what} is {why}")))?;
@@ -239,31 +293,28 @@ impl Order {
                 }),
             })
             .collect();
-        let text = serde_json::to_vec(&doc).unwrap_or_default();
+        let text = Bytes::new(serde_json::to_vec(&doc).unwrap_or_default());
         Order::checked(raw, text, what)
     }
 
     /// The checks the schema cannot make: safe task file names, every name unique.
-    fn checked(items: Vec<Raw>, text: Vec<u8>, what: &str) -> CResult<Order> {
+    fn checked(mut items: Vec<Raw>, text: Bytes, what: &str) -> CResult<Order> {
+        // A list collected in place keeps the allocation of what it was collected from.
+        items.shrink_to_fit();
         let invalid = |msg: String| Failure::new(Code::InvalidOrder, format!("{what} {msg}"));
-        let mut seen = BTreeSet::new();
-        for item in &items {
+        let mut by_name = Names::with_room(items.len());
+        for (i, item) in items.iter().enumerate() {
             if let Item::Task(t) = item {
                 check_task_name(&t.name)
                     .map_err(|e| invalid(format!("tasks[{}]: {}", t.index, e.one_line())))?;
             }
-            if !seen.insert(item.id()) {
+            if !by_name.insert(&items, i) {
                 return Err(invalid(format!(
                     "names {:?} twice (task names and stop ids must all differ)",
                     item.id()
                 )));
             }
         }
-        let by_name = items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| (item.id().to_string(), i))
-            .collect();
         Ok(Order {
             text,
             items,
@@ -312,7 +363,7 @@ impl Order {
 
     /// The task named `name`.
     pub fn task(&self, name: &str) -> Option<&Task> {
-        match self.items.get(*self.by_name.get(name)?)? {
+        match self.items.get(self.by_name.get(&self.items, name)?)? {
             Item::Task(t) => Some(t),
             Item::Stop(_) => None,
         }
@@ -320,7 +371,7 @@ impl Order {
 
     /// The stop `id`.
     pub fn stop(&self, id: &str) -> Option<&Stop> {
-        match self.items.get(*self.by_name.get(id)?)? {
+        match self.items.get(self.by_name.get(&self.items, id)?)? {
             Item::Stop(s) => Some(s),
             Item::Task(_) => None,
         }
@@ -476,7 +527,11 @@ mod tests {
             .enumerate()
             .map(|(i, item)| item.vouched(i))
             .collect::<Option<Vec<Raw>>>()?;
-        Some(Order::checked(raw, bytes.to_vec(), "o").ok()?.items)
+        Some(
+            Order::checked(raw, Bytes::new(bytes.to_vec()), "o")
+                .ok()?
+                .items,
+        )
     }
 
     fn field() -> impl Strategy<Value = Option<Value>> {
@@ -543,7 +598,7 @@ mod tests {
             // Either way, from_bytes agrees with the tree on acceptance.
             let tree: Value = serde_json::from_str(&text).unwrap();
             prop_assert_eq!(
-                Order::from_bytes(text.as_bytes(), "o").is_ok(),
+                Order::from_bytes(&Bytes::new(text.as_bytes().to_vec()), "o").is_ok(),
                 Order::parse(tree, "o").is_ok()
             );
         }

@@ -321,7 +321,7 @@ fn start_in(cx: &Ctx, paths: &Paths, ws: &Workspace, name: &str) -> CResult<Star
             ),
         ));
     }
-    let mut busy: Vec<&String> = ws
+    let mut busy: Vec<&str> = ws
         .files
         .iter()
         .filter(|(_, fs)| fs.contains(&Folder::InProgress))
@@ -333,7 +333,7 @@ fn start_in(cx: &Ctx, paths: &Paths, ws: &Workspace, name: &str) -> CResult<Star
             Code::TaskInProgress,
             format!(
                 "{} is already in in_progress/ (one task runs at a time); finish it with `taskhook cdd done`, `fail` or `escalate` first",
-                busy.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                busy.join(", ")
             ),
         ));
     }
@@ -472,7 +472,7 @@ pub fn escalate(cx: &Ctx, paths: &Paths, name: &str, reason: &str) -> CResult<Da
             level,
             from: now.as_str().into(),
             to: "pending".into(),
-            from_model: t.model.clone(),
+            from_model: t.model.as_deref().map(str::to_string),
             from_thinking: from_thinking.to_string(),
             to_model: model.to_string(),
             to_thinking: thinking.to_string(),

@@ -44,6 +44,120 @@ impl Folder {
     }
 }
 
+/// The status folders holding one file name, in the order they were found (lifecycle order,
+/// as listed), each once: at most the four, held inline.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Folders {
+    n: u8,
+    at: [Folder; 4],
+}
+
+impl Folders {
+    const NONE: Folders = Folders {
+        n: 0,
+        at: [Folder::Pending; 4],
+    };
+
+    /// Adds folder `f` (a fifth is impossible: a name is listed once per folder).
+    fn push(&mut self, f: Folder) {
+        if let Some(slot) = self.at.get_mut(usize::from(self.n)) {
+            *slot = f;
+            self.n += 1;
+        }
+    }
+}
+
+impl Default for Folders {
+    fn default() -> Folders {
+        Folders::NONE
+    }
+}
+
+impl std::ops::Deref for Folders {
+    type Target = [Folder];
+    fn deref(&self) -> &[Folder] {
+        &self.at[..usize::from(self.n)]
+    }
+}
+
+impl std::ops::DerefMut for Folders {
+    fn deref_mut(&mut self) -> &mut [Folder] {
+        &mut self.at[..usize::from(self.n)]
+    }
+}
+
+impl std::fmt::Debug for Folders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Which status folders hold each task file name: for a name of the order (a task's, or a
+/// stop's), by its place in the order, without a copy of the name; for any other, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Files {
+    order: Option<Rc<Order>>,
+    /// By the order's items: the folders holding a file of that name (none: no file).
+    ordered: Vec<Folders>,
+    /// The files no entry of the order names.
+    other: HashMap<String, Folders>,
+}
+
+impl Files {
+    /// No files yet, for the names of `order`.
+    pub fn new(order: Option<Rc<Order>>) -> Files {
+        let n = order.as_ref().map_or(0, |o| o.items.len());
+        Files {
+            order,
+            ordered: vec![Folders::NONE; n],
+            other: HashMap::new(),
+        }
+    }
+
+    /// Records that folder `f` holds a file named `name`.
+    pub fn add(&mut self, name: String, f: Folder) {
+        match self.order.as_ref().and_then(|o| o.position(&name)) {
+            Some(i) => self.ordered[i].push(f),
+            None => self.other.entry(name).or_insert(Folders::NONE).push(f),
+        }
+    }
+
+    /// The folders holding a file named `name`; `None` when none does.
+    pub fn get(&self, name: &str) -> Option<&Folders> {
+        match self.order.as_ref().and_then(|o| o.position(name)) {
+            Some(i) => self.ordered.get(i).filter(|fs| !fs.is_empty()),
+            None => self.other.get(name),
+        }
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut Folders> {
+        match self.order.as_ref().and_then(|o| o.position(name)) {
+            Some(i) => self.ordered.get_mut(i).filter(|fs| !fs.is_empty()),
+            None => self.other.get_mut(name),
+        }
+    }
+
+    /// Whether a folder holds a file named `name`.
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Every name some folder holds, with its folders, in no order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Folders)> {
+        let items = self.order.iter().flat_map(|o| o.items.iter());
+        items
+            .zip(&self.ordered)
+            .filter(|(_, fs)| !fs.is_empty())
+            .map(|(item, fs)| (item.id(), fs))
+            .chain(self.other.iter().map(|(n, fs)| (n.as_str(), fs)))
+    }
+
+    /// The folders of every name some folder holds.
+    pub fn values(&self) -> impl Iterator<Item = &Folders> {
+        self.iter().map(|(_, fs)| fs)
+    }
+}
+
 /// Where a task's file is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
@@ -86,7 +200,7 @@ pub struct Workspace {
     pub history: Rc<History>,
     /// File name → the status folders holding it, in lifecycle order (task names only:
     /// [`check_task_name`]); in no order: a question that lists names sorts them.
-    pub files: HashMap<String, Vec<Folder>>,
+    pub files: Files,
     /// Files directly in `tasks/` (waiting for import; never order.json or history.jsonl).
     pub loose: BTreeSet<String>,
 }
@@ -190,11 +304,11 @@ impl Workspace {
         }
         let order = read_shared_order(cx, &paths.order)?;
         let history = log::read(cx, &paths.history)?;
-        let mut files: HashMap<String, Vec<Folder>> = HashMap::new();
+        let mut files = Files::new(order.clone());
         for f in FOLDERS {
             for e in cx.store.list_dir_unordered(&paths.folder(f))? {
                 if !e.is_dir && check_task_name(&e.name).is_ok() {
-                    files.entry(e.name).or_default().push(f);
+                    files.add(e.name, f);
                 }
             }
         }
@@ -251,7 +365,7 @@ impl Workspace {
 
     /// Where a task's file is.
     pub fn status(&self, name: &str) -> Status {
-        match self.files.get(name).map(Vec::as_slice) {
+        match self.files.get(name).map(|fs| &**fs) {
             Some([one]) => Status::In(*one),
             Some(many) if !many.is_empty() => Status::Several(many.to_vec()),
             _ if self.loose.contains(name) => Status::NotImported,
@@ -390,16 +504,17 @@ mod tests {
                 })
                 .collect();
             let order = Order::parse(serde_json::json!({"tasks": items}), "order").unwrap();
-            let mut files: HashMap<String, Vec<Folder>> = HashMap::new();
+            let order = Rc::new(order);
+            let mut files = Files::new(Some(order.clone()));
             for (name, fs) in NAMES.iter().zip(&folders) {
                 for &f in fs {
-                    files.entry(name.to_string()).or_default().push(FOLDERS[f]);
+                    files.add(name.to_string(), FOLDERS[f]);
                 }
             }
             let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
             let ws = Workspace {
                 paths: Paths::of(std::path::Path::new("/ws")),
-                order: Some(Rc::new(order)),
+                order: Some(order),
                 history: Rc::new(History::parse(text.as_bytes())),
                 files,
                 loose: BTreeSet::new(),

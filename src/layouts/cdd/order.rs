@@ -9,7 +9,9 @@
 //! ([`Order::doc`]): a rewrite changes only the fields it means to, so unknown fields survive.
 
 use std::collections::hash_map::RandomState;
+use std::collections::HashSet;
 use std::hash::BuildHasher;
+use std::rc::Rc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -30,9 +32,10 @@ pub const SCHEMA: &str = "cdd-order";
 pub struct Task {
     /// Its file name (`foo.md`), checked by [`check_task_name`].
     pub name: String,
-    pub group: Option<String>,
-    pub model: Option<String>,
-    pub thinking: Option<String>,
+    /// These three, one copy of each value however many tasks share it ([`Shared`]).
+    pub group: Option<Rc<str>>,
+    pub model: Option<Rc<str>>,
+    pub thinking: Option<Rc<str>>,
     /// Its position in `tasks`.
     pub index: usize,
 }
@@ -207,7 +210,7 @@ const THINKING: [&str; 4] = ["none", "thinking", "extended", "ultrathink"];
 impl WireItem {
     /// The entry, when the schema surely accepts it: exactly one of `task` and `stop`, not
     /// empty, and a task's `thinking` one of the levels.
-    fn vouched(self, index: usize) -> Option<Raw> {
+    fn vouched(self, index: usize, shared: &mut Shared) -> Option<Raw> {
         match (self.task, self.stop) {
             (Some(name), None) if !name.is_empty() => {
                 if self
@@ -219,9 +222,9 @@ impl WireItem {
                 }
                 Some(Item::Task(Task {
                     name,
-                    group: self.group,
-                    model: self.model,
-                    thinking: self.thinking,
+                    group: shared.of(self.group),
+                    model: shared.of(self.model),
+                    thinking: shared.of(self.thinking),
                     index,
                 }))
             }
@@ -238,6 +241,22 @@ impl WireItem {
 /// An entry before the checks the schema cannot make (safe names, unique names).
 type Raw = Item;
 
+/// One copy of each value of the fields many tasks share (a group, a model, a thinking level).
+#[derive(Default)]
+struct Shared(HashSet<Rc<str>>);
+
+impl Shared {
+    fn of(&mut self, value: Option<String>) -> Option<Rc<str>> {
+        let value = value?;
+        if let Some(known) = self.0.get(value.as_str()) {
+            return Some(known.clone());
+        }
+        let new: Rc<str> = Rc::from(value);
+        self.0.insert(new.clone());
+        Some(new)
+    }
+}
+
 fn opt(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_string)
 }
@@ -247,11 +266,12 @@ impl Order {
     /// them, else as a JSON tree checked against the schema ([`Order::parse`]). `what` names
     /// the order in messages.
     pub fn from_bytes(bytes: &Bytes, what: &str) -> CResult<Order> {
+        let mut shared = Shared::default();
         let fast = serde_json::from_slice::<Wire>(bytes).ok().and_then(|w| {
             w.tasks
                 .into_iter()
                 .enumerate()
-                .map(|(i, item)| item.vouched(i))
+                .map(|(i, item)| item.vouched(i, &mut shared))
                 .collect::<Option<Vec<Raw>>>()
         });
         match fast {
@@ -273,6 +293,7 @@ impl Order {
                 schema::summarize(&issues)
             )));
         }
+        let mut shared = Shared::default();
         let raw = doc["tasks"]
             .as_array()
             .into_iter()
@@ -281,9 +302,9 @@ impl Order {
             .map(|(index, v)| match v.get("task").and_then(Value::as_str) {
                 Some(name) => Item::Task(Task {
                     name: name.to_string(),
-                    group: opt(v, "group"),
-                    model: opt(v, "model"),
-                    thinking: opt(v, "thinking"),
+                    group: shared.of(opt(v, "group")),
+                    model: shared.of(opt(v, "model")),
+                    thinking: shared.of(opt(v, "thinking")),
                     index,
                 }),
                 None => Item::Stop(Stop {
@@ -359,6 +380,11 @@ impl Order {
             Item::Stop(s) => Some(s),
             Item::Task(_) => None,
         })
+    }
+
+    /// Where the entry named `name` is in [`Order::items`].
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.by_name.get(&self.items, name)
     }
 
     /// The task named `name`.
@@ -521,11 +547,12 @@ mod tests {
     /// The fast parse alone: `Some` when it vouches for the bytes.
     fn fast(bytes: &[u8]) -> Option<Vec<Item>> {
         let w = serde_json::from_slice::<Wire>(bytes).ok()?;
+        let mut shared = Shared::default();
         let raw = w
             .tasks
             .into_iter()
             .enumerate()
-            .map(|(i, item)| item.vouched(i))
+            .map(|(i, item)| item.vouched(i, &mut shared))
             .collect::<Option<Vec<Raw>>>()?;
         Some(
             Order::checked(raw, Bytes::new(bytes.to_vec()), "o")

@@ -75,9 +75,9 @@ impl TaskLine {
     pub fn of(t: &Task, status: &str) -> TaskLine {
         TaskLine {
             task: t.name.clone(),
-            group: t.group.clone(),
-            model: t.model.clone(),
-            thinking: t.thinking.clone(),
+            group: t.group.as_deref().map(str::to_string),
+            model: t.model.as_deref().map(str::to_string),
+            thinking: t.thinking.as_deref().map(str::to_string),
             status: status.to_string(),
         }
     }

@@ -96,7 +96,7 @@ pub fn plan(ws: &Workspace) -> Vec<Fix> {
         let task = t.name.clone();
         let folders = ws.files.get(&t.name).cloned().unwrap_or_default();
         let h = ws.history.folder_of(&t.name);
-        match (folders.as_slice(), h) {
+        match (&*folders, h) {
             ([f], Some(h)) if *f == h => {}
             ([Folder::InProgress], Some(h)) if running > 1 => fixes.push(Fix::Move {
                 task,

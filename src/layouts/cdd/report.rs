@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::{CResult, Code, Failure};
 use super::log::{self, bad_lines_warning, StopState};
-use super::model::{Status, Workspace};
+use super::model::{Folders, Status, Workspace};
 use super::order::{level_of, Item, LADDER};
 use super::outcome::{Data, Elapsed, Escalations, List, Stats, StopLine, Stops, TaskLine};
 use super::{Folder, Paths, FOLDERS};
@@ -209,12 +209,13 @@ pub fn problems(ws: &Workspace) -> Vec<String> {
                 .join(", ")
         ));
     }
-    let mut orphans: Vec<(&String, &Vec<Folder>)> = ws
+    let mut orphans: Vec<(&str, &Folders)> = ws
         .files
         .iter()
         .filter(|(name, _)| order.task(name).is_none())
         .collect();
-    orphans.sort();
+    // Each name once: by name is the order a sort of the pairs gave.
+    orphans.sort_by_key(|(name, _)| *name);
     let orphans: Vec<String> = orphans
         .into_iter()
         .map(|(name, fs)| format!("{}/{name}", fs[0].as_str()))

@@ -277,8 +277,12 @@ pub fn load_small(cx: &Ctx, path: &Path, schema_name: &'static str) -> Result<Lo
 
 /// The log's text (empty when there is none).
 pub fn read_log(cx: &Ctx, p: &Paths) -> Result<String> {
+    // Valid UTF-8 (the usual case) becomes the text as it is, not a copy of it.
     Ok(read_file(cx, &p.log)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .map(|b| {
+            String::from_utf8(b)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        })
         .unwrap_or_default())
 }
 
@@ -530,18 +534,15 @@ pub fn after_completions(
 /// the last CHECKPOINT_WRITTEN. Only the completions' lines are read.
 pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result<usize> {
     let text = read_log(cx, p)?;
-    let (mut done, mut since) = (Vec::new(), 0);
+    let mut since = 0;
     for raw in log::scan(&text) {
         match raw.event {
-            log::TASK_COMPLETE => {
-                since += 1;
-                done.push(raw.entry());
-            }
+            log::TASK_COMPLETE => since += 1,
             log::CHECKPOINT_WRITTEN => since = 0,
             _ => {}
         }
     }
-    let v = to_doc(&log::velocity(&log::completions(&done, list), now));
+    let v = to_doc(&log::velocity(&log::completions_in(&text, list), now));
     check_dirs(cx, p)?;
     if let Some(dir) = p.velocity.parent() {
         cx.store.create_dir_all(dir)?;

@@ -271,10 +271,19 @@ pub struct Raw<'a> {
     body: &'a str,
 }
 
-impl Raw<'_> {
-    /// The entry, its field lines read: `- Key: value`, `* **Key:** value` or `Key: value`.
-    pub fn entry(&self) -> Entry {
-        let mut e = Entry::new(self.at, self.event);
+/// What a field line of an entry sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Task,
+    From,
+    To,
+    Detail,
+}
+
+impl<'a> Raw<'a> {
+    /// Each field line of the entry, in order (`- Key: value`, `* **Key:** value` or
+    /// `Key: value`): what it sets, its label as written, and its value; nothing copied.
+    fn fields(&self, mut each: impl FnMut(Slot, &'a str, &'a str)) {
         let mut key = String::new();
         for line in self.body.lines() {
             let body = line.trim();
@@ -290,17 +299,52 @@ impl Raw<'_> {
             if key.is_empty() || key.contains(char::is_whitespace) {
                 continue;
             }
-            let value = clean_value(v).to_string();
-            match key.as_str() {
-                "task" | "task_id" | "id" => e.task = Some(value),
+            let slot = match key.as_str() {
+                "task" | "task_id" | "id" => Slot::Task,
                 "previous_status" | "previous" | "prev_status" | "from" | "old_status" => {
-                    e.from = Some(value)
+                    Slot::From
                 }
-                "new_status" | "new" | "to" | "status" => e.to = Some(value),
-                _ => e.details.push((label_of(k).to_string(), value)),
-            }
+                "new_status" | "new" | "to" | "status" => Slot::To,
+                _ => Slot::Detail,
+            };
+            each(slot, k, clean_value(v));
         }
+    }
+
+    /// The entry, its field lines read.
+    pub fn entry(&self) -> Entry {
+        let mut e = Entry::new(self.at, self.event);
+        self.fields(|slot, k, v| match slot {
+            Slot::Task => e.task = Some(v.to_string()),
+            Slot::From => e.from = Some(v.to_string()),
+            Slot::To => e.to = Some(v.to_string()),
+            Slot::Detail => e.details.push((label_of(k).to_string(), v.to_string())),
+        });
         e
+    }
+
+    /// What [`Raw::entry`] gives as its task, previous and new status (a field given twice: the
+    /// last), without reading the rest into an entry.
+    pub fn transition(&self) -> (Option<&'a str>, Option<&'a str>, Option<&'a str>) {
+        let (mut task, mut from, mut to) = (None, None, None);
+        self.fields(|slot, _, v| match slot {
+            Slot::Task => task = Some(v),
+            Slot::From => from = Some(v),
+            Slot::To => to = Some(v),
+            Slot::Detail => {}
+        });
+        (task, from, to)
+    }
+
+    /// What [`Entry::get`] gives for the entry: the first detail line labelled `label`.
+    pub fn get(&self, label: &str) -> Option<&'a str> {
+        let mut found = None;
+        self.fields(|slot, k, v| {
+            if found.is_none() && slot == Slot::Detail && norm_chars(k).eq(norm_chars(label)) {
+                found = Some(v);
+            }
+        });
+        found
     }
 }
 
@@ -400,6 +444,47 @@ pub fn completions(entries: &[Entry], list: &TaskList) -> Vec<Completion> {
             })
         })
         .collect()
+}
+
+/// [`completions`] of every entry of the log `text`, without reading them into entries: the
+/// last TASK_COMPLETE of each task is found by its place in the log, and each task of `list`
+/// is looked at once (no index of the list).
+pub fn completions_in(text: &str, list: &TaskList) -> Vec<Completion> {
+    let mut last: HashMap<&str, (usize, Raw<'_>)> = HashMap::new();
+    for (i, raw) in scan(text).enumerate() {
+        if raw.event == TASK_COMPLETE {
+            if let (Some(task), _, _) = raw.transition() {
+                last.insert(task, (i, raw));
+            }
+        }
+    }
+    let completion = |id: &str, raw: &Raw<'_>, task: Option<&model::Task>| {
+        if task.is_some_and(model::Task::is_parent) {
+            return None;
+        }
+        let estimate = raw
+            .get(label::ESTIMATE)
+            .and_then(number)
+            .or_else(|| task.and_then(model::Task::estimate));
+        Some(Completion {
+            task: id.to_string(),
+            estimate,
+            actual: raw.get(label::ACTUAL).and_then(number),
+            at: raw.at.to_string(),
+        })
+    };
+    let mut out: Vec<(usize, Completion)> = Vec::with_capacity(last.len());
+    // The first task with an id is the one the log's entry is about ([`TaskList::find`]).
+    for t in &list.tasks {
+        if let Some((id, (i, raw))) = last.remove_entry(t.id.as_str()) {
+            out.extend(completion(id, &raw, Some(t)).map(|c| (i, c)));
+        }
+    }
+    for (id, (i, raw)) in last {
+        out.extend(completion(id, &raw, None).map(|c| (i, c)));
+    }
+    out.sort_unstable_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, c)| c).collect()
 }
 
 fn ratio(actual: f64, estimate: f64) -> Option<f64> {
@@ -537,6 +622,100 @@ mod tests {
                 .collect();
             let got: Vec<&str> = raws.iter().flat_map(|r| r.body.lines()).collect();
             proptest::prop_assert_eq!(got, body);
+        }
+    }
+
+    /// A line of a random log: headers (some not), field lines in the forms the reader takes,
+    /// labels given twice, and other text.
+    fn some_log_line() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let event =
+            prop::sample::select(vec![TASK_COMPLETE, "TASK_STARTED", ERROR, "PHASE_COMPLETE"]);
+        let at = prop::sample::select(vec![
+            "2026-03-01T12:00:00Z",
+            "2026-03-01T10:00:00Z",
+            "yesterday",
+        ]);
+        let header = (at, event).prop_map(|(at, ev)| format!("## {at} — {ev}"));
+        let label = prop::sample::select(vec![
+            "Task",
+            "Task ID",
+            "id",
+            "Previous status",
+            "from",
+            "New status",
+            "to",
+            "status",
+            "actual_minutes",
+            "Actual minutes",
+            "estimate_minutes",
+            "Reason",
+            "Detail",
+        ]);
+        let value = prop::sample::select(vec![
+            "T0",
+            "T1",
+            "T2",
+            "PENDING",
+            "IN_PROGRESS",
+            "COMPLETE",
+            "`COMPLETE`",
+            "42",
+            "7.5 min",
+            "",
+        ]);
+        let form = prop::sample::select(vec![
+            "- {k}: {v}",
+            "* **{k}:** {v}",
+            "{k}: {v}",
+            "- {k} {v}",
+        ]);
+        let field =
+            (form, label, value).prop_map(|(f, k, v)| f.replace("{k}", k).replace("{v}", v));
+        prop_oneof![
+            2 => header,
+            6 => field,
+            1 => "[ -~]{0,10}",
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// The borrowed readings of an entry give what its entry gives, and the completions
+        /// found without entries are those found from them (issue 23).
+        #[test]
+        fn borrowed_readings_match_the_entries(
+            lines in proptest::collection::vec(some_log_line(), 0..40),
+            tasks in proptest::collection::vec((0..4u8, proptest::bool::ANY, proptest::option::of(0..90u32)), 0..6),
+        ) {
+            let text = lines.join("\n");
+            for raw in scan(&text) {
+                let e = raw.entry();
+                proptest::prop_assert_eq!(
+                    raw.transition(),
+                    (e.task.as_deref(), e.from.as_deref(), e.to.as_deref())
+                );
+                for l in [label::ESTIMATE, label::ACTUAL, "reason", "actual minutes", "nothing"] {
+                    proptest::prop_assert_eq!(raw.get(l), e.get(l));
+                }
+            }
+            let tasks: Vec<serde_json::Value> = tasks
+                .iter()
+                .map(|(n, parent, est)| {
+                    let mut t = serde_json::json!({"id": format!("T{n}"), "status": "COMPLETE"});
+                    if *parent {
+                        t["subtasks"] = serde_json::json!(["T3"]);
+                    }
+                    if let Some(e) = est {
+                        t["estimate_minutes"] = serde_json::json!(e);
+                    }
+                    t
+                })
+                .collect();
+            let list: TaskList =
+                crate::layouts::json::typed(&serde_json::json!({"tasks": tasks})).unwrap();
+            proptest::prop_assert_eq!(completions_in(&text, &list), completions(&parse(&text), &list));
         }
     }
 

@@ -53,7 +53,7 @@ fn stale_temps(cx: &Ctx, p: &Paths, remove: bool) -> Result<usize> {
 /// Step 1: stale detection; returns the tasks reset or blocked, as summary items.
 fn stale(
     list: &mut Rc<TaskList>,
-    logged: &[Entry],
+    log_text: &str,
     now: DateTime<Utc>,
     entries: &mut Vec<Entry>,
 ) -> Vec<Item> {
@@ -66,6 +66,31 @@ fn stale(
     if candidates.is_empty() {
         return Vec::new();
     }
+    // The candidates with a TASK_COMPLETE logged since they started, in one pass over the log.
+    let mut started: HashMap<&str, Vec<Option<DateTime<Utc>>>> = HashMap::new();
+    for &(i, _, _) in &candidates {
+        let t = &list.tasks[i];
+        started
+            .entry(t.id.as_str())
+            .or_default()
+            .push(t.started_at().and_then(parse_time));
+    }
+    let mut completed: HashSet<(&str, Option<DateTime<Utc>>)> = HashSet::new();
+    for raw in log::scan(log_text).filter(|r| r.event == log::TASK_COMPLETE) {
+        let Some((id, since)) = raw.transition().0.and_then(|t| started.get_key_value(t)) else {
+            continue;
+        };
+        let at = parse_time(raw.at);
+        for s in since {
+            if at.zip(*s).is_some_and(|(a, s)| a >= s) {
+                completed.insert((id, *s));
+            }
+        }
+    }
+    let completed: HashSet<(String, Option<DateTime<Utc>>)> = completed
+        .into_iter()
+        .map(|(id, s)| (id.to_string(), s))
+        .collect();
     let list = Rc::make_mut(list);
     let stamp = crate::store::clock::stamp(now);
     let (pending, blocked) = (Status::Pending.as_str(), Status::Blocked.as_str());
@@ -76,12 +101,7 @@ fn stale(
         let id = t.id.clone();
         let started = t.started_at().unwrap_or("").to_string();
         let since = parse_time(&started);
-        let completed_since = logged.iter().any(|e| {
-            e.event == log::TASK_COMPLETE
-                && e.task.as_deref() == Some(id.as_str())
-                && parse_time(&e.at).zip(since).is_some_and(|(a, s)| a >= s)
-        });
-        if completed_since {
+        if completed.contains(&(id.clone(), since)) {
             continue;
         }
         let count = t.stale_count.as_ref().and_then(|n| n.as_u64()).unwrap_or(0) + 1;
@@ -141,18 +161,28 @@ struct Finished {
 /// the logged one).
 fn finish_logged(
     list: &mut Rc<TaskList>,
-    logged: &[Entry],
+    log_text: &str,
     now: &str,
     entries: &mut Vec<Entry>,
     changes: &mut Vec<String>,
 ) -> Finished {
-    let mut last: HashMap<&str, &Entry> = HashMap::new();
-    for e in logged {
-        let (Some(task), Some(to)) = (e.task.as_deref(), e.to.as_deref()) else {
-            continue;
-        };
-        if Status::parse(to).is_some() && e.from.as_deref() != Some(to) {
-            last.insert(task, e);
+    // Only a task tasks.json does not give as COMPLETE can be due: the last logged transition
+    // of each such id (entries read one at a time, none kept but those).
+    let open: HashSet<&str> = list
+        .tasks
+        .iter()
+        .filter(|t| t.status != Status::Complete)
+        .map(|t| t.id.as_str())
+        .collect();
+    let mut last: HashMap<&str, log::Raw<'_>> = HashMap::new();
+    if !open.is_empty() {
+        for raw in log::scan(log_text) {
+            let (Some(task), from, Some(to)) = raw.transition() else {
+                continue;
+            };
+            if open.contains(task) && Status::parse(to).is_some() && from != Some(to) {
+                last.insert(task, raw);
+            }
         }
     }
     let due: Vec<(usize, Status, Entry)> = list
@@ -160,16 +190,19 @@ fn finish_logged(
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            let e = last.get(t.id.as_str())?;
+            let raw = last.get(t.id.as_str())?;
             let st = t.status;
-            let from_here = match e.from.as_deref().and_then(Status::parse) {
+            let (_, from, _) = raw.transition();
+            let from_here = match from.and_then(Status::parse) {
                 Some(f) => f == st,
                 None => st.is_transitional(),
             };
-            (e.event == log::TASK_COMPLETE && st != Status::Complete && from_here)
-                .then(|| (i, st, (*e).clone()))
+            (raw.event == log::TASK_COMPLETE && st != Status::Complete && from_here)
+                .then(|| (i, st, raw.entry()))
         })
         .collect();
+    drop(last);
+    drop(open);
     let mut out = Finished::default();
     if due.is_empty() {
         return out;
@@ -299,11 +332,12 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         if let Some(r) = &t.restored {
             changes.push(r.describe(None));
         }
-        let logged = log::parse(&files::read_log(cx, &p)?);
+        let log_text = files::read_log(cx, &p)?;
         // The list shared with the invocation's reads is copied only by a step that changes it.
         let list = &mut t.list;
-        let finished = finish_logged(list, &logged, &stamp, &mut entries, &mut changes);
-        let stale_items = stale(list, &logged, now, &mut entries);
+        let finished = finish_logged(list, &log_text, &stamp, &mut entries, &mut changes);
+        let stale_items = stale(list, &log_text, now, &mut entries);
+        drop(log_text);
         if resets {
             reconcile_transitional(&p, list, &stamp, &mut entries, &mut changes);
         }

@@ -216,12 +216,18 @@ pub fn read_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Order>> {
 /// [`read_order`], shared: the same bytes read again in this invocation give the order they
 /// gave (a failure is worked out again, for its message naming `path`).
 fn read_shared_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Rc<Order>>> {
+    // The file still holds the bytes parsed last (a step's locked read after its peek):
+    // compared as it is read, not read into a second copy.
+    if let Some((_, known)) = cx.store.still_parsed::<Option<Rc<Order>>>(ORDER, path) {
+        if let Some(order) = &*known {
+            return Ok(Some(order.clone()));
+        }
+    }
     let Some(bytes) = cx.store.read_capped(path, MAX_ORDER_BYTES)? else {
         return Ok(None);
     };
-    let (bytes, known) = parsed::remembered("cdd-order.json", bytes, |b| {
-        Order::from_bytes(b, "").ok().map(Rc::new)
-    });
+    let (bytes, known) =
+        parsed::remembered(ORDER, bytes, |b| Order::from_bytes(b, "").ok().map(Rc::new));
     if let Some(order) = &*known {
         return Ok(Some(order.clone()));
     }
@@ -230,6 +236,9 @@ fn read_shared_order(cx: &Ctx, path: &std::path::Path) -> CResult<Option<Rc<Orde
         .map(|o| Some(Rc::new(o)))
         .map_err(|f| Failure::new(f.code, format!("{}{fix}", f.message)))
 }
+
+/// The kind of document [`read_shared_order`] remembers.
+const ORDER: &str = "cdd-order.json";
 
 /// The failure of a command on a workspace that has no `tasks/` yet.
 pub fn not_initialized(paths: &Paths) -> Failure {

@@ -56,8 +56,11 @@ pub(crate) fn resolve(cands: &[Candidate], name: &str) -> Resolved {
     }
 }
 
-/// Every store of the project that has units.
-fn candidates(cx: &Ctx, project: &Project, work: &mut Work) -> Vec<Candidate> {
+/// Every store of the project that has units, each with those of its units that `names` (the
+/// names the event gives, `STORE/ID` or `ID`) can resolve to: the rest of a store of thousands
+/// of tasks is not kept while the steps run.
+fn candidates(cx: &Ctx, project: &Project, names: &[&str], work: &mut Work) -> Vec<Candidate> {
+    let ids: Vec<String> = names.iter().map(|n| split_name(n).id).collect();
     let mut cands = Vec::new();
     for &layout in registry() {
         match layout.discover(cx, project) {
@@ -65,11 +68,15 @@ fn candidates(cx: &Ctx, project: &Project, work: &mut Work) -> Vec<Candidate> {
             Ok(stores) => {
                 for store in stores {
                     match layout.units(cx, &store) {
-                        Ok(units) if !units.is_empty() => cands.push(Candidate {
-                            layout,
-                            store,
-                            units,
-                        }),
+                        Ok(mut units) if !units.is_empty() => {
+                            units.retain(|u| ids.contains(&u.id));
+                            units.shrink_to_fit();
+                            cands.push(Candidate {
+                                layout,
+                                store,
+                                units,
+                            });
+                        }
                         Ok(_) => {}
                         Err(e) => work.fail(&format!("{} {}", store.layout, store.id), e),
                     }
@@ -234,7 +241,12 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
     if message.signals.is_empty() && bound.is_empty() {
         return;
     }
-    let cands = candidates(cx, project, work);
+    let names: Vec<&str> = bound
+        .iter()
+        .map(String::as_str)
+        .chain(message.signals.iter().map(|s| s.name.as_str()))
+        .collect();
+    let cands = candidates(cx, project, &names, work);
     let bound_units = resolve_all(&cands, &bound, work);
     let turn = |bound: bool| Turn {
         agent_id: ev.agent_id,
@@ -283,7 +295,8 @@ pub(crate) fn stopped(cx: &Ctx, project: &Project, ev: &Stopped<'_>, work: &mut 
 /// PreToolUse of `Agent`: each unit the prompt names takes its launch step (a layout may mark
 /// it started, or refuse the launch).
 pub(crate) fn launch(cx: &Ctx, project: &Project, l: &Launch<'_>, work: &mut Work) {
-    let cands = candidates(cx, project, work);
+    let names: Vec<&str> = l.names.iter().map(String::as_str).collect();
+    let cands = candidates(cx, project, &names, work);
     let none = FinalMessage::default();
     let turn = Turn {
         agent_id: l.caller,

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::files::{self, to_doc, Change, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
 use super::hooks;
@@ -327,7 +327,7 @@ pub fn append_entry(
             if let Some(i) = t.list.position(id) {
                 let ids = t.list_mut().tasks[i]
                     .external_ids
-                    .get_or_insert_with(Map::new);
+                    .get_or_insert_with(Box::default);
                 changed = ids.get(&platform) != Some(&json!(ext));
                 ids.insert(platform, json!(ext));
             }

@@ -207,7 +207,8 @@ impl<'de> Visitor<'de> for TaskVisitor {
                     }
                 }
                 Field::ExternalIds => {
-                    t.external_ids = optional::<Map<String, Value>, _>(&mut m, strict, "ids")?;
+                    t.external_ids =
+                        optional::<Map<String, Value>, _>(&mut m, strict, "ids")?.map(Box::new);
                     if strict
                         && !t
                             .external_ids

@@ -539,7 +539,7 @@ fn replay(t: &mut Task, e: &Entry) -> bool {
     if let Some(platform) = e.event.strip_prefix("SYNC_TO_") {
         if let Some(ext) = e.external_id() {
             t.external_ids
-                .get_or_insert_with(Map::new)
+                .get_or_insert_with(Box::default)
                 .insert(platform.to_string(), json!(ext));
         }
     }

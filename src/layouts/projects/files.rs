@@ -180,6 +180,12 @@ enum Found {
 /// What [`typed_of`] remembers: the typed list of the last valid bytes of tasks.json.
 const TYPED: &str = "projects tasks.json, typed";
 
+/// Lets go of the bytes of tasks.json remembered for a later read to compare (and of its
+/// list, which lives on where it was handed out): a later read reads and parses again.
+pub fn forget_parsed() {
+    parsed::forget(TYPED);
+}
+
 /// The valid list the bytes hold, or why they are unusable, with the bytes (shared): parsed,
 /// schema-checked and typed once per invocation for the same bytes (issue 23: the engine's
 /// look at a store's units, the step's unlocked peek and its locked re-read all read the same
@@ -273,6 +279,15 @@ pub fn file_name(path: &Path) -> String {
 pub fn load_small(cx: &Ctx, path: &Path, schema_name: &'static str) -> Result<Loaded> {
     refuse_special(path)?;
     cx.store.load_json(path, schema_name)
+}
+
+/// Reads the log as a stream, handing `each` every entry ([`log::scan_stream`]): the log is
+/// never held whole. No entries when there is no log.
+pub fn scan_log(cx: &Ctx, p: &Paths, each: impl FnMut(log::Raw<'_>)) -> Result<()> {
+    refuse_special(&p.log)?;
+    cx.store
+        .read_with(&p.log, usize::MAX, |r| log::scan_stream(r, each))?;
+    Ok(())
 }
 
 /// The log's text (empty when there is none).
@@ -533,16 +548,16 @@ pub fn after_completions(
 /// Writes velocity.json recomputed from the log; returns how many TASK_COMPLETE entries follow
 /// the last CHECKPOINT_WRITTEN. Only the completions' lines are read.
 pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result<usize> {
-    let text = read_log(cx, p)?;
-    let mut since = 0;
-    for raw in log::scan(&text) {
+    let (mut since, mut done) = (0, log::LastCompleted::default());
+    scan_log(cx, p, |raw| {
         match raw.event {
             log::TASK_COMPLETE => since += 1,
             log::CHECKPOINT_WRITTEN => since = 0,
             _ => {}
         }
-    }
-    let v = to_doc(&log::velocity(&log::completions_in(&text, list), now));
+        done.add(&raw);
+    })?;
+    let v = to_doc(&log::velocity(&done.completions(list), now));
     check_dirs(cx, p)?;
     if let Some(dir) = p.velocity.parent() {
         cx.store.create_dir_all(dir)?;

@@ -387,6 +387,48 @@ pub fn scan(text: &str) -> impl Iterator<Item = Raw<'_>> {
     })
 }
 
+/// [`scan`] of a log read as a stream, line by line, never held whole: `each` is handed every
+/// entry as `scan` gives it (its header's time and event, and its lines up to the next entry);
+/// only the entry being read is held. Invalid UTF-8 is replaced as in the whole text (a
+/// newline is never part of a sequence).
+pub fn scan_stream(
+    r: &mut dyn std::io::BufRead,
+    mut each: impl FnMut(Raw<'_>),
+) -> std::io::Result<()> {
+    let mut line = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    let mut body = String::new();
+    loop {
+        line.clear();
+        if r.read_until(b'\n', &mut line)? == 0 {
+            if let Some((at, event)) = &open {
+                each(Raw {
+                    at,
+                    event,
+                    body: &body,
+                });
+            }
+            return Ok(());
+        }
+        let text = String::from_utf8_lossy(&line);
+        let bare = text.strip_suffix('\n').unwrap_or(&text);
+        let bare = bare.strip_suffix('\r').unwrap_or(bare);
+        if let Some((at, event)) = parse_header(bare) {
+            if let Some((at, event)) = &open {
+                each(Raw {
+                    at,
+                    event,
+                    body: &body,
+                });
+            }
+            open = Some((at.to_string(), event.to_string()));
+            body.clear();
+        } else if open.is_some() {
+            body.push_str(&text);
+        }
+    }
+}
+
 /// Parses every entry of a log, in order ([`scan`], each entry read).
 pub fn parse(text: &str) -> Vec<Entry> {
     scan(text).map(|r| r.entry()).collect()
@@ -446,45 +488,89 @@ pub fn completions(entries: &[Entry], list: &TaskList) -> Vec<Completion> {
         .collect()
 }
 
-/// [`completions`] of every entry of the log `text`, without reading them into entries: the
-/// last TASK_COMPLETE of each task is found by its place in the log, and each task of `list`
-/// is looked at once (no index of the list).
+/// [`completions`] of every entry of the log `text`, without reading them into entries
+/// ([`LastCompleted::add`] for each).
 pub fn completions_in(text: &str, list: &TaskList) -> Vec<Completion> {
-    let mut last: HashMap<&str, (usize, Raw<'_>)> = HashMap::new();
-    for (i, raw) in scan(text).enumerate() {
-        if raw.event == TASK_COMPLETE {
-            if let (Some(task), _, _) = raw.transition() {
-                last.insert(task, (i, raw));
+    let mut done = LastCompleted::default();
+    for raw in scan(text) {
+        done.add(&raw);
+    }
+    done.completions(list)
+}
+
+/// The last TASK_COMPLETE of each task, gathered entry by entry (a log read as a stream):
+/// what [`completions`] reads of it, by its place among the log's entries.
+#[derive(Debug, Default)]
+pub struct LastCompleted {
+    entries: usize,
+    last: HashMap<String, Logged>,
+}
+
+/// What a task's last TASK_COMPLETE says.
+#[derive(Debug)]
+struct Logged {
+    place: usize,
+    at: String,
+    estimate: Option<f64>,
+    actual: Option<f64>,
+}
+
+impl LastCompleted {
+    /// The log's next entry.
+    pub fn add(&mut self, raw: &Raw<'_>) {
+        let place = self.entries;
+        self.entries += 1;
+        if raw.event != TASK_COMPLETE {
+            return;
+        }
+        let Some(task) = raw.transition().0 else {
+            return;
+        };
+        let logged = Logged {
+            place,
+            at: raw.at.to_string(),
+            estimate: raw.get(label::ESTIMATE).and_then(number),
+            actual: raw.get(label::ACTUAL).and_then(number),
+        };
+        match self.last.get_mut(task) {
+            Some(slot) => *slot = logged,
+            None => {
+                self.last.insert(task.to_string(), logged);
             }
         }
     }
-    let completion = |id: &str, raw: &Raw<'_>, task: Option<&model::Task>| {
-        if task.is_some_and(model::Task::is_parent) {
-            return None;
+
+    /// The completions, in the order of each task's last: each task of `list` looked at once
+    /// (no index of the list), parent tasks left out.
+    pub fn completions(mut self, list: &TaskList) -> Vec<Completion> {
+        let completion = |id: String, l: Logged, task: Option<&model::Task>| {
+            if task.is_some_and(model::Task::is_parent) {
+                return None;
+            }
+            let estimate = l.estimate.or_else(|| task.and_then(model::Task::estimate));
+            Some((
+                l.place,
+                Completion {
+                    task: id,
+                    estimate,
+                    actual: l.actual,
+                    at: l.at,
+                },
+            ))
+        };
+        let mut out: Vec<(usize, Completion)> = Vec::with_capacity(self.last.len());
+        // The first task with an id is the one the log's entry is about ([`TaskList::find`]).
+        for t in &list.tasks {
+            if let Some((id, l)) = self.last.remove_entry(t.id.as_str()) {
+                out.extend(completion(id, l, Some(t)));
+            }
         }
-        let estimate = raw
-            .get(label::ESTIMATE)
-            .and_then(number)
-            .or_else(|| task.and_then(model::Task::estimate));
-        Some(Completion {
-            task: id.to_string(),
-            estimate,
-            actual: raw.get(label::ACTUAL).and_then(number),
-            at: raw.at.to_string(),
-        })
-    };
-    let mut out: Vec<(usize, Completion)> = Vec::with_capacity(last.len());
-    // The first task with an id is the one the log's entry is about ([`TaskList::find`]).
-    for t in &list.tasks {
-        if let Some((id, (i, raw))) = last.remove_entry(t.id.as_str()) {
-            out.extend(completion(id, &raw, Some(t)).map(|c| (i, c)));
+        for (id, l) in self.last {
+            out.extend(completion(id, l, None));
         }
+        out.sort_unstable_by_key(|(place, _)| *place);
+        out.into_iter().map(|(_, c)| c).collect()
     }
-    for (id, (i, raw)) in last {
-        out.extend(completion(id, &raw, None).map(|c| (i, c)));
-    }
-    out.sort_unstable_by_key(|(i, _)| *i);
-    out.into_iter().map(|(_, c)| c).collect()
 }
 
 fn ratio(actual: f64, estimate: f64) -> Option<f64> {
@@ -622,6 +708,17 @@ mod tests {
                 .collect();
             let got: Vec<&str> = raws.iter().flat_map(|r| r.body.lines()).collect();
             proptest::prop_assert_eq!(got, body);
+            // Read as a stream, the same entries with the same bodies.
+            let mut streamed: Vec<(String, String, String)> = Vec::new();
+            scan_stream(&mut text.as_bytes(), |r| {
+                streamed.push((r.at.to_string(), r.event.to_string(), r.body.to_string()));
+            })
+            .unwrap();
+            let whole: Vec<(String, String, String)> = raws
+                .iter()
+                .map(|r| (r.at.to_string(), r.event.to_string(), r.body.to_string()))
+                .collect();
+            proptest::prop_assert_eq!(streamed, whole);
         }
     }
 

@@ -52,11 +52,12 @@ fn stale_temps(cx: &Ctx, p: &Paths, remove: bool) -> Result<usize> {
 
 /// Step 1: stale detection; returns the tasks reset or blocked, as summary items.
 fn stale(
+    cx: &Ctx,
+    p: &Paths,
     list: &mut Rc<TaskList>,
-    log_text: &str,
     now: DateTime<Utc>,
     entries: &mut Vec<Entry>,
-) -> Vec<Item> {
+) -> Result<Vec<Item>> {
     let candidates: Vec<(usize, i64, f64)> = list
         .tasks
         .iter()
@@ -64,7 +65,7 @@ fn stale(
         .filter_map(|(i, t)| t.overdue(now).map(|(m, e)| (i, m, e)))
         .collect();
     if candidates.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     // The candidates with a TASK_COMPLETE logged since they started, in one pass over the log.
     let mut started: HashMap<&str, Vec<Option<DateTime<Utc>>>> = HashMap::new();
@@ -75,22 +76,22 @@ fn stale(
             .or_default()
             .push(t.started_at().and_then(parse_time));
     }
-    let mut completed: HashSet<(&str, Option<DateTime<Utc>>)> = HashSet::new();
-    for raw in log::scan(log_text).filter(|r| r.event == log::TASK_COMPLETE) {
+    let mut completed: HashSet<(String, Option<DateTime<Utc>>)> = HashSet::new();
+    files::scan_log(cx, p, |raw| {
+        if raw.event != log::TASK_COMPLETE {
+            return;
+        }
         let Some((id, since)) = raw.transition().0.and_then(|t| started.get_key_value(t)) else {
-            continue;
+            return;
         };
         let at = parse_time(raw.at);
         for s in since {
             if at.zip(*s).is_some_and(|(a, s)| a >= s) {
-                completed.insert((id, *s));
+                completed.insert((id.to_string(), *s));
             }
         }
-    }
-    let completed: HashSet<(String, Option<DateTime<Utc>>)> = completed
-        .into_iter()
-        .map(|(id, s)| (id.to_string(), s))
-        .collect();
+    })?;
+    drop(started);
     let list = Rc::make_mut(list);
     let stamp = crate::store::clock::stamp(now);
     let (pending, blocked) = (Status::Pending.as_str(), Status::Blocked.as_str());
@@ -142,7 +143,7 @@ fn stale(
             ..Item::with(id, detail)
         });
     }
-    items
+    Ok(items)
 }
 
 /// What finishing completions from the log did.
@@ -154,6 +155,24 @@ struct Finished {
     phases: Vec<String>,
 }
 
+/// The last logged transition of each id in `open` (the ids tasks.json does not give as
+/// COMPLETE: only those can be due), the log read as a stream, no other entry kept.
+fn last_transitions(cx: &Ctx, p: &Paths, open: &HashSet<&str>) -> Result<HashMap<String, Entry>> {
+    let mut last = HashMap::new();
+    if open.is_empty() {
+        return Ok(last);
+    }
+    files::scan_log(cx, p, |raw| {
+        let (Some(task), from, Some(to)) = raw.transition() else {
+            return;
+        };
+        if open.contains(task) && Status::parse(to).is_some() && from != Some(to) {
+            last.insert(task.to_string(), raw.entry());
+        }
+    })?;
+    Ok(last)
+}
+
 /// Step 0: completions the log records that tasks.json lacks. A task whose latest logged
 /// transition is TASK_COMPLETE from the very status tasks.json still gives it (a status
 /// another entry, or a person, changed since is left alone) becomes COMPLETE with the entry's
@@ -161,48 +180,26 @@ struct Finished {
 /// the logged one).
 fn finish_logged(
     list: &mut Rc<TaskList>,
-    log_text: &str,
+    last: &HashMap<String, Entry>,
     now: &str,
     entries: &mut Vec<Entry>,
     changes: &mut Vec<String>,
 ) -> Finished {
-    // Only a task tasks.json does not give as COMPLETE can be due: the last logged transition
-    // of each such id (entries read one at a time, none kept but those).
-    let open: HashSet<&str> = list
-        .tasks
-        .iter()
-        .filter(|t| t.status != Status::Complete)
-        .map(|t| t.id.as_str())
-        .collect();
-    let mut last: HashMap<&str, log::Raw<'_>> = HashMap::new();
-    if !open.is_empty() {
-        for raw in log::scan(log_text) {
-            let (Some(task), from, Some(to)) = raw.transition() else {
-                continue;
-            };
-            if open.contains(task) && Status::parse(to).is_some() && from != Some(to) {
-                last.insert(task, raw);
-            }
-        }
-    }
     let due: Vec<(usize, Status, Entry)> = list
         .tasks
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            let raw = last.get(t.id.as_str())?;
+            let e = last.get(t.id.as_str())?;
             let st = t.status;
-            let (_, from, _) = raw.transition();
-            let from_here = match from.and_then(Status::parse) {
+            let from_here = match e.from.as_deref().and_then(Status::parse) {
                 Some(f) => f == st,
                 None => st.is_transitional(),
             };
-            (raw.event == log::TASK_COMPLETE && st != Status::Complete && from_here)
-                .then(|| (i, st, raw.entry()))
+            (e.event == log::TASK_COMPLETE && st != Status::Complete && from_here)
+                .then(|| (i, st, e.clone()))
         })
         .collect();
-    drop(last);
-    drop(open);
     let mut out = Finished::default();
     if due.is_empty() {
         return out;
@@ -332,12 +329,20 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         if let Some(r) = &t.restored {
             changes.push(r.describe(None));
         }
-        let log_text = files::read_log(cx, &p)?;
+        let open: HashSet<&str> = t
+            .list
+            .tasks
+            .iter()
+            .filter(|t| t.status != Status::Complete)
+            .map(|t| t.id.as_str())
+            .collect();
+        let last = last_transitions(cx, &p, &open)?;
+        drop(open);
         // The list shared with the invocation's reads is copied only by a step that changes it.
         let list = &mut t.list;
-        let finished = finish_logged(list, &log_text, &stamp, &mut entries, &mut changes);
-        let stale_items = stale(list, &log_text, now, &mut entries);
-        drop(log_text);
+        let finished = finish_logged(list, &last, &stamp, &mut entries, &mut changes);
+        drop(last);
+        let stale_items = stale(cx, &p, list, now, &mut entries)?;
         if resets {
             reconcile_transitional(&p, list, &stamp, &mut entries, &mut changes);
         }
@@ -381,6 +386,9 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         }
         Ok(((t.list, changes, stale_items), dirty))
     })?;
+    // Nothing later in a session start reads tasks.json again: its bytes, remembered for a
+    // re-read that would compare them, are let go before the summary's indexes are built.
+    files::forget_parsed();
     let mut summary = summary::summarize(cx, store, &doc)?;
     summary.stale = stale_items;
     Ok(Reconciled {

@@ -8,6 +8,7 @@ use std::time::UNIX_EPOCH;
 use chrono::Duration;
 
 use super::files::{self, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
+use super::index::Index;
 use super::lifecycle::fmt_num;
 use super::log;
 use super::model::{Priority, ProjectRecord, Status, Task, TaskList, Velocity};
@@ -39,10 +40,9 @@ fn joined(parts: Vec<Option<String>>) -> Option<String> {
 
 /// Research files (`research/{id}.md`) of unfinished tasks written in the last 24 hours, with
 /// their age.
-pub fn reusable_research(cx: &Ctx, p: &Paths, list: &TaskList) -> Result<Vec<Item>> {
+pub fn reusable_research(cx: &Ctx, p: &Paths, index: &Index<'_>) -> Result<Vec<Item>> {
     let now = cx.store.clock().now();
     let mut out = Vec::new();
-    let index = list.index();
     for e in cx.store.list_dir(&p.research)? {
         let Some(id) = e.name.strip_suffix(".md") else {
             continue;
@@ -147,19 +147,22 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
             });
         }
     }
-    let index = list.index();
-    for id in index.ready() {
-        if let Some(t) = index.find(&id) {
-            s.ready.push(Item {
-                title: t.title(),
-                detail: joined(vec![priority(t), estimate(t)]),
-                ..Item::id(id)
-            });
+    {
+        // One index for the ready tasks and the research, let go before the graph checks.
+        let index = list.index();
+        for id in index.ready() {
+            if let Some(t) = index.find(&id) {
+                s.ready.push(Item {
+                    title: t.title(),
+                    detail: joined(vec![priority(t), estimate(t)]),
+                    ..Item::id(id)
+                });
+            }
         }
+        let research = reusable_research(cx, &p, &index)?;
+        s.more
+            .push(("Research to reuse (under 24 h)", research, false));
     }
-    let research = reusable_research(cx, &p, list)?;
-    s.more
-        .push(("Research to reuse (under 24 h)", research, false));
     s.problems.extend(list.problems());
     if let Loaded::Valid(v) = super::files::load_small(cx, &p.velocity, SCHEMA_VELOCITY)? {
         let v = typed::<Velocity>(&v).unwrap_or_default();

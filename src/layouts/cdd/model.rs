@@ -137,6 +137,20 @@ impl Files {
         }
     }
 
+    /// The folders holding the file of `task`, found by its place in the order when it is
+    /// this order's (no lookup by name), else by name: what [`Files::get`] gives.
+    pub fn of_task(&self, task: &Task) -> Option<&Folders> {
+        let here = self
+            .order
+            .as_ref()
+            .and_then(|o| o.items.get(task.index))
+            .is_some_and(|item| item.id() == task.name);
+        if !here {
+            return self.get(&task.name);
+        }
+        self.ordered.get(task.index).filter(|fs| !fs.is_empty())
+    }
+
     /// Whether a folder holds a file named `name`.
     pub fn contains_key(&self, name: &str) -> bool {
         self.get(name).is_some()
@@ -374,7 +388,16 @@ impl Workspace {
 
     /// Where a task's file is.
     pub fn status(&self, name: &str) -> Status {
-        match self.files.get(name).map(|fs| &**fs) {
+        self.status_in(self.files.get(name), name)
+    }
+
+    /// [`Workspace::status`] of a task of the order, found by its place there.
+    pub fn status_of(&self, t: &Task) -> Status {
+        self.status_in(self.files.of_task(t), &t.name)
+    }
+
+    fn status_in(&self, folders: Option<&Folders>, name: &str) -> Status {
+        match folders.map(|fs| &**fs) {
             Some([one]) => Status::In(*one),
             Some(many) if !many.is_empty() => Status::Several(many.to_vec()),
             _ if self.loose.contains(name) => Status::NotImported,
@@ -387,7 +410,7 @@ impl Workspace {
         self.order
             .iter()
             .flat_map(|o| o.tasks())
-            .filter(|t| self.status(&t.name) == Status::In(f))
+            .filter(|t| self.status_of(t) == Status::In(f))
             .collect()
     }
 
@@ -407,7 +430,7 @@ impl Workspace {
         let order = self.order()?;
         if let Some(t) = order
             .tasks()
-            .find(|t| self.status(&t.name) == Status::In(Folder::InProgress))
+            .find(|t| self.status_of(t) == Status::In(Folder::InProgress))
         {
             return Ok(Next::Task(t.clone(), Folder::InProgress));
         }
@@ -419,7 +442,7 @@ impl Workspace {
                         return Ok(Next::Stop(s.clone(), state));
                     }
                 }
-                Item::Task(t) => match self.status(&t.name) {
+                Item::Task(t) => match self.status_of(t) {
                     Status::In(Folder::Completed | Folder::Failed) => {}
                     Status::In(f) => return Ok(Next::Task(t.clone(), f)),
                     other => return Err(self.unusable(&t.name, &other)),
@@ -532,6 +555,7 @@ mod tests {
             prop_assert_eq!(format!("{:?}", ws.next()), format!("{:?}", reference_next(&ws, &events)));
             let order = ws.order().unwrap();
             for t in order.tasks() {
+                prop_assert_eq!(ws.status_of(t), ws.status(&t.name));
                 let want = order
                     .stops()
                     .filter(|s| s.index < t.index)

@@ -128,11 +128,13 @@ pub struct Order {
 }
 
 /// Where each name is in an order's items, without a copy of the names: an open-addressed
-/// table of positions, probed from the name's hash and confirmed against the items.
+/// table of positions, probed from the name's hash and confirmed against the items (a slot's
+/// tag, more bits of the hash, spares most of those comparisons).
 #[derive(Debug, Clone)]
 struct Names {
-    /// A position in the items plus one (0: free); a power of two long, at most half full.
-    slots: Vec<usize>,
+    /// A position in the items plus one (0: free) and its name's tag; a power of two long, at
+    /// most half full. An order.json within its cap has far fewer than `u32::MAX` entries.
+    slots: Vec<(u32, u32)>,
     keys: RandomState,
 }
 
@@ -140,28 +142,29 @@ impl Names {
     /// Room for the names of `n` items.
     fn with_room(n: usize) -> Names {
         Names {
-            slots: vec![0; (n * 2).next_power_of_two().max(8)],
+            slots: vec![(0, 0); (n * 2).next_power_of_two().max(8)],
             keys: RandomState::new(),
         }
     }
 
-    /// Where probing for `name` starts.
-    fn start(&self, name: &str) -> usize {
-        // Truncated on purpose: only the low bits pick the slot.
-        (self.keys.hash_one(name) as usize) & (self.slots.len() - 1)
+    /// Where probing for `name` starts, and its tag.
+    fn start(&self, name: &str) -> (usize, u32) {
+        let h = self.keys.hash_one(name);
+        // Truncated on purpose: the low bits pick the slot, the high ones are the tag.
+        ((h as usize) & (self.slots.len() - 1), (h >> 32) as u32)
     }
 
     /// Records item `i` of `items` under its name: `false` when another item has it.
     fn insert(&mut self, items: &[Item], i: usize) -> bool {
         let id = items[i].id();
-        let mut at = self.start(id);
+        let (mut at, tag) = self.start(id);
         loop {
             match self.slots[at] {
-                0 => {
-                    self.slots[at] = i + 1;
+                (0, _) => {
+                    self.slots[at] = (u32::try_from(i + 1).unwrap_or(u32::MAX), tag);
                     return true;
                 }
-                k if items[k - 1].id() == id => return false,
+                (k, t) if t == tag && items[k as usize - 1].id() == id => return false,
                 _ => at = (at + 1) & (self.slots.len() - 1),
             }
         }
@@ -169,11 +172,13 @@ impl Names {
 
     /// The position of the item named `name`.
     fn get(&self, items: &[Item], name: &str) -> Option<usize> {
-        let mut at = self.start(name);
+        let (mut at, tag) = self.start(name);
         loop {
             match self.slots[at] {
-                0 => return None,
-                k if items.get(k - 1)?.id() == name => return Some(k - 1),
+                (0, _) => return None,
+                (k, t) if t == tag && items.get(k as usize - 1)?.id() == name => {
+                    return Some(k as usize - 1)
+                }
                 _ => at = (at + 1) & (self.slots.len() - 1),
             }
         }

@@ -35,7 +35,7 @@ pub fn list(cx: &Ctx, paths: &Paths, status: Option<&str>) -> CResult<Data<List>
     let order = ws.order()?;
     let tasks: Vec<TaskLine> = order
         .tasks()
-        .map(|t| (t, ws.status(&t.name)))
+        .map(|t| (t, ws.status_of(t)))
         .filter(|(_, st)| status.is_none_or(|s| st.name() == s))
         .map(|(t, st)| TaskLine::of(t, st.name()))
         .collect();
@@ -65,7 +65,7 @@ pub fn stats(cx: &Ctx, paths: &Paths) -> CResult<Data<Box<Stats>>> {
         .map(|f| (f.as_str().to_string(), json!(0)))
         .collect();
     for t in order.tasks() {
-        let name = ws.status(&t.name).name().to_string();
+        let name = ws.status_of(t).name().to_string();
         let n = counts.get(&name).and_then(Value::as_u64).unwrap_or(0);
         counts.insert(name, json!(n + 1));
     }
@@ -177,7 +177,7 @@ pub fn problems(ws: &Workspace) -> Vec<String> {
     };
     out.extend(order.items.iter().filter_map(Item::id_problem));
     for t in order.tasks() {
-        match ws.status(&t.name) {
+        match ws.status_of(t) {
             Status::Several(fs) => out.push(format!(
                 "{} is in several folders ({})",
                 t.name,

@@ -60,7 +60,7 @@ pub fn summarize(ws: &Workspace) -> Summary {
     // Counted by the status's own name, each name copied once.
     let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
     for t in order.tasks() {
-        *counts.entry(ws.status(&t.name).name()).or_default() += 1;
+        *counts.entry(ws.status_of(t).name()).or_default() += 1;
     }
     out.counts
         .extend(counts.into_iter().map(|(k, n)| (k.to_string(), n)));
@@ -80,7 +80,7 @@ pub fn summarize(ws: &Workspace) -> Summary {
     let with = |s: Status| -> Vec<Item> {
         order
             .tasks()
-            .filter(|t| ws.status(&t.name) == s)
+            .filter(|t| ws.status_of(t) == s)
             .map(item)
             .collect()
     };
@@ -88,7 +88,7 @@ pub fn summarize(ws: &Workspace) -> Summary {
     for e in &order.items {
         match e {
             Entry::Stop(s) if ws.history.stop_state(&s.id) != StopState::Passed => break,
-            Entry::Task(t) if ws.status(&t.name) == Status::In(Folder::Pending) => {
+            Entry::Task(t) if ws.status_of(t) == Status::In(Folder::Pending) => {
                 out.ready.push(item(t))
             }
             _ => {}

@@ -27,7 +27,7 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
     let next = ws.next().ok();
     let busy = order
         .tasks()
-        .find(|t| ws.status(&t.name) == Status::In(Folder::InProgress))
+        .find(|t| ws.status_of(t) == Status::In(Folder::InProgress))
         .map(|t| t.name.clone());
     // When each task or stop last moved, by its latest history line.
     let mut moved: std::collections::HashMap<String, String> = std::collections::HashMap::new();
@@ -79,7 +79,7 @@ pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
                 }
             }
             Item::Task(t) => {
-                let status = ws.status(&t.name);
+                let status = ws.status_of(t);
                 let is_next =
                     matches!(&next, Some(Next::Task(n, Folder::Pending)) if n.name == t.name);
                 let (phase, why) = match &status {

@@ -32,7 +32,7 @@ pub const SCHEMA: &str = "cdd-order";
 pub struct Task {
     /// Its file name (`foo.md`), checked by [`check_task_name`].
     pub name: String,
-    /// These three, one copy of each value however many tasks share it ([`Shared`]).
+    /// These three, one copy of each value however many tasks share it.
     pub group: Option<Rc<str>>,
     pub model: Option<Rc<str>>,
     pub thinking: Option<Rc<str>>,

@@ -158,10 +158,9 @@ struct Finished {
 /// The last logged transition of each id in `open` (the ids tasks.json does not give as
 /// COMPLETE: only those can be due), the log read as a stream, no other entry kept.
 fn last_transitions(cx: &Ctx, p: &Paths, open: &HashSet<&str>) -> Result<HashMap<String, Entry>> {
+    // Read even when nothing can be due: a log that cannot be read is said at every session
+    // start, as before.
     let mut last = HashMap::new();
-    if open.is_empty() {
-        return Ok(last);
-    }
     files::scan_log(cx, p, |raw| {
         let (Some(task), from, Some(to)) = raw.transition() else {
             return;

@@ -452,3 +452,32 @@ fn validate_reports_a_missing_tasks_json_or_velocity_json() {
     let v = pr.p.run(&["validate"], "");
     assert!(v.stdout.contains(&format!("INVALID {dir}/tasks.json (projects-tasks)\n  (root): missing: the next session start (or `taskhook recover {dir}`) restores it from the newest valid checkpoint\n")), "{}", v.stdout);
 }
+
+/// progress/log.md planted as a FIFO in a project whose every task is COMPLETE and whose
+/// velocity.json is there (nothing a session start could finish or recount from the log): the
+/// session start still reads the log, refuses it in one line and writes nothing.
+#[test]
+fn a_fifo_log_is_said_at_session_start_even_with_nothing_open() {
+    let pr = Proj::by_hand(
+        "web",
+        &[
+            (
+                "tasks.json",
+                r#"{"tasks": [{"id": "T1", "title": "one", "status": "COMPLETE", "dependencies": []}]}"#,
+            ),
+            ("progress/velocity.json", "{}\n"),
+        ],
+    );
+    let log = pr.path("progress/log.md");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(&log)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let tasks = pr.read("tasks.json");
+    let run = pr.session(NOW, "startup");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.context().contains("not a regular file"), "{run:?}");
+    assert_eq!(pr.read("tasks.json"), tasks);
+}

@@ -192,9 +192,53 @@ pub struct Task {
     pub external_ids: Option<Box<Map<String, Value>>>,
     /// Not in the schema: any JSON (`null` kept).
     #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
-    pub description: Option<Value>,
+    pub description: Option<Description>,
     #[serde(flatten)]
     pub rest: Rest,
+}
+
+/// A task's `description` as it was read: any JSON (the schema does not name it), nearly
+/// always a string, which is held as one (a `Value` would take 72 bytes in every task).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Description {
+    Text(String),
+    Other(Box<Value>),
+}
+
+impl Description {
+    /// The description when it is a string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Description::Text(s) => Some(s),
+            Description::Other(_) => None,
+        }
+    }
+
+    /// The description as JSON.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Description::Text(s) => Value::String(s.clone()),
+            Description::Other(v) => (**v).clone(),
+        }
+    }
+}
+
+impl Serialize for Description {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Description::Text(t) => s.serialize_str(t),
+            Description::Other(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Description {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::String(s) => Description::Text(s),
+            other => Description::Other(Box::new(other)),
+        })
+    }
 }
 
 /// The non-empty ids of a list field.
@@ -236,7 +280,7 @@ impl Task {
         let s = self
             .title
             .as_deref()
-            .or_else(|| self.description.as_ref().and_then(Value::as_str))?;
+            .or_else(|| self.description.as_ref().and_then(Description::as_str))?;
         crate::layouts::work::title_of(s.trim())
     }
 

@@ -144,7 +144,8 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
         return Ok(s);
     };
     let text = |v: Option<&Value>| v.map(text_of).unwrap_or_default();
-    s.add("description", text(task.description.as_ref()));
+    let description = task.description.as_ref().map(|d| d.to_value());
+    s.add("description", text(description.as_ref()));
     // Fields the schema does not name, kept among the task's others.
     s.add(
         "acceptance criteria",

@@ -67,44 +67,43 @@ fn stale(
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    // The candidates with a TASK_COMPLETE logged since they started, in one pass over the log.
-    let mut started: HashMap<&str, Vec<Option<DateTime<Utc>>>> = HashMap::new();
-    for &(i, _, _) in &candidates {
+    // The candidates with a TASK_COMPLETE logged since they started, in one pass over the log:
+    // by id, the candidates' places and when each started.
+    let mut by_id: HashMap<&str, Vec<(usize, DateTime<Utc>)>> = HashMap::new();
+    for (k, &(i, _, _)) in candidates.iter().enumerate() {
         let t = &list.tasks[i];
-        started
-            .entry(t.id.as_str())
-            .or_default()
-            .push(t.started_at().and_then(parse_time));
+        if let Some(since) = t.started_at().and_then(parse_time) {
+            by_id.entry(t.id.as_str()).or_default().push((k, since));
+        }
     }
-    let mut completed: HashSet<(String, Option<DateTime<Utc>>)> = HashSet::new();
+    let mut completed = vec![false; candidates.len()];
     files::scan_log(cx, p, |raw| {
         if raw.event != log::TASK_COMPLETE {
             return;
         }
-        let Some((id, since)) = raw.transition().0.and_then(|t| started.get_key_value(t)) else {
+        let Some(started) = raw.transition().0.and_then(|t| by_id.get(t)) else {
             return;
         };
-        let at = parse_time(raw.at);
-        for s in since {
-            if at.zip(*s).is_some_and(|(a, s)| a >= s) {
-                completed.insert((id.to_string(), *s));
-            }
+        let Some(at) = parse_time(raw.at) else {
+            return;
+        };
+        for &(k, since) in started {
+            completed[k] |= at >= since;
         }
     })?;
-    drop(started);
+    drop(by_id);
     let list = Rc::make_mut(list);
     let stamp = crate::store::clock::stamp(now);
     let (pending, blocked) = (Status::Pending.as_str(), Status::Blocked.as_str());
     let in_progress = Status::InProgress.as_str();
     let mut items = Vec::new();
-    for (i, minutes, estimate) in candidates {
+    for ((i, minutes, estimate), done) in candidates.into_iter().zip(completed) {
+        if done {
+            continue;
+        }
         let t = &mut list.tasks[i];
         let id = t.id.clone();
         let started = t.started_at().unwrap_or("").to_string();
-        let since = parse_time(&started);
-        if completed.contains(&(id.clone(), since)) {
-            continue;
-        }
         let count = t.stale_count.as_ref().and_then(|n| n.as_u64()).unwrap_or(0) + 1;
         let how = format!(
             "IN_PROGRESS for {minutes} min since {started}, over 4 × its {} min estimate, with no TASK_COMPLETE logged",

@@ -7,9 +7,9 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::projects::commands::{self, NewProject, NewTask};
 use crate::layouts::projects::lifecycle::fmt_num;
-use crate::layouts::projects::log::velocity_line;
 use crate::layouts::projects::model::{name, Task};
 use crate::layouts::projects::steps::Acted;
+use crate::layouts::projects::velocity::velocity_line;
 
 use super::paint::Paint;
 use super::Io;

@@ -13,6 +13,7 @@ use super::lifecycle::Action;
 use super::log::{self, Entry};
 use super::model::{self, Priority, ProjectRecord, Status, Task, TaskList, Velocity};
 use super::steps::{self, Acted};
+use super::velocity;
 use super::{base, store_ref, SCHEMA_TASKS};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -61,7 +62,7 @@ pub fn create(cx: &Ctx, project: &Project, n: &NewProject) -> Result<(PathBuf, P
             cx.store
                 .append(&p.log, files::log_header(&root).as_bytes())?;
         }
-        let v = to_doc(&log::velocity(&[], &now));
+        let v = to_doc(&velocity::velocity(&[], &now));
         files::write_json(cx, &p, &p.velocity, SCHEMA_VELOCITY, &v, None)?;
         Ok(())
     })?;
@@ -347,9 +348,5 @@ pub fn velocity(cx: &Ctx, project: &Project, store_id: &str) -> Result<Velocity>
     let store = store_ref(cx, project, store_id)?;
     let p = Paths::of(&store.root);
     let (list, _) = files::read(cx, &p)?;
-    let entries = log::parse(&files::read_log(cx, &p)?);
-    Ok(log::velocity(
-        &log::completions(&entries, &list),
-        &cx.store.clock().stamp(),
-    ))
+    Ok(files::recount(cx, &p, &list, &cx.store.clock().stamp())?.0)
 }

@@ -16,9 +16,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::log::{self, Entry};
-use super::model::{ProjectRecord, Status, Task, TaskList};
+use super::model::{ProjectRecord, Status, Task, TaskList, Velocity};
 use super::pending;
 use super::restore::{self, Restored};
+use super::velocity;
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -545,10 +546,10 @@ pub fn after_completions(
     checkpoint(cx, p, tasks, &reason).map(Some)
 }
 
-/// Writes velocity.json recomputed from the log; returns how many TASK_COMPLETE entries follow
-/// the last CHECKPOINT_WRITTEN. Only the completions' lines are read.
-pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result<usize> {
-    let (mut since, mut done) = (0, log::LastCompleted::default());
+/// The velocity the log gives (`now` its time), and how many TASK_COMPLETE entries follow the
+/// last CHECKPOINT_WRITTEN, in one read of the log as a stream.
+pub fn recount(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result<(Velocity, usize)> {
+    let (mut since, mut done) = (0, velocity::LastCompleted::default());
     scan_log(cx, p, |raw| {
         match raw.event {
             log::TASK_COMPLETE => since += 1,
@@ -557,7 +558,14 @@ pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result
         }
         done.add(&raw);
     })?;
-    let v = to_doc(&log::velocity(&done.completions(list), now));
+    Ok((velocity::velocity(&done.completions(list), now), since))
+}
+
+/// Writes velocity.json recomputed from the log ([`recount`]); returns how many TASK_COMPLETE
+/// entries follow the last CHECKPOINT_WRITTEN.
+pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result<usize> {
+    let (v, since) = recount(cx, p, list, now)?;
+    let v = to_doc(&v);
     check_dirs(cx, p)?;
     if let Some(dir) = p.velocity.parent() {
         cx.store.create_dir_all(dir)?;

@@ -30,6 +30,7 @@ pub mod restore;
 pub mod steps;
 pub mod summary;
 pub mod validate;
+pub mod velocity;
 pub mod work;
 
 use std::path::{Path, PathBuf};

@@ -10,9 +10,9 @@ use chrono::Duration;
 use super::files::{self, Paths, SCHEMA_PROJECT, SCHEMA_VELOCITY};
 use super::index::Index;
 use super::lifecycle::fmt_num;
-use super::log;
 use super::model::{Priority, ProjectRecord, Status, Task, TaskList, Velocity};
 use super::pending;
+use super::velocity;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::json::typed;
@@ -166,7 +166,7 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
     s.problems.extend(list.problems());
     if let Loaded::Valid(v) = super::files::load_small(cx, &p.velocity, SCHEMA_VELOCITY)? {
         let v = typed::<Velocity>(&v).unwrap_or_default();
-        if let Some(line) = log::velocity_line(&v) {
+        if let Some(line) = velocity::velocity_line(&v) {
             s.context_extra.push(format!("Velocity: {line}."));
         }
     }

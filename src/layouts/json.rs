@@ -128,6 +128,20 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
     schema: &'static str,
     last: &[&str],
 ) -> crate::error::Result<Option<Vec<u8>>> {
+    Ok(splice_in_place(bytes, key, head, was, now, schema, last)?.map(|s| s.to_vec(bytes)))
+}
+
+/// [`write_in_place`] as a [`Splice`] of `bytes`: the new document's pieces, never the whole
+/// of it, to be written or hashed straight from the bytes as read.
+pub fn splice_in_place<'n, E: Serialize + PartialEq + 'n>(
+    bytes: &[u8],
+    key: &str,
+    head: &impl Serialize,
+    was: impl IntoIterator<Item = &'n E>,
+    now: impl IntoIterator<Item = &'n E>,
+    schema: &'static str,
+    last: &[&str],
+) -> crate::error::Result<Option<Splice>> {
     use crate::store::{parse_json, schema::check, to_pretty};
     // The entries the change touched, by position; none when it added or removed some.
     let (mut was, mut now) = (was.into_iter(), now.into_iter());
@@ -219,18 +233,90 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
         return Ok(None);
     };
     let at = at + marker.len() - 2;
-    let mut out = Vec::with_capacity(bytes.len() + 512 * values.len());
-    out.extend_from_slice(&head[..at]);
+    let mut out = Splice::default();
+    out.made(head[..at].to_vec());
     let mut from = span.start;
     for (i, _, v) in &values {
         let old = &entries[*i].1;
-        out.extend_from_slice(&bytes[from..old.start]);
-        out.extend_from_slice(&pretty_at(v, 2));
+        out.base(from..old.start);
+        out.made(pretty_at(v, 2));
         from = old.end;
     }
-    out.extend_from_slice(&bytes[from..span.end]);
-    out.extend_from_slice(&head[at + 2..]);
+    out.base(from..span.end);
+    out.made(head[at + 2..].to_vec());
     Ok(Some(out))
+}
+
+/// A document's new bytes as pieces: runs of the bytes it was read from (its base), and bytes
+/// made anew between them ([`splice_in_place`]). Small however large the document: the new
+/// file is written, or hashed, straight from the base and these pieces.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Splice {
+    pieces: Vec<Piece>,
+    len: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Base(std::ops::Range<usize>),
+    New(Vec<u8>),
+}
+
+impl Splice {
+    fn base(&mut self, run: std::ops::Range<usize>) {
+        if !run.is_empty() {
+            self.len += run.len();
+            self.pieces.push(Piece::Base(run));
+        }
+    }
+
+    fn made(&mut self, bytes: Vec<u8>) {
+        if !bytes.is_empty() {
+            self.len += bytes.len();
+            self.pieces.push(Piece::New(bytes));
+        }
+    }
+
+    /// The new document's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the new document is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The new document's bytes, in order, given the base they were spliced from.
+    pub fn pieces<'a>(&'a self, base: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.pieces.iter().map(move |p| match p {
+            Piece::Base(r) => base.get(r.clone()).unwrap_or_default(),
+            Piece::New(b) => b.as_slice(),
+        })
+    }
+
+    /// Whether the new document is its base unchanged.
+    pub fn is_base(&self, base: &[u8]) -> bool {
+        let mut at = 0;
+        self.len == base.len()
+            && self.pieces(base).all(|p| {
+                let same = base.get(at..at + p.len()) == Some(p);
+                at += p.len();
+                same
+            })
+    }
+
+    /// Writes the new document, given its base.
+    pub fn write_to(&self, base: &[u8], w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.pieces(base).try_for_each(|p| w.write_all(p))
+    }
+
+    /// The new document whole, given its base.
+    pub fn to_vec(&self, base: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        self.pieces(base).for_each(|p| out.extend_from_slice(p));
+        out
+    }
 }
 
 /// The value range of the top-level member `key` of a JSON object document, and its entries

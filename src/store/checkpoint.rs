@@ -77,11 +77,21 @@ impl Ring {
 
     /// Writes `bytes` as the next checkpoint, then prunes the oldest beyond `keep`.
     pub fn write(&self, store: &Store, bytes: &[u8]) -> Result<Checkpoint> {
+        self.write_filled(store, &mut |w| w.write_all(bytes))
+    }
+
+    /// [`Ring::write`] with the content written by `fill` (a large file never held whole).
+    pub fn write_filled(
+        &self,
+        store: &Store,
+        fill: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<Checkpoint> {
         let existing = self.list(store)?;
         let n = existing.last().map_or(1, |c| c.number + 1);
         let path = self.path_of(n);
         store.create_dir_all(&self.dir)?;
-        store.replace(&path, bytes)?;
+        let prefix = crate::store::temp_prefix(&path);
+        store.replace_filled(&path, &self.dir, &prefix, None, fill, &mut || Ok(()))?;
         let total = existing.len() + 1;
         if total > self.keep {
             for old in existing.iter().take(total - self.keep.max(1)) {

@@ -315,19 +315,25 @@ pub fn open_lock_file(path: &Path) -> Result<File> {
 /// `target`, never a mix; at worst a stray temp file remains, which clean-up removes later.
 /// The temp folder must be on the same filesystem as the target.
 pub fn write_atomic(target: &Path, bytes: &[u8], temp_dir: &Path, temp_name: &str) -> Result<()> {
-    write_atomic_with(target, temp_dir, temp_name, &mut |f: &mut File| {
-        f.write_all(bytes)
-    })
+    write_atomic_with(
+        target,
+        temp_dir,
+        temp_name,
+        &mut |f: &mut File| f.write_all(bytes),
+        &mut || Ok(()),
+    )
 }
 
 /// [`write_atomic`] with the content written by `fill` into the temp file (so a large file
-/// need not be held in memory whole). An error from `fill` removes the temp file; the target
-/// is untouched.
+/// need not be held in memory whole); `before` runs once the temp file is whole and synced,
+/// just before the rename (what a crash between the two must find written first). An error
+/// from either removes the temp file; the target is untouched.
 pub fn write_atomic_with(
     target: &Path,
     temp_dir: &Path,
     temp_name: &str,
     fill: &mut dyn FnMut(&mut File) -> io::Result<()>,
+    before: &mut dyn FnMut() -> Result<()>,
 ) -> Result<()> {
     let dir = parent_of(target);
     if !dir.exists() {
@@ -363,6 +369,7 @@ pub fn write_atomic_with(
                     let _ = held.set_permissions(meta.permissions());
                 }
             }
+            before()?;
             // Windows renames no open file: there the lock ends before the rename.
             #[cfg(not(unix))]
             drop(held);

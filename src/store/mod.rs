@@ -258,6 +258,51 @@ impl Store {
         Ok(true)
     }
 
+    /// [`Store::replace_via_from`] with the new content written by `fill` straight into the temp
+    /// file (a large file is never held whole), for a caller that knows it differs from what
+    /// the file holds (it compared the parsed content). `before` runs once the temp file is
+    /// whole and synced, just before the rename: a record a crash in between must find (the
+    /// projects layout's pending entries). Recorded for undo as any replace is; a dry run
+    /// gathers the content into its overlay.
+    pub fn replace_filled(
+        &self,
+        path: &Path,
+        temp_dir: &Path,
+        temp_prefix: &str,
+        was: Option<&Bytes>,
+        fill: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+        before: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
+        self.check_write("write", path, true)?;
+        self.check_write("write", temp_dir, true)?;
+        if self.dry_run {
+            let mut bytes = Vec::new();
+            fill(&mut bytes).map_err(|e| Error::io("write", path, e))?;
+            before()?;
+            self.overlay
+                .borrow_mut()
+                .insert(path.to_path_buf(), Some(bytes));
+            return self.wrote(path);
+        }
+        let old = match was {
+            Some(was) if self.has_content(path, Some(was))? => Some(was.clone()),
+            _ => self.read(path)?.map(Bytes::new),
+        };
+        let temp_name = format!("{temp_prefix}{}", uuid::Uuid::new_v4());
+        fs::write_atomic_with(path, temp_dir, &temp_name, &mut |f| fill(f), before)?;
+        self.record(undo::Undo::Replaced {
+            path: path.to_path_buf(),
+            old,
+        });
+        let age = if temp_prefix == temps::temp_prefix(path) {
+            OWN_TEMP_AGE
+        } else {
+            STALE_TEMP_AGE
+        };
+        let _ = self.clean_stale_temps(temp_dir, temp_prefix, age);
+        self.wrote(path)
+    }
+
     /// Replaces `path` atomically with what `fill` writes, for a caller that already knows the
     /// content differs from the file (it compared the parsed content) and makes this the last
     /// write of its locked operation: the old file is not read again and the new one is never
@@ -281,7 +326,7 @@ impl Store {
         let dir = path.parent().unwrap_or(Path::new("."));
         let prefix = temp_prefix(path);
         let temp_name = format!("{prefix}{}", uuid::Uuid::new_v4());
-        fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f))?;
+        fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f), &mut || Ok(()))?;
         // Temp files of writes killed earlier go at the next write to the same file.
         let _ = self.clean_stale_temps(dir, &prefix, OWN_TEMP_AGE);
         self.mark(path);

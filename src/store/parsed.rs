@@ -7,18 +7,105 @@
 //!
 //! One entry per kind of document (a schema name, or a layout's own kind): the last bytes
 //! parsed and what they gave. The bytes are held once ([`Bytes`]), shared with whoever read
-//! them.
+//! them; a file written as a stream is remembered by its [`Digest`] instead
+//! ([`remember_digest`]), and a later read of the same bytes takes them up.
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::collections::hash_map::{DefaultHasher, RandomState};
+use std::hash::{BuildHasher, Hasher};
 use std::rc::Rc;
 
 use crate::store::Bytes;
 
+/// A SipHash hasher with this process's own random keys: a digest made with it cannot be
+/// collided with by a file written in advance.
+pub fn hasher() -> DefaultHasher {
+    thread_local! {
+        static KEYS: RandomState = RandomState::new();
+    }
+    KEYS.with(RandomState::build_hasher)
+}
+
+/// Bytes known by their length and keyed digest ([`hasher`]), not held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Digest {
+    len: u64,
+    hash: u64,
+}
+
+impl Digest {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Digest {
+        let mut d = Digester::default();
+        d.add(bytes);
+        d.finish()
+    }
+}
+
+/// A [`Digest`] of bytes seen in pieces (the pieces of a write, the buffers of a read): the
+/// same as the digest of the pieces joined.
+#[derive(Debug, Clone)]
+pub struct Digester {
+    len: u64,
+    hash: DefaultHasher,
+}
+
+impl Default for Digester {
+    fn default() -> Digester {
+        Digester {
+            len: 0,
+            hash: hasher(),
+        }
+    }
+}
+
+impl Digester {
+    /// Folds in the next piece.
+    pub fn add(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        self.hash.write(bytes);
+    }
+
+    /// How many bytes were added.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The digest of everything added so far.
+    pub fn finish(&self) -> Digest {
+        Digest {
+            len: self.len,
+            hash: self.hash.finish(),
+        }
+    }
+}
+
+/// What an entry knows its bytes by.
+enum Held {
+    Bytes(Bytes),
+    Digest(Digest),
+}
+
+impl Held {
+    /// Whether these are `bytes` (a digest is computed only when the lengths agree).
+    fn is(&self, bytes: &[u8]) -> bool {
+        match self {
+            Held::Bytes(b) => b.as_slice() == bytes,
+            Held::Digest(d) => d.len == bytes.len() as u64 && *d == Digest::of(bytes),
+        }
+    }
+}
+
 struct Entry {
     kind: &'static str,
-    /// The bytes, shared with whoever read them ([`remember_shared`]).
-    bytes: Bytes,
+    /// The bytes, shared with whoever read them ([`remember_shared`]), or their digest.
+    held: Held,
     value: Rc<dyn Any>,
     /// What the kind's bytes before these gave, kept until the next ones replace these: a
     /// write's old document is then not freed in the middle of the event (see [`leave`]).
@@ -27,6 +114,33 @@ struct Entry {
 
 thread_local! {
     static PARSED: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What the last bytes of `kind` gave when they are `bytes`, with them shared: the bytes
+/// remembered, or these (taken up in place of a digest). `Err` gives the bytes back.
+#[allow(clippy::type_complexity)]
+fn adopt<T: 'static>(
+    kind: &'static str,
+    bytes: Vec<u8>,
+) -> std::result::Result<(Bytes, Rc<T>), Vec<u8>> {
+    PARSED.with(|p| {
+        let mut p = p.borrow_mut();
+        let Some(e) = p.iter_mut().find(|e| e.kind == kind && e.held.is(&bytes)) else {
+            return Err(bytes);
+        };
+        let Ok(value) = e.value.clone().downcast::<T>() else {
+            return Err(bytes);
+        };
+        let shared = match &e.held {
+            Held::Bytes(b) => b.clone(),
+            Held::Digest(_) => {
+                let b = Bytes::new(bytes);
+                e.held = Held::Bytes(b.clone());
+                b
+            }
+        };
+        Ok((shared, value))
+    })
 }
 
 /// What `parse` gives for `bytes`, from memory when the last bytes of this `kind` were the
@@ -38,9 +152,10 @@ pub fn remembered<T: 'static>(
     bytes: Vec<u8>,
     parse: impl FnOnce(&Bytes) -> T,
 ) -> (Bytes, Rc<T>) {
-    if let Some(known) = shared(kind, &bytes) {
-        return known;
-    }
+    let bytes = match adopt(kind, bytes) {
+        Ok(known) => return known,
+        Err(bytes) => bytes,
+    };
     // Kept, not copied: the caller's bytes are the ones remembered.
     let bytes = Bytes::new(bytes);
     let value = Rc::new(parse(&bytes));
@@ -56,9 +171,10 @@ pub fn remembered_valid<T: 'static, E>(
     bytes: Vec<u8>,
     parse: impl FnOnce(&[u8]) -> crate::error::Result<std::result::Result<T, E>>,
 ) -> crate::error::Result<(Bytes, std::result::Result<Rc<T>, E>)> {
-    if let Some((bytes, value)) = shared(kind, &bytes) {
-        return Ok((bytes, Ok(value)));
-    }
+    let bytes = match adopt(kind, bytes) {
+        Ok((bytes, value)) => return Ok((bytes, Ok(value))),
+        Err(bytes) => bytes,
+    };
     let value = parse(&bytes)?.map(Rc::new);
     let bytes = Bytes::new(bytes);
     if let Ok(value) = &value {
@@ -69,27 +185,40 @@ pub fn remembered_valid<T: 'static, E>(
 
 /// What the last bytes of `kind` gave, when they were exactly `bytes`.
 pub fn get<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<Rc<T>> {
-    shared(kind, bytes).map(|(_, v)| v)
+    PARSED.with(|p| {
+        p.borrow()
+            .iter()
+            .find(|e| e.kind == kind && e.held.is(bytes))
+            .and_then(|e| e.value.clone().downcast::<T>().ok())
+    })
 }
 
-/// [`get`], with the remembered bytes (equal to `bytes`): a caller that read a large file
-/// again keeps these and lets its own copy go.
-pub fn shared<T: 'static>(kind: &'static str, bytes: &[u8]) -> Option<(Bytes, Rc<T>)> {
-    find(kind, |b| b == bytes)
-}
-
-/// The last bytes of `kind` and what they gave.
+/// The last bytes of `kind` and what they gave (not when they are known by a digest only:
+/// see [`latest_digest`]).
 pub fn latest<T: 'static>(kind: &'static str) -> Option<(Bytes, Rc<T>)> {
     find(kind, |_| true)
 }
 
-/// The entry of `kind` whose bytes `fits`, when what they gave is a `T`.
+/// The digest of the last bytes of `kind` and what they gave, when they are known by it alone
+/// ([`remember_digest`]).
+pub fn latest_digest<T: 'static>(kind: &'static str) -> Option<(Digest, Rc<T>)> {
+    PARSED.with(|p| {
+        p.borrow().iter().find_map(|e| match &e.held {
+            Held::Digest(d) if e.kind == kind => Some((*d, e.value.clone().downcast::<T>().ok()?)),
+            _ => None,
+        })
+    })
+}
+
+/// The entry of `kind` whose held bytes `fits`, when what they gave is a `T`.
 fn find<T: 'static>(kind: &'static str, fits: impl Fn(&[u8]) -> bool) -> Option<(Bytes, Rc<T>)> {
     PARSED.with(|p| {
-        p.borrow()
-            .iter()
-            .find(|e| e.kind == kind && fits(&e.bytes))
-            .and_then(|e| Some((e.bytes.clone(), e.value.clone().downcast::<T>().ok()?)))
+        p.borrow().iter().find_map(|e| match &e.held {
+            Held::Bytes(b) if e.kind == kind && fits(b) => {
+                Some((b.clone(), e.value.clone().downcast::<T>().ok()?))
+            }
+            _ => None,
+        })
     })
 }
 
@@ -111,6 +240,16 @@ pub fn remember<T: 'static>(kind: &'static str, bytes: &[u8], value: Rc<T>) {
 
 /// [`remember`] for bytes the caller holds shared: they are kept, not copied.
 pub fn remember_shared<T: 'static>(kind: &'static str, bytes: Bytes, value: Rc<T>) {
+    put(kind, Held::Bytes(bytes), value);
+}
+
+/// Remembers what bytes known only by their digest give (a file written as a stream, never
+/// held whole): a later read of exactly those bytes finds it without a parse.
+pub fn remember_digest<T: 'static>(kind: &'static str, digest: Digest, value: Rc<T>) {
+    put(kind, Held::Digest(digest), value);
+}
+
+fn put<T: 'static>(kind: &'static str, held: Held, value: Rc<T>) {
     PARSED.with(|p| {
         let mut p = p.borrow_mut();
         let before = p
@@ -119,7 +258,7 @@ pub fn remember_shared<T: 'static>(kind: &'static str, bytes: Bytes, value: Rc<T
             .map(|i| p.swap_remove(i).value);
         p.push(Entry {
             kind,
-            bytes,
+            held,
             value,
             _before: before,
         });

@@ -124,6 +124,31 @@ impl Store {
         matches!(self.has_content(path, Some(&bytes)), Ok(true)).then_some((bytes, value))
     }
 
+    /// [`Store::still_parsed`] for bytes known by their digest alone
+    /// ([`super::parsed::remember_digest`]: a file this invocation wrote as a stream), for a
+    /// reader that needs only the value: the file is hashed as it is read, never held.
+    pub fn still_written<T: 'static>(
+        &self,
+        kind: &'static str,
+        path: &Path,
+    ) -> Option<std::rc::Rc<T>> {
+        let (digest, value) = super::parsed::latest_digest::<T>(kind)?;
+        let read = self.read_with(path, usize::MAX, |r| {
+            let mut d = super::parsed::Digester::default();
+            loop {
+                let buf = r.fill_buf()?;
+                if buf.is_empty() {
+                    break;
+                }
+                d.add(buf);
+                let n = buf.len();
+                r.consume(n);
+            }
+            Ok(d.finish())
+        });
+        matches!(read, Ok(Some(d)) if d == digest).then_some(value)
+    }
+
     /// Whether `path` holds exactly `expected` (`None`: no file), compared as it is read (a
     /// transaction that re-reads under its lock, without a second copy of a large file).
     pub fn has_content(&self, path: &Path, expected: Option<&[u8]>) -> Result<bool> {

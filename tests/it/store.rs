@@ -522,3 +522,127 @@ fn what_was_parsed_is_reused_only_while_the_file_holds_the_same_bytes() {
     let other_type = s.still_parsed::<String>("test: still parsed", &path);
     assert!(other_type.is_none(), "what was parsed is not a String");
 }
+
+/// A write filled as a stream (`replace_filled`): its record runs once the temp file is whole
+/// and before the rename, a failure in either leaves the file as it was, and a later failure
+/// of the operation undoes it to the bytes as read.
+#[test]
+fn a_filled_write_records_before_its_rename_and_is_undone_like_any_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state.json");
+    let temp = tmp.path().join("temp");
+    let s = store();
+    std::fs::write(&path, b"as read").unwrap();
+    let was = store::Bytes::new(std::fs::read(&path).unwrap());
+    let fill = |w: &mut dyn std::io::Write| {
+        w.write_all(b"new ")?;
+        w.write_all(b"bytes")
+    };
+    // The record sees the temp file whole and the target untouched.
+    let mut seen = None;
+    s.replace_filled(
+        &path,
+        &temp,
+        ".write-",
+        Some(&was),
+        &mut { fill },
+        &mut || {
+            let temps: Vec<_> = std::fs::read_dir(&temp).unwrap().flatten().collect();
+            seen = Some((
+                std::fs::read(&path).unwrap(),
+                std::fs::read(temps[0].path()).unwrap(),
+            ));
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!(seen, Some((b"as read".to_vec(), b"new bytes".to_vec())));
+    assert_eq!(std::fs::read(&path).unwrap(), b"new bytes");
+    assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 0);
+    // A record that fails, or a fill that fails: nothing moves, no temp file stays.
+    std::fs::write(&path, b"as read").unwrap();
+    let refused = s.replace_filled(
+        &path,
+        &temp,
+        ".write-",
+        Some(&was),
+        &mut { fill },
+        &mut || Err(Error::BadInput("the record failed".into())),
+    );
+    assert!(refused.is_err());
+    let broken = s.replace_filled(
+        &path,
+        &temp,
+        ".write-",
+        Some(&was),
+        &mut |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("the fill failed"))
+        },
+        &mut || Ok(()),
+    );
+    assert!(broken.is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), b"as read");
+    assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 0);
+    // Inside an operation that fails later: undone to the bytes as read.
+    let out = s.with_lock(&lock_path_for(&path), || {
+        s.replace_filled(
+            &path,
+            &temp,
+            ".write-",
+            Some(&was),
+            &mut { fill },
+            &mut || Ok(()),
+        )?;
+        assert_eq!(std::fs::read(&path).unwrap(), b"new bytes");
+        Err::<(), _>(Error::BadInput("a later write failed".into()))
+    });
+    assert!(out.is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), b"as read");
+    // A dry run keeps it in memory.
+    let dry = trusting(Store::dry_run(Clock::system(), Duration::from_secs(5)));
+    dry.replace_filled(&path, &temp, ".write-", None, &mut { fill }, &mut || Ok(()))
+        .unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"as read");
+    assert_eq!(dry.read(&path).unwrap().unwrap(), b"new bytes");
+}
+
+/// A file written as a stream is remembered by its digest: a later read finds what it gave
+/// while the file holds exactly those bytes (hashed as read), and a read of the whole takes the
+/// bytes up without a parse.
+#[test]
+fn what_was_written_as_a_stream_is_known_by_its_digest_only_while_the_file_holds_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state.json");
+    let s = store();
+    let kind = "test: written as a stream";
+    std::fs::write(&path, b"[1, 2, 3]").unwrap();
+    let mut d = store::parsed::Digester::default();
+    d.add(b"[1, 2");
+    d.add(b", 3]");
+    assert_eq!(d.finish(), store::parsed::Digest::of(b"[1, 2, 3]"));
+    store::parsed::remember_digest(kind, d.finish(), std::rc::Rc::new(3usize));
+    assert!(
+        s.still_parsed::<usize>(kind, &path).is_none(),
+        "no bytes held"
+    );
+    assert_eq!(s.still_written::<usize>(kind, &path).as_deref(), Some(&3));
+    for other in [&b"[1, 2, 4]"[..], b"[1, 2, 3, 4]", b"[1, 2, "] {
+        std::fs::write(&path, other).unwrap();
+        assert!(s.still_written::<usize>(kind, &path).is_none(), "{other:?}");
+    }
+    std::fs::remove_file(&path).unwrap();
+    assert!(s.still_written::<usize>(kind, &path).is_none(), "no file");
+    // A whole read of the same bytes is not parsed again, and keeps them from then on.
+    let parses = std::cell::Cell::new(0);
+    let parse = |b: &store::Bytes| {
+        parses.set(parses.get() + 1);
+        b.len()
+    };
+    let (bytes, n) = store::parsed::remembered(kind, b"[1, 2, 3]".to_vec(), parse);
+    assert_eq!((parses.get(), *n), (0, 3));
+    let again = store::parsed::latest::<usize>(kind).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&again.0, &bytes));
+    let (_, n) = store::parsed::remembered(kind, b"[1, 2]".to_vec(), parse);
+    assert_eq!((parses.get(), *n), (1, 6));
+}

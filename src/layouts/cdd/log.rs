@@ -11,9 +11,9 @@
 //! is skipped and counted.
 
 use std::borrow::Cow;
-use std::collections::hash_map::{DefaultHasher, RandomState};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::Hasher;
 use std::io::{self, BufRead};
 use std::rc::Rc;
 
@@ -218,17 +218,9 @@ impl Default for Seen {
         Seen {
             len: 0,
             whole_lines: true,
-            digest: digest(),
+            digest: parsed::hasher(),
         }
     }
-}
-
-/// A digest as this process computes it: SipHash with the process's own random keys.
-fn digest() -> DefaultHasher {
-    thread_local! {
-        static KEYS: RandomState = RandomState::new();
-    }
-    KEYS.with(RandomState::build_hasher)
 }
 
 /// Per task and per stop, the last event that answers each question about it.
@@ -321,7 +313,7 @@ impl History {
                 return Ok(false);
             }
             // The first bytes are hashed as they are read, never held.
-            let mut again = digest();
+            let mut again = parsed::hasher();
             let mut left = self.seen.len;
             while left > 0 {
                 let buf = r.fill_buf()?;

@@ -23,7 +23,7 @@ use super::velocity;
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{typed, write_back, write_in_place};
+use crate::layouts::json::{splice_in_place, typed, write_back, Splice};
 use crate::store::checkpoint::Ring;
 use crate::store::{fs, parse_json, parsed, schema, to_pretty, Loaded};
 
@@ -104,11 +104,20 @@ impl Tasks {
 }
 
 /// The document a list was read from: its bytes as read with the list they hold (parsed
-/// again only by a write that needs the whole document), or a document built in memory (a new
+/// again only by a write that needs the whole document), the bytes this invocation wrote
+/// spliced over those ([`Splice`]: never held whole), or a document built in memory (a new
 /// list, a restoration).
 #[derive(Debug, Clone)]
 pub enum Doc {
-    Read { bytes: Bytes, list: Rc<TaskList> },
+    Read {
+        bytes: Bytes,
+        list: Rc<TaskList>,
+    },
+    Spliced {
+        base: Bytes,
+        splice: Rc<Splice>,
+        list: Rc<TaskList>,
+    },
     Made(Value),
 }
 
@@ -119,14 +128,36 @@ impl Doc {
             Doc::Made(v) => Ok(v.clone()),
             // Bytes whose parse and schema check this invocation already passed.
             Doc::Read { bytes, .. } => parse_json(bytes).map_err(Error::BadInput),
+            Doc::Spliced { base, splice, .. } => {
+                parse_json(&splice.to_vec(base)).map_err(Error::BadInput)
+            }
         }
     }
 
-    /// The document's bytes as tasks.json holds them.
-    fn bytes(&self) -> Bytes {
+    /// The bytes as tasks.json holds them and the list they hold, when read or written (a
+    /// spliced document made whole).
+    fn read(&self) -> Option<(Bytes, &Rc<TaskList>)> {
         match self {
-            Doc::Made(v) => Bytes::new(to_pretty(v)),
-            Doc::Read { bytes, .. } => bytes.clone(),
+            Doc::Read { bytes, list } => Some((bytes.clone(), list)),
+            Doc::Spliced { base, splice, list } => Some((Bytes::new(splice.to_vec(base)), list)),
+            Doc::Made(_) => None,
+        }
+    }
+
+    /// Writes the document's bytes as tasks.json holds them, each piece also handed to `seen`.
+    fn write_to(
+        &self,
+        w: &mut dyn std::io::Write,
+        seen: &mut dyn FnMut(&[u8]),
+    ) -> std::io::Result<()> {
+        let mut put = |piece: &[u8]| {
+            seen(piece);
+            w.write_all(piece)
+        };
+        match self {
+            Doc::Made(v) => put(&to_pretty(v)),
+            Doc::Read { bytes, .. } => put(bytes),
+            Doc::Spliced { base, splice, .. } => splice.pieces(base).try_for_each(put),
         }
     }
 }
@@ -142,6 +173,11 @@ pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
 
 /// [`load`], the list alone, for a read that writes nothing: the list this invocation shares.
 pub fn read(cx: &Ctx, p: &Paths) -> Result<(Rc<TaskList>, Option<Restored>)> {
+    // The file this invocation wrote as a stream: hashed as it is read, not held (a special
+    // file is not read, and is refused below).
+    if let Some(list) = cx.store.still_written::<TaskList>(TYPED, &p.tasks) {
+        return Ok((list, None));
+    }
     Ok(match try_load_as(cx, p)?.map_err(|why| unusable(p, why))? {
         Found::Valid { list, .. } => (list, None),
         Found::Made(t) => (t.list, t.restored),
@@ -239,6 +275,12 @@ pub fn still_holds(cx: &Ctx, p: &Paths, doc: &Doc) -> Result<bool> {
         Doc::Read { bytes, .. } => {
             refuse_special(&p.tasks)?;
             cx.store.has_content(&p.tasks, Some(bytes))?
+        }
+        // Written by this invocation as a stream: made whole to compare (a second write in one
+        // invocation; rare).
+        Doc::Spliced { base, splice, .. } => {
+            refuse_special(&p.tasks)?;
+            cx.store.has_content(&p.tasks, Some(&splice.to_vec(base)))?
         }
         Doc::Made(_) => false,
     })
@@ -418,14 +460,20 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
         .task
         .as_ref()
         .map(|(a, b, d)| (a.as_str(), b.as_str(), d.as_str()));
-    let mut bytes = Vec::new();
+    // The new document: spliced over the bytes as read when the change kept the tasks in
+    // their places, else written back whole.
+    let mut written = None;
     if write_tasks {
-        let in_place = match &t.doc {
-            Doc::Read { bytes, list } => spliced(bytes, list, &t.list)?,
-            Doc::Made(_) => None,
+        let in_place = match t.doc.read() {
+            Some((bytes, list)) => splice(&bytes, list, &t.list)?.map(|s| (bytes, s)),
+            None => None,
         };
-        bytes = match in_place {
-            Some(b) => b,
+        written = Some(match in_place {
+            Some((base, splice)) => Doc::Spliced {
+                base,
+                splice: Rc::new(splice),
+                list: t.list.clone(),
+            },
             None => {
                 let mut doc = t.doc.to_value()?;
                 write_back(&mut doc, &*t.list).map_err(Error::BadInput)?;
@@ -441,9 +489,12 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
                     })?;
                     return Err(e);
                 }
-                to_pretty(&doc)
+                Doc::Read {
+                    bytes: Bytes::new(to_pretty(&doc)),
+                    list: t.list.clone(),
+                }
             }
-        };
+        });
     }
     let mut entries = Vec::new();
     if let Some(r) = &t.restored {
@@ -454,34 +505,43 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
     entries.extend(c.entries.iter().cloned());
     let block = log::render_all(&entries);
     let mut recorded = false;
-    if write_tasks {
+    if let Some(new) = written {
         check_dirs(cx, p)?;
-        if !block.is_empty() {
-            recorded = pending::begin(cx, p, &bytes, &block, c)?;
+        // A change that leaves the bytes as they are writes nothing.
+        let unchanged = match (&new, &t.doc) {
+            (Doc::Spliced { base, splice, .. }, _) => splice.is_base(base).then(|| base.clone()),
+            (Doc::Read { bytes, .. }, Doc::Read { bytes: old, .. }) => {
+                (bytes == old).then(|| bytes.clone())
+            }
+            _ => None,
+        };
+        if let Some(bytes) = unchanged {
+            if !block.is_empty() {
+                let fnv = crate::fnv::hash(&bytes);
+                recorded = pending::begin(cx, p, bytes.len() as u64, fnv, &block, c)?;
+            }
+            parsed::remember_shared(TYPED, bytes.clone(), t.list.clone());
+            update_project(cx, p, &t.list, c, &now)?;
+            t.doc = Doc::Read {
+                bytes,
+                list: t.list.clone(),
+            };
+        } else {
+            write_tasks_json(cx, p, t, new, &block, c, &mut recorded)?;
+            update_project(cx, p, &t.list, c, &now)?;
         }
-        // The undo keeps the bytes as read (still the file's: compared, not read again).
-        let was = match &t.doc {
-            Doc::Read { bytes, .. } => Some(bytes),
-            Doc::Made(_) => None,
-        };
-        cx.store
-            .replace_via_from(&p.tasks, &bytes, &p.temp, TEMP_PREFIX, was)?;
-        // What the file now holds is the list (a typed parse of the bytes gives it back): a
-        // later look in this event (the status a notice records) is not a parse.
-        let written = Bytes::new(bytes);
-        parsed::remember_shared(TYPED, written.clone(), t.list.clone());
-        update_project(cx, p, &t.list, c, &now)?;
-        // The document is now the file as written (what a checkpoint copies below, and what a
-        // later write would be spliced over); the bytes as read are left to the undo.
-        t.doc = Doc::Read {
-            bytes: written,
-            list: t.list.clone(),
-        };
     }
     append_block(cx, p, &block)?;
     if c.completions > 0 {
-        let bytes = t.doc.bytes();
-        notes.checkpoint = after_completions(cx, p, &t.list, &bytes, &c.phases, &now)?;
+        let doc = &t.doc;
+        notes.checkpoint = after_completions(
+            cx,
+            p,
+            &t.list,
+            &mut |w| doc.write_to(w, &mut |_| {}),
+            &c.phases,
+            &now,
+        )?;
     }
     if recorded {
         pending::end(cx, p)?;
@@ -489,11 +549,63 @@ pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committe
     Ok(notes)
 }
 
-/// The new bytes of tasks.json written in place ([`write_in_place`]): the bytes of the tasks
+/// Replaces tasks.json with `new` as a stream, hashed on the way: FNV-1a for the pending
+/// record of `block` (which a later process checks; written once the temp file is whole, before
+/// the rename), a keyed digest for this invocation's later reads. The document is then the
+/// file as written (what a checkpoint copies, and what a later write is spliced over); the
+/// bytes as read are left to the undo.
+fn write_tasks_json(
+    cx: &Ctx,
+    p: &Paths,
+    t: &mut Tasks,
+    new: Doc,
+    block: &str,
+    c: &Change,
+    recorded: &mut bool,
+) -> Result<()> {
+    // The undo keeps the bytes as read (still the file's: compared, not read again).
+    let was = match &t.doc {
+        Doc::Read { bytes, .. } => Some(bytes.clone()),
+        Doc::Spliced { .. } | Doc::Made(_) => None,
+    };
+    let fnv = std::cell::Cell::new(crate::fnv::OFFSET);
+    let digest = std::cell::RefCell::new(parsed::Digester::default());
+    cx.store.replace_filled(
+        &p.tasks,
+        &p.temp,
+        TEMP_PREFIX,
+        was.as_ref(),
+        &mut |w| {
+            fnv.set(crate::fnv::OFFSET);
+            *digest.borrow_mut() = parsed::Digester::default();
+            new.write_to(w, &mut |piece| {
+                fnv.set(crate::fnv::add(fnv.get(), piece));
+                digest.borrow_mut().add(piece);
+            })
+        },
+        &mut || {
+            if !block.is_empty() {
+                let len = digest.borrow().len();
+                *recorded = pending::begin(cx, p, len, fnv.get(), block, c)?;
+            }
+            Ok(())
+        },
+    )?;
+    // What the file now holds is the list (a typed parse of the bytes gives it back): a later
+    // look in this event (the status a notice records) is not a parse.
+    match &new {
+        Doc::Read { bytes, .. } => parsed::remember_shared(TYPED, bytes.clone(), t.list.clone()),
+        _ => parsed::remember_digest(TYPED, digest.borrow().finish(), t.list.clone()),
+    }
+    t.doc = new;
+    Ok(())
+}
+
+/// The new bytes of tasks.json written in place ([`splice_in_place`]): the bytes of the tasks
 /// the change left alone kept as read, each task it changed written over its own old bytes.
 /// `None` when the list changed shape (tasks added or removed, the document's other keys) or
 /// cannot be written so: the whole document is then written back.
-pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Option<Vec<u8>>> {
+pub(super) fn splice(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Option<Splice>> {
     if was.rest != now.rest {
         return Ok(None);
     }
@@ -501,7 +613,7 @@ pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Op
         tasks: Vec::new(),
         rest: now.rest.clone(),
     };
-    write_in_place(
+    splice_in_place(
         bytes,
         "tasks",
         &head,
@@ -510,6 +622,12 @@ pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Op
         SCHEMA_TASKS,
         &[],
     )
+}
+
+/// [`splice`], made whole.
+#[cfg(test)]
+pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Option<Vec<u8>>> {
+    Ok(splice(bytes, was, now)?.map(|s| s.to_vec(bytes)))
 }
 
 /// Appends rendered entries to the log in one write (the log's title first when it is new).
@@ -526,12 +644,12 @@ pub fn append_block(cx: &Ctx, p: &Paths, block: &str) -> Result<()> {
 
 /// After completions: velocity.json recomputed from the log, and a checkpoint written when
 /// one is due (`phases` completed, or 10 completions since the last one); returns what the
-/// checkpoint was. `tasks` is tasks.json as written, `list` its model.
+/// checkpoint was. `tasks` writes tasks.json as written, `list` its model.
 pub fn after_completions(
     cx: &Ctx,
     p: &Paths,
     list: &TaskList,
-    tasks: &[u8],
+    tasks: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
     phases: &[String],
     now: &str,
 ) -> Result<Option<String>> {
@@ -574,11 +692,16 @@ pub fn write_velocity(cx: &Ctx, p: &Paths, list: &TaskList, now: &str) -> Result
     Ok(since)
 }
 
-/// Writes `bytes` (the current tasks.json) as the next checkpoint, prunes beyond the last 10,
-/// and logs CHECKPOINT_WRITTEN; returns what it did.
-pub fn checkpoint(cx: &Ctx, p: &Paths, bytes: &[u8], reason: &str) -> Result<String> {
+/// Writes the current tasks.json (what `tasks` writes) as the next checkpoint, prunes beyond
+/// the last 10, and logs CHECKPOINT_WRITTEN; returns what it did.
+pub fn checkpoint(
+    cx: &Ctx,
+    p: &Paths,
+    tasks: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    reason: &str,
+) -> Result<String> {
     check_dirs(cx, p)?;
-    let cp = p.ring().write(&cx.store, bytes)?;
+    let cp = p.ring().write_filled(&cx.store, tasks)?;
     let name = file_name(&cp.path);
     let now = cx.store.clock().stamp();
     append(

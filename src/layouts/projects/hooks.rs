@@ -132,7 +132,7 @@ fn checkpoint_now(cx: &Ctx, store: &StoreRef, event: &str) -> Result<Reaction> {
             return Ok((reply, interrupted));
         }
         if pass.writes() {
-            files::checkpoint(cx, &p, &bytes, event)?;
+            files::checkpoint(cx, &p, &mut |w| w.write_all(&bytes), event)?;
         }
         Ok((reply, true))
     })

@@ -576,6 +576,10 @@ mod tests {
                 String::from_utf8(in_place.unwrap()).unwrap(),
                 String::from_utf8(crate::store::to_pretty(&whole)).unwrap()
             );
+            // A splice knows when it is its base unchanged (the write is then skipped).
+            let splice = super::super::files::splice(&pretty, &list, &after).unwrap().unwrap();
+            proptest::prop_assert_eq!(splice.is_base(&pretty), whole == doc);
+            proptest::prop_assert_eq!(splice.len(), crate::store::to_pretty(&whole).len());
             let compact = serde_json::to_vec(&doc).unwrap();
             let in_place = super::super::files::spliced(&compact, &list, &after).unwrap().unwrap();
             let read: serde_json::Value = serde_json::from_slice(&in_place).unwrap();

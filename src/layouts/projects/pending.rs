@@ -57,7 +57,7 @@ fn digest(bytes: &[u8]) -> String {
 
 /// Records, before tasks.json is replaced with `tasks`, the `block` of entries to append after
 /// it and what else the commit writes (`c`). Nothing in a dry run.
-pub fn begin(cx: &Ctx, p: &Paths, tasks: &[u8], block: &str, c: &Change) -> Result<bool> {
+pub fn begin(cx: &Ctx, p: &Paths, len: u64, fnv: u64, block: &str, c: &Change) -> Result<bool> {
     if cx.store.is_dry_run() {
         return Ok(false);
     }
@@ -65,8 +65,8 @@ pub fn begin(cx: &Ctx, p: &Paths, tasks: &[u8], block: &str, c: &Change) -> Resu
     let v = files::to_doc(&Record {
         about: "taskhook: the progress/log.md entries of a change whose tasks.json write is under way; removed once they are appended".to_string(),
         tasks_json: Digest {
-            bytes: Some(tasks.len() as u64),
-            fnv1a64: digest(tasks),
+            bytes: Some(len),
+            fnv1a64: format!("{fnv:016x}"),
         },
         log_len: Some(log_len),
         entries: block.to_string(),
@@ -188,7 +188,7 @@ fn finish(cx: &Ctx, p: &Paths, r: &Record) -> Result<String> {
         } else {
             c.phases.clone()
         };
-        files::after_completions(cx, p, &list, &tasks, &phases, &now)?;
+        files::after_completions(cx, p, &list, &mut |w| w.write_all(&tasks), &phases, &now)?;
     }
     Ok(match at {
         None => format!(

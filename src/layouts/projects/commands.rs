@@ -4,6 +4,7 @@
 //! Transitions go through the same step as hooks ([`super::steps::act`]).
 
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use serde_json::{json, Value};
 
@@ -131,23 +132,24 @@ pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<T
         let now = cx.store.clock().stamp();
         let mut task = Task::new(&n.id, Status::Pending);
         task.title = Some(n.title.clone());
-        task.level = n.level.clone().or_else(|| {
+        task.level = n.level.as_deref().map(Rc::from).or_else(|| {
             parent
                 .and_then(|p| p.level.as_deref())
                 .and_then(level_below)
-                .map(str::to_string)
+                .map(Rc::from)
         });
         task.priority = n.priority.as_ref().map(|pr| {
             pr.parse::<i64>().map_or_else(
-                |_| Priority::Label(pr.clone()),
+                |_| Priority::Label(Rc::from(pr.as_str())),
                 |n| Priority::Rank(n.into()),
             )
         });
         task.phase = n
             .phase
-            .clone()
-            .or_else(|| parent.and_then(Task::phase).map(str::to_string));
-        task.parent_id = Some(n.parent.clone());
+            .as_deref()
+            .map(Rc::from)
+            .or_else(|| parent.and_then(|p| p.phase.clone().filter(|ph| !ph.is_empty())));
+        task.parent_id = Some(n.parent.as_deref().map(Rc::from));
         task.subtasks = Some(Vec::new());
         task.dependencies = Some(n.depends.clone());
         match n.estimate.map(model::num) {

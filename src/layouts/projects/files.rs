@@ -230,6 +230,7 @@ pub fn forget_parsed() {
 #[allow(clippy::type_complexity)]
 fn typed_of(bytes: Vec<u8>) -> Result<(Bytes, std::result::Result<Rc<TaskList>, String>)> {
     parsed::remembered_valid(TYPED, bytes, |bytes| {
+        let _shared = super::reading::Interning::start();
         // Task by task (the document's tree never whole); the whole reading words a refusal.
         crate::store::entries::read_strict(
             bytes,

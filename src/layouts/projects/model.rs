@@ -8,6 +8,7 @@
 //! once (a task's parent, unmet dependencies, which tasks are ready) is in `index.rs`.
 
 use std::fmt;
+use std::rc::Rc;
 
 use crate::layouts::rest::Rest;
 use chrono::{DateTime, Utc};
@@ -117,7 +118,8 @@ pub fn raw_id(t: &Value) -> Option<&str> {
 #[serde(untagged)]
 pub enum Priority {
     Rank(Number),
-    Label(String),
+    /// One copy per label in a list read whole ([`super::reading::Interning`]).
+    Label(Rc<str>),
 }
 
 impl Priority {
@@ -160,15 +162,17 @@ pub struct Task {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// One copy per value in a list read whole ([`super::reading::Interning`]), as `phase`
+    /// and `parent_id`: a handful of values shared by thousands of tasks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level: Option<String>,
+    pub level: Option<Rc<str>>,
     pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<Priority>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub phase: Option<Rc<str>>,
     #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
-    pub parent_id: Option<Option<String>>,
+    pub parent_id: Option<Option<Rc<str>>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtasks: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -291,7 +295,7 @@ impl Task {
 
     /// `parent_id` (when set).
     pub fn parent_id(&self) -> Option<&str> {
-        inner(&self.parent_id).map(String::as_str)
+        inner(&self.parent_id).map(|p| &**p)
     }
 
     pub fn started_at(&self) -> Option<&str> {

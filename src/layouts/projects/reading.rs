@@ -5,7 +5,10 @@
 //! tree per task and without a schema check per task; any refusal sends the read to the whole
 //! document's check, which words it. `tests` holds the strict reading to the schema.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::fmt;
+use std::rc::Rc;
 
 use serde::de::{self, Deserializer, Error as _, MapAccess, Visitor};
 use serde::Deserialize;
@@ -155,9 +158,9 @@ impl<'de> Visitor<'de> for TaskVisitor {
                 }
                 Field::Status => status = Some(m.next_value::<Status>()?),
                 Field::Title => t.title = optional(&mut m, strict, "title")?,
-                Field::Phase => t.phase = optional(&mut m, strict, "phase")?,
+                Field::Phase => t.phase = optional(&mut m, strict, "phase")?.map(name),
                 Field::Level => {
-                    t.level = optional::<String, _>(&mut m, strict, "level")?;
+                    t.level = optional::<String, _>(&mut m, strict, "level")?.map(name);
                     if strict && !t.level.as_deref().is_some_and(|l| LEVELS.contains(&l)) {
                         return Err(refused("level"));
                     }
@@ -165,12 +168,14 @@ impl<'de> Visitor<'de> for TaskVisitor {
                 Field::Priority => {
                     t.priority = match m.next_value::<Value>()? {
                         Value::Number(n) => Some(Priority::Rank(n)),
-                        Value::String(s) => Some(Priority::Label(s)),
+                        Value::String(s) => Some(Priority::Label(name(s))),
                         Value::Null if !strict => None,
                         _ => return Err(refused("priority")),
                     }
                 }
-                Field::ParentId => t.parent_id = Some(m.next_value()?),
+                Field::ParentId => {
+                    t.parent_id = Some(m.next_value::<Option<String>>()?.map(name));
+                }
                 Field::Subtasks => t.subtasks = ids(&mut m, strict, "subtasks")?,
                 Field::Dependencies => t.dependencies = ids(&mut m, strict, "dependencies")?,
                 Field::EstimateMinutes => {
@@ -247,16 +252,65 @@ fn optional<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
     Ok(v)
 }
 
+thread_local! {
+    /// The values read so far while an [`Interning`] is held.
+    static NAMES: RefCell<Option<HashSet<Rc<str>>>> = const { RefCell::new(None) };
+}
+
+/// While one is held, the values many tasks share (`level`, `phase`, `parent_id`, a
+/// `priority` label) are read
+/// into one copy each (issue 23: a list of 10,000 tasks held 20,000 copies of a few levels
+/// and phases, and one copy of a parent's id per subtask). The first one held ends it.
+pub struct Interning {
+    started: bool,
+}
+
+impl Interning {
+    pub fn start() -> Interning {
+        let started = NAMES.with(|n| {
+            let mut n = n.borrow_mut();
+            n.is_none().then(|| *n = Some(HashSet::new())).is_some()
+        });
+        Interning { started }
+    }
+}
+
+impl Drop for Interning {
+    fn drop(&mut self) {
+        if self.started {
+            NAMES.with(|n| *n.borrow_mut() = None);
+        }
+    }
+}
+
+/// `s` as a shared value: the copy read before when an [`Interning`] is held.
+fn name(s: String) -> Rc<str> {
+    NAMES.with(|n| match n.borrow_mut().as_mut() {
+        Some(seen) => match seen.get(s.as_str()) {
+            Some(known) => known.clone(),
+            None => {
+                let new: Rc<str> = Rc::from(s);
+                seen.insert(new.clone());
+                new
+            }
+        },
+        None => Rc::from(s),
+    })
+}
+
 /// A list of ids; in the strict reading, none of them empty.
 fn ids<'de, A: MapAccess<'de>>(
     m: &mut A,
     strict: bool,
     field: &str,
 ) -> Result<Option<Vec<String>>, A::Error> {
-    let v = optional::<Vec<String>, _>(m, strict, field)?;
+    let mut v = optional::<Vec<String>, _>(m, strict, field)?;
     if strict && v.iter().flatten().any(String::is_empty) {
         return Err(refused(field));
     }
+    // A list read from JSON grows by doubling from four (no length is known ahead): one id
+    // kept in room for four.
+    v.iter_mut().for_each(Vec::shrink_to_fit);
     Ok(v)
 }
 
@@ -282,6 +336,49 @@ mod tests {
 
     fn strict(v: &Value) -> Option<Task> {
         read(v)
+    }
+
+    /// While an `Interning` is held, equal shared values are one copy; without one, or once it
+    /// ends, each task has its own. Id lists keep no room beyond their ids.
+    #[test]
+    fn shared_values_are_one_copy_while_interning() {
+        let task = |id: &str| {
+            json!({"id": id, "status": "PENDING", "level": "task", "phase": "p1",
+                "priority": "high", "parent_id": "S1", "dependencies": ["A"],
+                "subtasks": ["B", "C", "D", "E", "F"]})
+        };
+        let same = |a: &Task, b: &Task| {
+            let label = |t: &Task| match &t.priority {
+                Some(Priority::Label(l)) => l.clone(),
+                _ => Rc::from(""),
+            };
+            [
+                Rc::ptr_eq(a.level.as_ref().unwrap(), b.level.as_ref().unwrap()),
+                Rc::ptr_eq(a.phase.as_ref().unwrap(), b.phase.as_ref().unwrap()),
+                Rc::ptr_eq(&label(a), &label(b)),
+                Rc::ptr_eq(
+                    a.parent_id.as_ref().unwrap().as_ref().unwrap(),
+                    b.parent_id.as_ref().unwrap().as_ref().unwrap(),
+                ),
+            ]
+        };
+        let (a, b) = {
+            let _interning = Interning::start();
+            let nested = Interning::start();
+            drop(nested);
+            (strict(&task("T1")).unwrap(), strict(&task("T2")).unwrap())
+        };
+        assert_eq!(same(&a, &b), [true; 4], "one copy each");
+        let c = strict(&task("T3")).unwrap();
+        assert_eq!(same(&a, &c), [false; 4], "the interning ended");
+        assert_eq!(
+            (a.level.as_deref(), a.parent_id()),
+            (Some("task"), Some("S1"))
+        );
+        for ids in [&c.dependencies, &c.subtasks] {
+            let ids = ids.as_ref().unwrap();
+            assert_eq!(ids.capacity(), ids.len());
+        }
     }
 
     /// What one field of a task may hold, valid or not: anything, and the task schema's own

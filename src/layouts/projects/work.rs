@@ -159,8 +159,8 @@ pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
             "estimate minutes",
             task.estimate_minutes.as_ref().map(number),
         ),
-        ("phase", task.phase.clone()),
-        ("level", task.level.clone()),
+        ("phase", task.phase.as_deref().map(str::to_string)),
+        ("level", task.level.as_deref().map(str::to_string)),
         ("started at", task.started_at().map(str::to_string)),
         ("completed at", task.completed_at().map(str::to_string)),
         (

@@ -119,21 +119,10 @@ impl Source {
 /// split; the schema refusing): the caller then writes the whole document back, which words
 /// any refusal. A file taskhook wrote (two-space indents) comes out byte for byte as that whole
 /// write would make it; in a file formatted by hand, only what changed takes that format.
+///
+/// The result is a [`Splice`] of `bytes` (their runs and the bytes made anew), written or
+/// hashed straight from `bytes`, or made whole ([`Splice::to_vec`]).
 pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
-    bytes: &[u8],
-    key: &str,
-    head: &impl Serialize,
-    was: impl IntoIterator<Item = &'n E>,
-    now: impl IntoIterator<Item = &'n E>,
-    schema: &'static str,
-    last: &[&str],
-) -> crate::error::Result<Option<Vec<u8>>> {
-    Ok(splice_in_place(bytes, key, head, was, now, schema, last)?.map(|s| s.to_vec(bytes)))
-}
-
-/// [`write_in_place`] as a [`Splice`] of `bytes`: the new document's pieces, never the whole
-/// of it, to be written or hashed straight from the bytes as read.
-pub fn splice_in_place<'n, E: Serialize + PartialEq + 'n>(
     bytes: &[u8],
     key: &str,
     head: &impl Serialize,
@@ -248,7 +237,7 @@ pub fn splice_in_place<'n, E: Serialize + PartialEq + 'n>(
 }
 
 /// A document's new bytes as pieces: runs of the bytes it was read from (its base), and bytes
-/// made anew between them ([`splice_in_place`]). Small however large the document: the new
+/// made anew between them ([`write_in_place`]). Small however large the document: the new
 /// file is written, or hashed, straight from the base and these pieces.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Splice {

@@ -228,10 +228,7 @@ impl Store {
     ) -> Result<bool> {
         self.check_write("write", path, true)?;
         self.check_write("write", temp_dir, true)?;
-        let old = match was {
-            Some(was) if self.has_content(path, Some(was))? => Some(was.clone()),
-            _ => self.read(path)?.map(Bytes::new),
-        };
+        let old = self.held_before(path, was)?;
         if old.as_deref().map(Vec::as_slice) == Some(bytes) {
             return Ok(false);
         }
@@ -242,20 +239,34 @@ impl Store {
         } else {
             let temp_name = format!("{temp_prefix}{}", uuid::Uuid::new_v4());
             fs::write_atomic(path, bytes, temp_dir, &temp_name)?;
-            self.record(undo::Undo::Replaced {
-                path: path.to_path_buf(),
-                old,
-            });
-            // Temp files of writes killed earlier go at the next write to the same file.
-            let age = if temp_prefix == temps::temp_prefix(path) {
-                OWN_TEMP_AGE
-            } else {
-                STALE_TEMP_AGE
-            };
-            let _ = self.clean_stale_temps(temp_dir, temp_prefix, age);
+            self.replaced(path, old, temp_dir, temp_prefix);
         }
         self.wrote(path)?;
         Ok(true)
+    }
+
+    /// What `path` holds before a replace, for its undo: the caller's bytes `was` when the
+    /// file still holds exactly them (compared as it is read), else the file's own.
+    fn held_before(&self, path: &Path, was: Option<&Bytes>) -> Result<Option<Bytes>> {
+        Ok(match was {
+            Some(was) if self.has_content(path, Some(was))? => Some(was.clone()),
+            _ => self.read(path)?.map(Bytes::new),
+        })
+    }
+
+    /// After a replace on disk: its undo recorded, and the temp files of writes killed earlier
+    /// removed (at the next write to the same file).
+    fn replaced(&self, path: &Path, old: Option<Bytes>, temp_dir: &Path, temp_prefix: &str) {
+        self.record(undo::Undo::Replaced {
+            path: path.to_path_buf(),
+            old,
+        });
+        let age = if temp_prefix == temps::temp_prefix(path) {
+            OWN_TEMP_AGE
+        } else {
+            STALE_TEMP_AGE
+        };
+        let _ = self.clean_stale_temps(temp_dir, temp_prefix, age);
     }
 
     /// [`Store::replace_via_from`] with the new content written by `fill` straight into the temp
@@ -284,22 +295,10 @@ impl Store {
                 .insert(path.to_path_buf(), Some(bytes));
             return self.wrote(path);
         }
-        let old = match was {
-            Some(was) if self.has_content(path, Some(was))? => Some(was.clone()),
-            _ => self.read(path)?.map(Bytes::new),
-        };
+        let old = self.held_before(path, was)?;
         let temp_name = format!("{temp_prefix}{}", uuid::Uuid::new_v4());
         fs::write_atomic_with(path, temp_dir, &temp_name, &mut |f| fill(f), before)?;
-        self.record(undo::Undo::Replaced {
-            path: path.to_path_buf(),
-            old,
-        });
-        let age = if temp_prefix == temps::temp_prefix(path) {
-            OWN_TEMP_AGE
-        } else {
-            STALE_TEMP_AGE
-        };
-        let _ = self.clean_stale_temps(temp_dir, temp_prefix, age);
+        self.replaced(path, old, temp_dir, temp_prefix);
         self.wrote(path)
     }
 

@@ -285,7 +285,8 @@ fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Ve
         tasks.values(),
         SCHEMA,
         &[],
-    );
+    )
+    .map(|s| s.map(|s| s.to_vec(bytes)));
     state.tasks = tasks;
     out
 }

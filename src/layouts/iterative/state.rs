@@ -516,7 +516,8 @@ fn in_place(bytes: &[u8], was: &State, state: &mut State) -> Result<Option<Vec<u
         units.iter().map(|(_, u)| u),
         SCHEMA,
         &[CURSOR],
-    );
+    )
+    .map(|s| s.map(|s| s.to_vec(bytes)));
     *state.units_field() = Some(units);
     out
 }

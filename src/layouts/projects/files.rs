@@ -23,7 +23,7 @@ use super::velocity;
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{splice_in_place, typed, write_back, Splice};
+use crate::layouts::json::{typed, write_back, write_in_place, Splice};
 use crate::store::checkpoint::Ring;
 use crate::store::{fs, parse_json, parsed, schema, to_pretty, Loaded};
 
@@ -602,7 +602,7 @@ fn write_tasks_json(
     Ok(())
 }
 
-/// The new bytes of tasks.json written in place ([`splice_in_place`]): the bytes of the tasks
+/// The new bytes of tasks.json written in place ([`write_in_place`]): the bytes of the tasks
 /// the change left alone kept as read, each task it changed written over its own old bytes.
 /// `None` when the list changed shape (tasks added or removed, the document's other keys) or
 /// cannot be written so: the whole document is then written back.
@@ -614,7 +614,7 @@ pub(super) fn splice(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Opt
         tasks: Vec::new(),
         rest: now.rest.clone(),
     };
-    splice_in_place(
+    write_in_place(
         bytes,
         "tasks",
         &head,

@@ -20,14 +20,14 @@ use crate::store::Bytes;
 
 /// A SipHash hasher with this process's own random keys: a digest made with it cannot be
 /// collided with by a file written in advance.
-pub fn hasher() -> DefaultHasher {
+fn hasher() -> DefaultHasher {
     thread_local! {
         static KEYS: RandomState = RandomState::new();
     }
     KEYS.with(RandomState::build_hasher)
 }
 
-/// Bytes known by their length and keyed digest ([`hasher`]), not held.
+/// Bytes known by their length and a SipHash digest with this process's own keys, not held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Digest {
     len: u64,
@@ -65,6 +65,23 @@ impl Digester {
     pub fn add(&mut self, bytes: &[u8]) {
         self.len += bytes.len() as u64;
         self.hash.write(bytes);
+    }
+
+    /// Folds in what `r` reads, up to `limit` bytes, hashed as it is read (never held);
+    /// returns how many bytes that was (fewer when `r` ends first).
+    pub fn read(&mut self, r: &mut dyn std::io::BufRead, limit: u64) -> std::io::Result<u64> {
+        let mut left = limit;
+        while left > 0 {
+            let buf = r.fill_buf()?;
+            if buf.is_empty() {
+                break;
+            }
+            let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            self.add(&buf[..n]);
+            r.consume(n);
+            left -= n as u64;
+        }
+        Ok(limit - left)
     }
 
     /// How many bytes were added.

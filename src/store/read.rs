@@ -135,15 +135,7 @@ impl Store {
         let (digest, value) = super::parsed::latest_digest::<T>(kind)?;
         let read = self.read_with(path, usize::MAX, |r| {
             let mut d = super::parsed::Digester::default();
-            loop {
-                let buf = r.fill_buf()?;
-                if buf.is_empty() {
-                    break;
-                }
-                d.add(buf);
-                let n = buf.len();
-                r.consume(n);
-            }
+            d.read(r, u64::MAX)?;
             Ok(d.finish())
         });
         matches!(read, Ok(Some(d)) if d == digest).then_some(value)

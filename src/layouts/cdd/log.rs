@@ -11,9 +11,7 @@
 //! is skipped and counted.
 
 use std::borrow::Cow;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::hash::Hasher;
 use std::io::{self, BufRead};
 use std::rc::Rc;
 
@@ -203,22 +201,20 @@ pub struct History {
     seen: Seen,
 }
 
-/// The bytes of the log parsed so far: how many, whether they end a line, and their digest
-/// (keyed per process, so a file made to collide with it cannot be written in advance): a read
-/// whose file begins with the same bytes parses only what follows them.
+/// The bytes of the log parsed so far: their digest with how many (keyed per process, so a
+/// file made to collide with it cannot be written in advance), and whether they end a line: a
+/// read whose file begins with the same bytes parses only what follows them.
 #[derive(Debug, Clone)]
 struct Seen {
-    len: u64,
+    digest: parsed::Digester,
     whole_lines: bool,
-    digest: DefaultHasher,
 }
 
 impl Default for Seen {
     fn default() -> Seen {
         Seen {
-            len: 0,
+            digest: parsed::Digester::default(),
             whole_lines: true,
-            digest: parsed::hasher(),
         }
     }
 }
@@ -308,23 +304,14 @@ impl History {
     /// Parses the log `r` reads, which begins with the bytes parsed so far: `false` (nothing
     /// parsed, the history as it was) when it does not begin with them.
     fn extend_from(&mut self, r: &mut dyn BufRead) -> io::Result<bool> {
-        if self.seen.len > 0 {
+        if !self.seen.digest.is_empty() {
             if !self.seen.whole_lines {
                 return Ok(false);
             }
-            // The first bytes are hashed as they are read, never held.
-            let mut again = parsed::hasher();
-            let mut left = self.seen.len;
-            while left > 0 {
-                let buf = r.fill_buf()?;
-                if buf.is_empty() {
-                    return Ok(false);
-                }
-                let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-                again.write(&buf[..n]);
-                r.consume(n);
-                left -= n as u64;
-            }
+            // The first bytes are hashed as they are read, never held (a file cut short gives
+            // a digest of fewer bytes, which differs).
+            let mut again = parsed::Digester::default();
+            again.read(r, self.seen.digest.len())?;
             if again.finish() != self.seen.digest.finish() {
                 return Ok(false);
             }
@@ -336,8 +323,7 @@ impl History {
             if n == 0 {
                 return Ok(true);
             }
-            self.seen.digest.write(&line);
-            self.seen.len += n as u64;
+            self.seen.digest.add(&line);
             self.seen.whole_lines = line.ends_with(b"\n");
             let body = line.strip_suffix(b"\n").unwrap_or(&line);
             self.add_line(body);

@@ -272,19 +272,13 @@ fn try_load_as(cx: &Ctx, p: &Paths) -> Result<std::result::Result<Found, String>
 /// Whether tasks.json still holds the bytes `doc` was read from (a list made in memory never
 /// does).
 pub fn still_holds(cx: &Ctx, p: &Paths, doc: &Doc) -> Result<bool> {
-    Ok(match doc {
-        Doc::Read { bytes, .. } => {
-            refuse_special(&p.tasks)?;
-            cx.store.has_content(&p.tasks, Some(bytes))?
-        }
-        // Written by this invocation as a stream: made whole to compare (a second write in one
-        // invocation; rare).
-        Doc::Spliced { base, splice, .. } => {
-            refuse_special(&p.tasks)?;
-            cx.store.has_content(&p.tasks, Some(&splice.to_vec(base)))?
-        }
-        Doc::Made(_) => false,
-    })
+    // A document this invocation wrote as a stream is made whole to compare (a second write
+    // in one invocation; rare).
+    let Some((bytes, _)) = doc.read() else {
+        return Ok(false);
+    };
+    refuse_special(&p.tasks)?;
+    cx.store.has_content(&p.tasks, Some(&bytes))
 }
 
 /// tasks.json restored from the checkpoints and the log, or why it cannot be.

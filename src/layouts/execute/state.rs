@@ -11,7 +11,7 @@ use super::model::{Metrics, State};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 pub use crate::layouts::json::Source;
-use crate::layouts::json::{write_back, write_in_place};
+use crate::layouts::json::{write_back, write_in_place, Splice};
 use crate::layouts::StoreRef;
 use crate::store::Bytes;
 use crate::store::{fs, lock_path_for, parsed};
@@ -204,7 +204,8 @@ pub fn load_shared(cx: &Ctx, store: &StoreRef) -> Result<Shared> {
 /// kept), validated first, and the same bytes to the copy of the latest state ([`LAST_GOOD`])
 /// just before it: the copy is never older than the state. `before` is the state `source`
 /// holds: with it, a change that keeps every task in its place is written in place
-/// ([`write_in_place`]: only the changed tasks' bytes replaced).
+/// ([`write_in_place`]: only the changed tasks' bytes replaced), as a stream over the bytes as
+/// read (the new file is never held whole).
 pub fn save(
     cx: &Ctx,
     store: &StoreRef,
@@ -212,10 +213,10 @@ pub fn save(
     before: Option<&State>,
     state: &mut State,
 ) -> Result<bool> {
-    let (wrote, bytes) = write(cx, store, source, before, state)?;
+    let (wrote, written) = write(cx, store, source, before, state)?;
     // What the file now holds is the state (a typed parse gives it back): the status a notice
     // records after the step is not a parse.
-    parsed::remember_shared(SHARED, Bytes::new(bytes), Rc::new(state.clone()));
+    written.remember(Rc::new(state.clone()));
     Ok(wrote)
 }
 
@@ -228,51 +229,111 @@ pub fn save_owned(
     before: Option<&State>,
     mut state: State,
 ) -> Result<Rc<State>> {
-    let (_, bytes) = write(cx, store, source, before, &mut state)?;
+    let (_, written) = write(cx, store, source, before, &mut state)?;
     let state = Rc::new(state);
-    parsed::remember_shared(SHARED, Bytes::new(bytes), state.clone());
+    written.remember(state.clone());
     Ok(state)
 }
 
-/// What [`save`] writes: whether the file changed, and its bytes.
+/// What a save left in the file: its bytes (a whole write), or their digest (a write streamed
+/// over the bytes as read).
+enum Written {
+    Bytes(Bytes),
+    Digest(parsed::Digest),
+}
+
+impl Written {
+    /// Remembers that the file's bytes give `state`: a later read of them is not a parse.
+    fn remember(self, state: Rc<State>) {
+        match self {
+            Written::Bytes(b) => parsed::remember_shared(SHARED, b, state),
+            Written::Digest(d) => parsed::remember_digest(SHARED, d, state),
+        }
+    }
+}
+
+/// What [`save`] writes: whether the file changed, and what it now holds.
 fn write(
     cx: &Ctx,
     store: &StoreRef,
     source: Source,
     before: Option<&State>,
     state: &mut State,
-) -> Result<(bool, Vec<u8>)> {
+) -> Result<(bool, Written)> {
     let path = state_path(&store.root);
     let old = source.bytes().cloned();
-    let in_place = match (&source, before) {
-        (Source::Bytes(bytes), Some(before)) => in_place(bytes, before, state)?,
-        _ => None,
-    };
-    let bytes = match in_place {
-        Some(bytes) => bytes,
-        None => {
-            let mut doc = match source {
-                Source::Value(v) => v,
-                bytes => bytes.to_value().map_err(Error::BadInput)?,
-            };
-            write_back(&mut doc, &*state).map_err(|why| Error::SchemaInvalid {
-                path: path.clone(),
-                schema: SCHEMA,
-                details: why,
-            })?;
-            cx.store.checked_json(&path, SCHEMA, &doc)?
+    if let (Some(bytes), Some(before)) = (&old, before) {
+        if let Some(splice) = in_place(bytes, before, state)? {
+            return write_spliced(cx, store, bytes, &splice);
         }
+    }
+    let mut doc = match source {
+        Source::Value(v) => v,
+        bytes => bytes.to_value().map_err(Error::BadInput)?,
     };
+    write_back(&mut doc, &*state).map_err(|why| Error::SchemaInvalid {
+        path: path.clone(),
+        schema: SCHEMA,
+        details: why,
+    })?;
+    let bytes = cx.store.checked_json(&path, SCHEMA, &doc)?;
     // The copy holds the state as read (when it does not, it is read for the undo).
     cx.store
         .replace_from(&last_good_path(&store.root), &bytes, old.as_ref())?;
     let wrote = cx.store.replace_from(&path, &bytes, old.as_ref())?;
-    Ok((wrote, bytes))
+    Ok((wrote, Written::Bytes(Bytes::new(bytes))))
+}
+
+/// [`write`] of a state spliced over the bytes it was read from (`base`): the copy, then the
+/// state, each written as a stream from the base and the splice; the state's bytes hashed on
+/// the way. A splice that is its base is written as those bytes (nothing, where a file holds
+/// them already).
+fn write_spliced(
+    cx: &Ctx,
+    store: &StoreRef,
+    base: &Bytes,
+    splice: &Splice,
+) -> Result<(bool, Written)> {
+    if splice.is_base(base) {
+        // The bytes as read, unchanged: written where a file does not hold them (`source` may
+        // be the copy a rebuild starts from), compared as read where it does.
+        cx.store
+            .replace_from(&last_good_path(&store.root), base, Some(base))?;
+        let wrote = cx
+            .store
+            .replace_from(&state_path(&store.root), base, Some(base))?;
+        return Ok((wrote, Written::Bytes(base.clone())));
+    }
+    let digest = std::cell::RefCell::new(parsed::Digester::default());
+    for (path, hashed) in [
+        (last_good_path(&store.root), false),
+        (state_path(&store.root), true),
+    ] {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        cx.store.replace_filled(
+            &path,
+            dir,
+            &crate::store::temp_prefix(&path),
+            Some(base),
+            &mut |w| {
+                *digest.borrow_mut() = parsed::Digester::default();
+                splice.pieces(base).try_for_each(|piece| {
+                    if hashed {
+                        digest.borrow_mut().add(piece);
+                    }
+                    w.write_all(piece)
+                })
+            },
+            &mut || Ok(()),
+        )?;
+    }
+    let digest = digest.borrow().finish();
+    Ok((true, Written::Digest(digest)))
 }
 
 /// The state written over `bytes` (which hold `before`) in place, when its tasks are the same
 /// keys in the same order.
-fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Vec<u8>>> {
+fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Splice>> {
     if before.tasks.keys().ne(state.tasks.keys()) {
         return Ok(None);
     }
@@ -285,8 +346,7 @@ fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Ve
         tasks.values(),
         SCHEMA,
         &[],
-    )
-    .map(|s| s.map(|s| s.to_vec(bytes)));
+    );
     state.tasks = tasks;
     out
 }
@@ -554,7 +614,7 @@ mod tests {
             let mut whole = doc.clone();
             write_back(&mut whole, &s).unwrap();
             let pretty = crate::store::to_pretty(&doc);
-            let got = in_place(&pretty, &before, &mut s).unwrap();
+            let got = in_place(&pretty, &before, &mut s).unwrap().map(|g| g.to_vec(&pretty));
             // A change the schema refuses (a task without its status) is left to the whole
             // write, which words the refusal.
             let valid = matches!(crate::store::schema::check(SCHEMA, &whole), Ok(Ok(())));
@@ -565,7 +625,7 @@ mod tests {
                     String::from_utf8(crate::store::to_pretty(&whole)).unwrap()
                 );
                 let compact = serde_json::to_vec(&doc).unwrap();
-                let got = in_place(&compact, &before, &mut s).unwrap().unwrap();
+                let got = in_place(&compact, &before, &mut s).unwrap().unwrap().to_vec(&compact);
                 proptest::prop_assert_eq!(serde_json::from_slice::<Value>(&got).unwrap(), whole);
             }
             // The model is whole again after the write.

@@ -712,3 +712,49 @@ fn a_hook_transition_keeps_key_order_nulls_and_unknown_fields() {
         (&Value::Null, &json!(1))
     );
 }
+
+/// A transition that keeps every task in its place is written as a stream over the file as
+/// read: the tasks it left alone keep their bytes exactly (here written compactly, which a
+/// whole write would lay out again), the copy of the latest state holds the same bytes as the
+/// state, and no temp file is left beside them.
+#[test]
+fn a_transition_in_place_keeps_other_tasks_bytes_and_the_copy_current() {
+    let e = Exec::with_state(
+        "app",
+        &json!({"schema_version": "2.0", "status": "pending", "current_layer": "1-core",
+            "layers": {"1-core": {"status": "pending", "tasks_total": 2, "tasks_completed": 0, "tasks_failed": 0}},
+            "tasks": {"L1-001": {"status": "pending", "attempts": 0}, "L1-002": {"status": "pending", "attempts": 0}},
+            "merge_queue": []}),
+    );
+    // The first transition writes the file as taskhook lays it out; then L1-002 is given
+    // compactly, as another writer might.
+    silent(&e.launch("L1-001"));
+    let laid_out = String::from_utf8(std::fs::read(e.file()).unwrap()).unwrap();
+    let pretty = "\"L1-002\": {\n      \"status\": \"pending\",\n      \"attempts\": 0\n    }";
+    assert!(laid_out.contains(pretty), "{laid_out}");
+    let compact = "\"L1-002\": {\"status\":\"pending\",  \"attempts\":0}";
+    let written = laid_out.replace(pretty, compact);
+    std::fs::write(e.file(), &written).unwrap();
+    reason(&e.bound("L1-001", "Done.\n<signal>L1-001_DONE</signal>"));
+    assert_eq!(e.status("L1-001"), "verifying");
+    let now = std::fs::read(e.file()).unwrap();
+    let text = String::from_utf8(now.clone()).unwrap();
+    assert!(text.contains(compact), "{text}");
+    assert_eq!(
+        std::fs::read(e.dir().join(".execute-state.json.last-good")).unwrap(),
+        now
+    );
+    let mut names: Vec<String> = std::fs::read_dir(e.dir())
+        .unwrap()
+        .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".execute-state.json.last-good",
+            ".execute-state.json.lock",
+            "execute-state.json"
+        ]
+    );
+}

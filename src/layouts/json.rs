@@ -109,11 +109,11 @@ impl Source {
 /// change left alone; each entry it changed (`changed`: position, new value) is written over
 /// its own old bytes, and the rest of the document (`head`: the model with that member emptied)
 /// is written back as [`write_back`] would, key order and unknown fields kept. The result is
-/// checked against `schema` with only the changed entries in the member, which is the whole
+/// checked against the schema with only the changed entries in the member, which is the whole
 /// check when the schema asks nothing of an entry that involves another (the callers' schemas
 /// do not). `was` are the entries as the bytes hold them and `now` the model's, in the same
-/// places (an object's keys are the caller's to compare); the keys in `last` are taken out of
-/// the document before the write back, so the model puts them after the others.
+/// places (an object's keys are the caller's to compare). See [`Shape`] for the members taken
+/// out before the write back and those kept as read.
 ///
 /// `None` when this cannot be done exactly (entries added or removed; bytes the scan cannot
 /// split; the schema refusing): the caller then writes the whole document back, which words
@@ -128,8 +128,7 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
     head: &impl Serialize,
     was: impl IntoIterator<Item = &'n E>,
     now: impl IntoIterator<Item = &'n E>,
-    schema: &'static str,
-    last: &[&str],
+    shape: Shape<'_>,
 ) -> crate::error::Result<Option<Splice>> {
     use crate::store::{parse_json, schema::check, to_pretty};
     // The entries the change touched, by position; none when it added or removed some.
@@ -148,34 +147,63 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
             _ => return Ok(None),
         }
     }
-    let Some((span, entries)) = member_entries(bytes, key).filter(|(_, e)| e.len() == count) else {
+    let Some(found) = member_entries(bytes, key, shape.kept).filter(|f| f.entries.len() == count)
+    else {
         return Ok(None);
     };
-    let is_map = bytes.get(span.start) == Some(&b'{');
-    let empty: &[u8] = if is_map { b"{}" } else { b"[]" };
-    let mut old = Vec::with_capacity(bytes.len() - span.len() + 2);
-    old.extend_from_slice(&bytes[..span.start]);
-    old.extend_from_slice(empty);
-    old.extend_from_slice(&bytes[span.end..]);
+    let Members {
+        span,
+        entries,
+        kept,
+    } = found;
+    // The members written from their bytes as read (the bulky one's entries spliced, the kept
+    // ones whole), by where they stand, each with the name and the empty value standing for it
+    // in the head.
+    let mut spans: Vec<(&str, std::ops::Range<usize>)> = std::iter::once((key, span.clone()))
+        .chain(shape.kept.iter().copied().zip(kept))
+        .collect();
+    spans.sort_by_key(|(_, r)| r.start);
+    let empty_of = |r: &std::ops::Range<usize>| -> &'static [u8] {
+        if bytes.get(r.start) == Some(&b'{') {
+            b"{}"
+        } else {
+            b"[]"
+        }
+    };
+    let mut old = Vec::with_capacity(
+        bytes.len() - spans.iter().map(|(_, r)| r.len()).sum::<usize>() + 2 * spans.len(),
+    );
+    let mut from = 0;
+    for (_, r) in &spans {
+        old.extend_from_slice(&bytes[from..r.start]);
+        old.extend_from_slice(empty_of(r));
+        from = r.end;
+    }
+    old.extend_from_slice(&bytes[from..]);
     let (Ok(mut old), Ok(new)) = (parse_json(&old), serde_json::to_value(head)) else {
         return Ok(None);
     };
     if let Value::Object(m) = &mut old {
-        for k in last {
+        for k in shape.last {
             m.shift_remove(*k);
         }
     }
     let mut doc = keep_order(old, new);
-    let empty_value = || {
-        if is_map {
+    let empty_value = |r: &std::ops::Range<usize>| {
+        if empty_of(r) == b"{}" {
             Value::Object(Map::new())
         } else {
             Value::Array(Vec::new())
         }
     };
-    if doc.get(key) != Some(&empty_value()) {
+    // The head must hold each of them empty: a kept member the model changed is not kept.
+    if spans
+        .iter()
+        .any(|(k, r)| doc.get(*k) != Some(&empty_value(r)))
+    {
         return Ok(None);
     }
+    let is_map = empty_of(&span) == b"{}";
     let mut values = Vec::with_capacity(changed.len());
     for (i, entry) in changed {
         let Some((k, v)) = entries.get(i) else {
@@ -207,33 +235,70 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
     if let Some(slot) = doc.get_mut(key) {
         *slot = probe;
     }
-    if check(schema, &doc)?.is_err() {
+    if check(shape.schema, &doc)?.is_err() {
         return Ok(None);
     }
     if let Some(slot) = doc.get_mut(key) {
-        *slot = empty_value();
+        *slot = empty_value(&span);
     }
     let head = to_pretty(&doc);
-    let mut marker = b"\n  ".to_vec();
-    marker.extend_from_slice(serde_json::to_string(key).unwrap_or_default().as_bytes());
-    marker.extend_from_slice(b": ");
-    marker.extend_from_slice(empty);
-    let Some(at) = find_bytes(&head, &marker) else {
-        return Ok(None);
-    };
-    let at = at + marker.len() - 2;
-    let mut out = Splice::default();
-    out.made(head[..at].to_vec());
-    let mut from = span.start;
-    for (i, _, v) in &values {
-        let old = &entries[*i].1;
-        out.base(from..old.start);
-        out.made(pretty_at(v, 2));
-        from = old.end;
+    // Where each member stands empty in the head, in the head's order.
+    let mut at = Vec::with_capacity(spans.len());
+    for (k, r) in &spans {
+        let mut marker = b"\n  ".to_vec();
+        marker.extend_from_slice(serde_json::to_string(k).unwrap_or_default().as_bytes());
+        marker.extend_from_slice(b": ");
+        marker.extend_from_slice(empty_of(r));
+        let Some(i) = find_bytes(&head, &marker) else {
+            return Ok(None);
+        };
+        at.push((i + marker.len() - 2, *k, r.clone()));
     }
-    out.base(from..span.end);
-    out.made(head[at + 2..].to_vec());
+    at.sort_by_key(|(i, _, _)| *i);
+    let mut out = Splice::default();
+    let mut made = 0;
+    for (i, k, r) in at {
+        out.made(head[made..i].to_vec());
+        made = i + 2;
+        if k != key {
+            out.base(r);
+            continue;
+        }
+        let mut from = r.start;
+        for (i, _, v) in &values {
+            let old = &entries[*i].1;
+            out.base(from..old.start);
+            out.made(pretty_at(v, 2));
+            from = old.end;
+        }
+        out.base(from..r.end);
+    }
+    out.made(head[made..].to_vec());
     Ok(Some(out))
+}
+
+/// What [`write_in_place`] is to do with the members of a document besides its bulky one.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    /// The schema the result is checked against.
+    pub schema: &'static str,
+    /// Members taken out of the document before the write back, so the model puts them after
+    /// the others.
+    pub last: &'a [&'a str],
+    /// Members (arrays or objects) written as the bytes hold them: the caller has found them
+    /// unchanged and left them empty in the head. Each must stand once in the bytes.
+    pub kept: &'a [&'a str],
+}
+
+impl Shape<'static> {
+    /// Only the schema: no member taken out or kept.
+    pub const fn schema(schema: &'static str) -> Self {
+        Shape {
+            schema,
+            last: &[],
+            kept: &[],
+        }
+    }
 }
 
 /// A document's new bytes as pieces: runs of the bytes it was read from (its base), and bytes
@@ -308,21 +373,29 @@ impl Splice {
     }
 }
 
+/// A range of the bytes.
+type Span = std::ops::Range<usize>;
+
+/// What [`member_entries`] finds of a document's top-level members.
+struct Members {
+    /// The bulky member's value.
+    span: Span,
+    /// Its entries: key (an object's) and value.
+    entries: Vec<(Option<Span>, Span)>,
+    /// The values of the members asked for whole, in the order asked.
+    kept: Vec<Span>,
+}
+
 /// The value range of the top-level member `key` of a JSON object document, and its entries
-/// when it is an object (key and value ranges) or an array (value ranges), in one pass over the
-/// bytes; `None` when the bytes are not an object, or the key is absent, written with escapes
-/// (any key with an escape may be it) or given twice.
-#[allow(clippy::type_complexity)]
-fn member_entries(
-    bytes: &[u8],
-    key: &str,
-) -> Option<(
-    std::ops::Range<usize>,
-    Vec<(Option<std::ops::Range<usize>>, std::ops::Range<usize>)>,
-)> {
+/// when it is an object (key and value ranges) or an array (value ranges), with the value
+/// ranges of the members `kept` (each an object or array), in one pass over the bytes; `None`
+/// when the bytes are not an object, or one of these keys is absent, written with escapes (any
+/// key with an escape may be one) or given twice.
+fn member_entries(bytes: &[u8], key: &str, kept: &[&str]) -> Option<Members> {
     let mut s = Scan { b: bytes, at: 0 };
     s.ws();
     let mut found = None;
+    let mut whole: Vec<Option<Span>> = vec![None; kept.len()];
     s.list(b'{', b'}', |s| {
         let k = s.string()?;
         s.ws();
@@ -331,6 +404,15 @@ fn member_entries(
         let raw = bytes.get(k.start + 1..k.end - 1)?;
         if raw.contains(&b'\\') {
             return None;
+        }
+        if let Some(i) = kept.iter().position(|k| k.as_bytes() == raw) {
+            if whole[i].is_some() || !matches!(s.peek()?, b'[' | b'{') {
+                return None;
+            }
+            let start = s.at;
+            s.value()?;
+            whole[i] = Some(start..s.at);
+            return Some(());
         }
         if raw != key.as_bytes() {
             return s.value().map(drop);
@@ -351,7 +433,12 @@ fn member_entries(
         found = Some((start..s.at, entries));
         Some(())
     })?;
-    found
+    let (span, entries) = found?;
+    Some(Members {
+        span,
+        entries,
+        kept: whole.into_iter().collect::<Option<_>>()?,
+    })
 }
 
 /// The bytes a scan stops at inside a string (its end, an escape) and inside a container (a
@@ -693,7 +780,8 @@ mod tests {
     #[test]
     fn member_entries_split_an_array_or_object_and_refuse_what_they_cannot() {
         let element_spans = |b: &[u8], k: &str| {
-            member_entries(b, k).map(|(_, e)| e.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
+            member_entries(b, k, &[])
+                .map(|m| m.entries.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
         };
         let doc = br#" {"a": {"tasks": [1]}, "tasks" : [ {"s": "x\"]}"} , [1, [2]], "y", -1.5e3, null ], "z": "}"} "#;
         let spans = element_spans(doc, "tasks").unwrap();
@@ -723,6 +811,72 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    /// A member kept as read is found once, whole, wherever it stands; one given twice,
+    /// missing, a scalar or behind an escape sends the caller to the whole document.
+    #[test]
+    fn kept_members_are_found_whole_or_refused() {
+        let doc = br#"{"q": [ {"a": "]"} ], "tasks": {"A": 1}, "m": {"k": [1]}}"#;
+        let m = member_entries(doc, "tasks", &["m", "q"]).unwrap();
+        let text = |r: &Span| std::str::from_utf8(&doc[r.clone()]).unwrap().to_string();
+        assert_eq!(text(&m.span), r#"{"A": 1}"#);
+        assert_eq!(
+            m.kept.iter().map(text).collect::<Vec<_>>(),
+            [r#"{"k": [1]}"#, r#"[ {"a": "]"} ]"#]
+        );
+        for bad in [
+            &br#"{"tasks": {}, "q": [], "q": []}"#[..],
+            br#"{"tasks": {}}"#,
+            br#"{"tasks": {}, "q": 1}"#,
+            br#"{"tasks": {}, "\u0071": []}"#,
+        ] {
+            assert!(
+                member_entries(bad, "tasks", &["q"]).is_none(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    /// A kept member keeps its bytes (here compact, which a whole write would lay out again)
+    /// while the rest is written back; one the model did not leave empty in the head is not
+    /// kept: the whole write then.
+    #[test]
+    fn a_kept_member_keeps_its_bytes_and_a_changed_one_is_written_whole() {
+        let queue = r#"[{"task_id":"A",  "priority":1,"status":"pending"}]"#;
+        let doc = format!(
+            r#"{{"schema_version": "2.0", "status": "pending", "merge_queue": {queue}, "tasks": {{"A": {{"status": "pending"}}}}}}"#
+        );
+        let shape = Shape {
+            schema: "execute-state",
+            last: &[],
+            kept: &["merge_queue"],
+        };
+        let (was, now) = (
+            [json!({"status": "pending"})],
+            [json!({"status": "in_progress"})],
+        );
+        let head = json!({"schema_version": "2.0", "status": "in_progress", "merge_queue": [], "tasks": {}});
+        let out = write_in_place(doc.as_bytes(), "tasks", &head, &was, &now, shape)
+            .unwrap()
+            .unwrap()
+            .to_vec(doc.as_bytes());
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains(&format!("\"merge_queue\": {queue},")),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"schema_version": "2.0", "status": "in_progress",
+                "merge_queue": [{"task_id": "A", "priority": 1, "status": "pending"}],
+                "tasks": {"A": {"status": "in_progress"}}})
+        );
+        let mut changed = head.clone();
+        changed["merge_queue"] = json!([{"task_id": "A", "priority": 2, "status": "pending"}]);
+        let out = write_in_place(doc.as_bytes(), "tasks", &changed, &was, &now, shape).unwrap();
+        assert_eq!(out, None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::model::{Metrics, State};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 pub use crate::layouts::json::Source;
-use crate::layouts::json::{write_back, write_in_place, Splice};
+use crate::layouts::json::{write_back, write_in_place, Shape, Splice};
 use crate::layouts::StoreRef;
 use crate::store::Bytes;
 use crate::store::{fs, lock_path_for, parsed};
@@ -332,24 +332,41 @@ fn write_spliced(
 }
 
 /// The state written over `bytes` (which hold `before`) in place, when its tasks are the same
-/// keys in the same order.
+/// keys in the same order. A merge queue the change left alone keeps its bytes too: it grows
+/// with the run (an entry per task merged) and is not read into a tree to be written back.
 fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Splice>> {
     if before.tasks.keys().ne(state.tasks.keys()) {
         return Ok(None);
     }
     let tasks = std::mem::take(&mut state.tasks);
+    let queue = match &state.merge_queue {
+        Some(q) if !q.is_empty() && state.merge_queue == before.merge_queue => {
+            state.merge_queue.replace(Vec::new())
+        }
+        _ => None,
+    };
+    let kept: &[&str] = if queue.is_some() { &[QUEUE] } else { &[] };
     let out = write_in_place(
         bytes,
         "tasks",
         &*state,
         before.tasks.values(),
         tasks.values(),
-        SCHEMA,
-        &[],
+        Shape {
+            schema: SCHEMA,
+            last: &[],
+            kept,
+        },
     );
     state.tasks = tasks;
+    if queue.is_some() {
+        state.merge_queue = queue;
+    }
     out
 }
+
+/// The merge queue's member.
+const QUEUE: &str = "merge_queue";
 
 /// Whether the state file still holds `bytes`.
 pub fn still_holds(cx: &Ctx, store: &StoreRef, bytes: &[u8]) -> Result<bool> {
@@ -583,14 +600,16 @@ mod tests {
         /// A state written in place is the state written back whole: byte for byte over a file
         /// taskhook wrote, the same document over one formatted otherwise; tasks changed in
         /// any mix (status, attempts, a field taskhook does not know, the status removed), the
-        /// run's own fields too; tasks added, or a change the schema refuses: the whole write.
+        /// run's own fields too, the merge queue left alone (its bytes kept), changed or grown;
+        /// tasks added, or a change the schema refuses: the whole write.
         #[test]
         fn a_state_written_in_place_is_the_whole_write(
             changes in proptest::collection::vec((0..3usize, 0..4u8), 0..5),
             head in proptest::prelude::any::<bool>(),
             add in proptest::prelude::any::<bool>(),
+            queue in 0..3u8,
         ) {
-            use super::super::model::TaskStatus;
+            use super::super::model::{QueueEntry, TaskStatus};
             let doc = seed();
             let before: State = crate::layouts::json::typed(&doc).unwrap();
             let mut s = before.clone();
@@ -610,6 +629,13 @@ mod tests {
             }
             if add {
                 s.tasks.insert("L9-001".into(), Default::default());
+            }
+            // The merge queue left alone (its bytes kept), an entry changed, or one added.
+            let q = s.merge_queue.get_or_insert_with(Vec::new);
+            match queue {
+                0 => {}
+                1 => q[0].priority += 5,
+                _ => q.push(QueueEntry { task_id: "L2-001".into(), priority: 9, ..Default::default() }),
             }
             let mut whole = doc.clone();
             write_back(&mut whole, &s).unwrap();

@@ -24,7 +24,7 @@ use super::{reconcile, replay};
 use super::{Paths, SCHEMA};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{write_back, write_in_place, Source};
+use crate::layouts::json::{write_back, write_in_place, Shape, Source};
 use crate::layouts::StoreRef;
 use crate::store::Bytes;
 use crate::store::{parsed, Loaded};
@@ -514,8 +514,11 @@ fn in_place(bytes: &[u8], was: &State, state: &mut State) -> Result<Option<Vec<u
         &*state,
         old.iter().map(|(_, u)| u),
         units.iter().map(|(_, u)| u),
-        SCHEMA,
-        &[CURSOR],
+        Shape {
+            schema: SCHEMA,
+            last: &[CURSOR],
+            kept: &[],
+        },
     )
     .map(|s| s.map(|s| s.to_vec(bytes)));
     *state.units_field() = Some(units);

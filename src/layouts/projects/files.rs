@@ -23,7 +23,7 @@ use super::velocity;
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{typed, write_back, write_in_place, Splice};
+use crate::layouts::json::{typed, write_back, write_in_place, Shape, Splice};
 use crate::store::checkpoint::Ring;
 use crate::store::{fs, parse_json, parsed, schema, to_pretty, Loaded};
 
@@ -614,8 +614,7 @@ pub(super) fn splice(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Opt
         &head,
         &was.tasks,
         &now.tasks,
-        SCHEMA_TASKS,
-        &[],
+        Shape::schema(SCHEMA_TASKS),
     )
 }
 

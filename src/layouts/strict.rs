@@ -311,6 +311,31 @@ impl<'de, T: Strict> Visitor<'de> for List<T> {
     }
 }
 
+/// A top-level array member of records read strictly whole (`"type": "array", "items": …`),
+/// beside the member read entry by entry ([`crate::store::entries::Side`]): `items` is what it
+/// held, `None` when the document did not have it.
+pub struct Records<T> {
+    key: &'static str,
+    pub items: Option<Vec<T>>,
+}
+
+impl<T> Records<T> {
+    pub fn new(key: &'static str) -> Self {
+        Records { key, items: None }
+    }
+}
+
+impl<T: Strict> crate::store::entries::Side for Records<T> {
+    fn key(&self) -> Option<&str> {
+        Some(self.key)
+    }
+
+    fn read<'de, A: MapAccess<'de>>(&mut self, m: &mut A) -> Result<(), A::Error> {
+        self.items = Some(list(m)?);
+        Ok(())
+    }
+}
+
 /// An integer of at least `min`, as JSON Schema judges a number (`2.0` is one).
 pub fn is_integer_at_least(n: &Number, min: u64) -> bool {
     if let Some(u) = n.as_u64() {

@@ -38,6 +38,30 @@ pub trait Strict: Sized {
     fn strict<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error>;
 }
 
+/// A second member of the document read whole by its own strict reading (an array of records
+/// that grows with the store, such as execute's merge queue): never a JSON tree either. The
+/// rest of the document is checked with it empty, so its reading must refuse whatever its
+/// schema refuses, entry by entry, as a [`Strict`] entry does.
+pub trait Side {
+    /// The member's name; `None` reads no second member.
+    fn key(&self) -> Option<&str>;
+    /// Reads the member's value (an error sends the caller to the whole reading).
+    fn read<'de, A: MapAccess<'de>>(&mut self, m: &mut A) -> std::result::Result<(), A::Error>;
+}
+
+/// No second member.
+pub struct NoSide;
+
+impl Side for NoSide {
+    fn key(&self) -> Option<&str> {
+        None
+    }
+
+    fn read<'de, A: MapAccess<'de>>(&mut self, m: &mut A) -> std::result::Result<(), A::Error> {
+        m.next_value::<IgnoredAny>().map(drop)
+    }
+}
+
 /// How the entries of the member are read and handed over.
 trait Entries {
     /// Reads one entry from `d` and hands it over with its key; `false` refuses it.
@@ -98,20 +122,23 @@ fn read_checked(
         schema: entry_schema,
         take,
     };
-    read_with(bytes, schema_name, key, checked)
+    read_with(bytes, schema_name, key, checked, &mut NoSide)
 }
 
-/// Reads `bytes` entry by entry, each entry read and handed over by `entries`; returns the rest
-/// of the document (the member empty), checked against the schema, or `None` (see the module).
+/// Reads `bytes` entry by entry, each entry read and handed over by `entries` (and the member
+/// `side` names read by it); returns the rest of the document (the member, and the side's,
+/// empty), checked against the schema, or `None` (see the module).
 fn read_with(
     bytes: &[u8],
     schema_name: &'static str,
     key: &str,
     mut entries: impl Entries,
+    side: &mut impl Side,
 ) -> Result<Option<Map<String, Value>>> {
     let mut read = Read {
         key,
         entries: &mut entries,
+        side,
         ok: true,
     };
     // Checked as UTF-8 once, not string by string (bytes that are not go to the whole reading,
@@ -139,28 +166,31 @@ fn read_with(
 
 /// The document read entry by entry (see the module), typed: each entry of the member `key`
 /// read by its own strict reading ([`Strict`], never a JSON tree) and handed to `add` with its
-/// key (answering `false` refuses it; `add` must refuse a key it was given before), the rest
-/// of the document typed as `T`, and `fill` puts what `add` gathered into it (told whether the
-/// member was there at all). Anything refused goes to the whole reading
-/// ([`super::parse_typed`]), which words why the document is unusable.
-pub fn read_strict<T, E, C>(
+/// key (answering `false` refuses it; `add` must refuse a key it was given before), the member
+/// `side` names read whole by it, the rest of the document typed as `T`, and `fill` puts what
+/// `add` gathered and the side into it (told whether the member was there at all). Anything
+/// refused goes to the whole reading ([`super::parse_typed`]), which words why the document is
+/// unusable; `T` then comes whole from it, and `fill` is not called.
+pub fn read_strict<T, E, C, S>(
     bytes: &[u8],
     schema_name: &'static str,
     key: &str,
     mut add: impl FnMut(&mut C, Option<String>, E) -> bool,
-    fill: impl FnOnce(&mut T, C, bool),
+    mut side: S,
+    fill: impl FnOnce(&mut T, C, bool, S),
 ) -> Result<std::result::Result<T, String>>
 where
     T: DeserializeOwned,
     E: Strict,
     C: Default,
+    S: Side,
 {
     let mut gathered = C::default();
     let direct = Direct(
         |name, e| add(&mut gathered, name, e),
         std::marker::PhantomData,
     );
-    let head = read_with(bytes, schema_name, key, direct)?;
+    let head = read_with(bytes, schema_name, key, direct, &mut side)?;
     let typed = head.and_then(|head| {
         let present = head.contains_key(key);
         let head = serde_json::from_value::<T>(Value::Object(head)).ok()?;
@@ -168,21 +198,22 @@ where
     });
     match typed {
         Some((mut whole, present)) => {
-            fill(&mut whole, gathered, present);
+            fill(&mut whole, gathered, present, side);
             Ok(Ok(whole))
         }
         None => super::parse_typed::<T>(bytes, schema_name),
     }
 }
 
-struct Read<'a, S> {
+struct Read<'a, S, Q> {
     key: &'a str,
     entries: &'a mut S,
+    side: &'a mut Q,
     /// Cleared by anything that sends the caller to the whole document.
     ok: bool,
 }
 
-impl<'de, S: Entries> DeserializeSeed<'de> for &mut Read<'_, S> {
+impl<'de, S: Entries, Q: Side> DeserializeSeed<'de> for &mut Read<'_, S, Q> {
     type Value = Option<Map<String, Value>>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
@@ -191,9 +222,9 @@ impl<'de, S: Entries> DeserializeSeed<'de> for &mut Read<'_, S> {
 }
 
 /// The document: its members, the bulky one read entry by entry.
-struct Top<'r, 'a, S>(&'r mut Read<'a, S>);
+struct Top<'r, 'a, S, Q>(&'r mut Read<'a, S, Q>);
 
-impl<'de, S: Entries> Visitor<'de> for Top<'_, '_, S> {
+impl<'de, S: Entries, Q: Side> Visitor<'de> for Top<'_, '_, S, Q> {
     type Value = Option<Map<String, Value>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -210,6 +241,9 @@ impl<'de, S: Entries> Visitor<'de> for Top<'_, '_, S> {
             if k == self.0.key {
                 let empty = m.next_value_seed(Member(&mut *self.0))?;
                 head.insert(k, empty);
+            } else if self.0.side.key() == Some(k.as_str()) {
+                self.0.side.read(&mut m)?;
+                head.insert(k, Value::Array(Vec::new()));
             } else {
                 let v = m.next_value::<Value>()?;
                 head.insert(k, v);
@@ -220,13 +254,13 @@ impl<'de, S: Entries> Visitor<'de> for Top<'_, '_, S> {
 }
 
 /// The bulky member: its entries handed over one by one; it reads as its empty self.
-struct Member<'r, 'a, S>(&'r mut Read<'a, S>);
+struct Member<'r, 'a, S, Q>(&'r mut Read<'a, S, Q>);
 
 /// One entry of the member, with its key: read and handed over, or (once anything was
 /// refused) skipped.
-struct One<'r, 'a, S>(&'r mut Read<'a, S>, Option<String>);
+struct One<'r, 'a, S, Q>(&'r mut Read<'a, S, Q>, Option<String>);
 
-impl<'de, S: Entries> DeserializeSeed<'de> for One<'_, '_, S> {
+impl<'de, S: Entries, Q> DeserializeSeed<'de> for One<'_, '_, S, Q> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
@@ -239,7 +273,7 @@ impl<'de, S: Entries> DeserializeSeed<'de> for One<'_, '_, S> {
     }
 }
 
-impl<'de, S: Entries> DeserializeSeed<'de> for Member<'_, '_, S> {
+impl<'de, S: Entries, Q> DeserializeSeed<'de> for Member<'_, '_, S, Q> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
@@ -247,7 +281,7 @@ impl<'de, S: Entries> DeserializeSeed<'de> for Member<'_, '_, S> {
     }
 }
 
-impl<'de, S: Entries> Visitor<'de> for Member<'_, '_, S> {
+impl<'de, S: Entries, Q> Visitor<'de> for Member<'_, '_, S, Q> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -285,6 +319,7 @@ mod tests {
         for (file, key) in [
             ("projects-tasks", "tasks"),
             ("execute-state", "tasks"),
+            ("execute-state", "merge_queue"),
             ("iterative-state", "tasks"),
         ] {
             let text = match file {

@@ -9,7 +9,7 @@ use serde::de::{Error as _, MapAccess};
 use serde_json::{Map, Value};
 
 use super::model::{
-    int, CommitRecord, ErrorRecord, Feedback, Loose, ResetRecord, Slot, Subagent, Task,
+    int, CommitRecord, ErrorRecord, Feedback, Loose, QueueEntry, ResetRecord, Slot, Subagent, Task,
 };
 use crate::layouts::strict::{
     any, integer, list, non_empty, one_of, other, record, string, string_or_null, timestamp,
@@ -227,6 +227,34 @@ impl Record for ResetRecord {
     }
 }
 
+/// A merge-queue priority as the model reads one (any whole number in range).
+#[derive(serde::Deserialize)]
+struct Priority(#[serde(deserialize_with = "int::i64")] i64);
+
+impl Record for QueueEntry {
+    const NAMES: &'static [&'static str] = &["task_id", "priority", "status"];
+    const REQUIRED: &'static [&'static str] = &["task_id", "priority", "status"];
+
+    fn field<'de, A: MapAccess<'de>>(
+        &mut self,
+        m: &mut A,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        match name {
+            "task_id" => self.task_id = non_empty(m, name)?,
+            // Any integer (`"type": "integer"`), as the model takes one.
+            "priority" => self.priority = m.next_value::<Priority>()?.0,
+            "status" => self.status = one_of(m, name)?,
+            _ => other(m, &mut self.rest, name.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn rest(&mut self) -> &mut Map<String, Value> {
+        &mut self.rest
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -377,6 +405,57 @@ mod tests {
             prop_assert_eq!(got.is_some(), valid && derived.is_some(), "{}", v);
             if let Some(t) = got {
                 prop_assert_eq!(Some(t), derived);
+            }
+        }
+    }
+
+    fn queue_entry() -> impl Strategy<Value = Value> {
+        object(
+            vec![
+                ("task_id", pick(vec![json!("L2-001"), json!(""), json!(7)])),
+                (
+                    "priority",
+                    pick(vec![
+                        json!(1),
+                        json!(-3),
+                        json!(2.0),
+                        json!(2.5),
+                        json!("1"),
+                        json!(1e30),
+                    ]),
+                ),
+                (
+                    "status",
+                    pick(vec![
+                        json!("pending"),
+                        json!("merged"),
+                        json!("done"),
+                        Value::Null,
+                    ]),
+                ),
+            ],
+            vec![
+                ("task_id", json!("L1-001")),
+                ("priority", json!(1)),
+                ("status", json!("ready")),
+            ],
+            3,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The merge queue's entries too: read strictly exactly when the entry schema takes
+        /// them and the derive can type them, as the derive types them.
+        #[test]
+        fn a_queue_entry_read_strictly_is_the_schema_and_the_derive(v in queue_entry()) {
+            let valid = schema::entry_is_valid("execute-state", "merge_queue", &v).unwrap();
+            let derived = serde_json::from_value::<QueueEntry>(v.clone()).ok();
+            let got: Option<QueueEntry> = read(&v);
+            prop_assert_eq!(got.is_some(), valid && derived.is_some(), "{}", v);
+            if let Some(q) = got {
+                prop_assert_eq!(Some(q), derived);
             }
         }
     }

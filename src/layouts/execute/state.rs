@@ -12,6 +12,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 pub use crate::layouts::json::Source;
 use crate::layouts::json::{write_back, write_in_place, Shape, Splice};
+use crate::layouts::strict::Records;
 use crate::layouts::StoreRef;
 use crate::store::Bytes;
 use crate::store::{fs, lock_path_for, parsed};
@@ -141,7 +142,14 @@ fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
             // A task given twice is refused here (the whole reading then decides).
             id.is_some_and(|id| tasks.add(id, t))
         },
-        |state: &mut State, tasks, _| state.tasks = tasks,
+        // The merge queue (an entry per task merged) straight into its type too.
+        Records::<super::model::QueueEntry>::new(QUEUE),
+        |state: &mut State, tasks, _, queue| {
+            state.tasks = tasks;
+            if let Some(q) = queue.items {
+                state.merge_queue = Some(q);
+            }
+        },
     )
 }
 

@@ -486,7 +486,8 @@ fn parse_state(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
         "tasks",
         // A unit given twice is refused here (the whole reading then decides).
         |units: &mut super::model::Units, id, u: Unit| id.is_some_and(|id| units.add(id, u)),
-        |state: &mut State, units, present| {
+        crate::store::entries::NoSide,
+        |state: &mut State, units, present, _| {
             if present {
                 state.tasks = Some(units);
             }

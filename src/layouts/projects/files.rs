@@ -240,7 +240,8 @@ fn typed_of(bytes: Vec<u8>) -> Result<(Bytes, std::result::Result<Rc<TaskList>, 
                 tasks.push(Shared::new(t));
                 true
             },
-            |list: &mut TaskList, tasks, _| list.tasks = tasks,
+            crate::store::entries::NoSide,
+            |list: &mut TaskList, tasks, _, _| list.tasks = tasks,
         )
     })
 }

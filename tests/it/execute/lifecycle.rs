@@ -758,3 +758,30 @@ fn a_transition_in_place_keeps_other_tasks_bytes_and_the_copy_current() {
         ]
     );
 }
+
+/// The merge queue is read entry by entry straight into its type: one entry the schema refuses
+/// refuses the whole state as before (the whole reading words where), and a valid queue comes
+/// back whole through a transition.
+#[test]
+fn a_merge_queue_entry_the_schema_refuses_refuses_the_state() {
+    let state = |status: &str| {
+        json!({"schema_version": "2.0", "status": "in_progress", "current_layer": "1-core",
+            "layers": {"1-core": {"status": "in_progress", "tasks_total": 2, "tasks_completed": 1, "tasks_failed": 0}},
+            "tasks": {"L1-001": {"status": "completed", "attempts": 1}, "L1-002": {"status": "pending", "attempts": 0}},
+            "merge_queue": [{"task_id": "L1-001", "priority": 1, "status": status, "x_by": "me"}]})
+    };
+    let bad = Exec::with_state("app", &state("done"));
+    let before = std::fs::read(bad.file()).unwrap();
+    let run = bad.launch("L1-002");
+    assert!(run.stderr.contains("is corrupt"), "{run:?}");
+    assert!(run.stderr.contains("merge_queue"), "{run:?}");
+    assert_eq!(std::fs::read(bad.file()).unwrap(), before);
+
+    let good = Exec::with_state("app", &state("merged"));
+    silent(&good.launch("L1-002"));
+    assert_eq!(good.status("L1-002"), "in_progress");
+    assert_eq!(
+        good.state()["merge_queue"],
+        json!([{"task_id": "L1-001", "priority": 1, "status": "merged", "x_by": "me"}])
+    );
+}

@@ -147,7 +147,9 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
             _ => return Ok(None),
         }
     }
-    let Some(found) = member_entries(bytes, key, shape.kept).filter(|f| f.entries.len() == count)
+    let wanted: Vec<usize> = changed.iter().map(|(i, _)| *i).collect();
+    let Some(found) = member_entries(bytes, key, &wanted, shape.kept)
+        .filter(|f| f.count == count && f.entries.len() == wanted.len())
     else {
         return Ok(None);
     };
@@ -155,6 +157,7 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
         span,
         entries,
         kept,
+        ..
     } = found;
     // The members written from their bytes as read (the bulky one's entries spliced, the kept
     // ones whole), by where they stand, each with the name and the empty value standing for it
@@ -205,11 +208,8 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
     }
     let is_map = empty_of(&span) == b"{}";
     let mut values = Vec::with_capacity(changed.len());
-    for (i, entry) in changed {
-        let Some((k, v)) = entries.get(i) else {
-            return Ok(None);
-        };
-        let Ok(mut v) = parse_json(&bytes[v.clone()]) else {
+    for ((i, entry), (k, at)) in changed.into_iter().zip(entries) {
+        let Ok(mut v) = parse_json(&bytes[at.clone()]) else {
             return Ok(None);
         };
         write_back(&mut v, entry).map_err(crate::error::Error::BadInput)?;
@@ -220,17 +220,17 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
             },
             None => None,
         };
-        values.push((i, name, v));
+        values.push((i, name, v, at));
     }
     let probe = if is_map {
         Value::Object(
             values
                 .iter()
-                .map(|(_, k, v)| (k.clone().unwrap_or_default(), v.clone()))
+                .map(|(_, k, v, _)| (k.clone().unwrap_or_default(), v.clone()))
                 .collect(),
         )
     } else {
-        Value::Array(values.iter().map(|(_, _, v)| v.clone()).collect())
+        Value::Array(values.iter().map(|(_, _, v, _)| v.clone()).collect())
     };
     if let Some(slot) = doc.get_mut(key) {
         *slot = probe;
@@ -265,8 +265,7 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
             continue;
         }
         let mut from = r.start;
-        for (i, _, v) in &values {
-            let old = &entries[*i].1;
+        for (_, _, v, old) in &values {
             out.base(from..old.start);
             out.made(pretty_at(v, 2));
             from = old.end;
@@ -380,23 +379,26 @@ type Span = std::ops::Range<usize>;
 struct Members {
     /// The bulky member's value.
     span: Span,
-    /// Its entries: key (an object's) and value.
+    /// How many entries it has.
+    count: usize,
+    /// The entries asked for, in order: key (an object's) and value.
     entries: Vec<(Option<Span>, Span)>,
     /// The values of the members asked for whole, in the order asked.
     kept: Vec<Span>,
 }
 
-/// The value range of the top-level member `key` of a JSON object document, and its entries
-/// when it is an object (key and value ranges) or an array (value ranges), with the value
-/// ranges of the members `kept` (each an object or array), in one pass over the bytes; `None`
-/// when the bytes are not an object, or one of these keys is absent, written with escapes (any
-/// key with an escape may be one) or given twice.
-fn member_entries(bytes: &[u8], key: &str, kept: &[&str]) -> Option<Members> {
+/// The value range of the top-level member `key` of a JSON object document, its number of
+/// entries and those at the positions `wanted` (ascending) when it is an object (key and value
+/// ranges) or an array (value ranges), with the value ranges of the members `kept` (each an
+/// object or array), in one pass over the bytes (holding no range of the entries not asked
+/// for); `None` when the bytes are not an object, or one of these keys is absent, written with
+/// escapes (any key with an escape may be one) or given twice.
+fn member_entries(bytes: &[u8], key: &str, wanted: &[usize], kept: &[&str]) -> Option<Members> {
     let mut s = Scan { b: bytes, at: 0 };
     s.ws();
     let mut found = None;
     let mut whole: Vec<Option<Span>> = vec![None; kept.len()];
-    s.list(b'{', b'}', |s| {
+    s.each(b'{', b'}', |s| {
         let k = s.string()?;
         s.ws();
         s.eat(b':')?;
@@ -421,21 +423,36 @@ fn member_entries(bytes: &[u8], key: &str, kept: &[&str]) -> Option<Members> {
             return None;
         }
         let start = s.at;
-        let entries = match s.peek()? {
-            b'[' => s.elements()?.into_iter().map(|v| (None, v)).collect(),
-            b'{' => s
-                .members()?
-                .into_iter()
-                .map(|(k, v)| (Some(k), v))
-                .collect(),
+        let mut count = 0;
+        let mut entries = Vec::with_capacity(wanted.len());
+        let mut take = |k: Option<Span>, v: Span| {
+            if wanted.get(entries.len()) == Some(&count) {
+                entries.push((k, v));
+            }
+            count += 1;
+        };
+        match s.peek()? {
+            b'[' => s.each(b'[', b']', |s| {
+                take(None, s.value()?);
+                Some(())
+            })?,
+            b'{' => s.each(b'{', b'}', |s| {
+                let k = s.string()?;
+                s.ws();
+                s.eat(b':')?;
+                s.ws();
+                take(Some(k), s.value()?);
+                Some(())
+            })?,
             _ => return None,
         };
-        found = Some((start..s.at, entries));
+        found = Some((start..s.at, count, entries));
         Some(())
     })?;
-    let (span, entries) = found?;
+    let (span, count, entries) = found?;
     Some(Members {
         span,
+        count,
         entries,
         kept: whole.into_iter().collect::<Option<_>>()?,
     })
@@ -551,44 +568,27 @@ impl Scan<'_> {
         (self.at > start).then_some(start..self.at)
     }
 
-    /// The members of an object: key (quotes included) and value ranges.
-    #[allow(clippy::type_complexity)]
-    fn members(&mut self) -> Option<Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>> {
-        self.list(b'{', b'}', |s| {
-            let k = s.string()?;
-            s.ws();
-            s.eat(b':')?;
-            s.ws();
-            Some((k, s.value()?))
-        })
-    }
-
-    /// The elements of an array.
-    fn elements(&mut self) -> Option<Vec<std::ops::Range<usize>>> {
-        self.list(b'[', b']', Self::value)
-    }
-
-    /// The items of an object or array, between `open` and `close`, separated by commas.
-    fn list<T>(
+    /// The items of an object or array, between `open` and `close`, separated by commas,
+    /// each handed to `item` (none kept).
+    fn each(
         &mut self,
         open: u8,
         close: u8,
-        mut item: impl FnMut(&mut Self) -> Option<T>,
-    ) -> Option<Vec<T>> {
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
         self.eat(open)?;
-        let mut out = Vec::new();
         self.ws();
         if self.peek()? == close {
             self.at += 1;
-            return Some(out);
+            return Some(());
         }
         loop {
             self.ws();
-            out.push(item(self)?);
+            item(self)?;
             self.ws();
             match self.next()? {
                 b',' => continue,
-                c if c == close => return Some(out),
+                c if c == close => return Some(()),
                 _ => return None,
             }
         }
@@ -780,7 +780,7 @@ mod tests {
     #[test]
     fn member_entries_split_an_array_or_object_and_refuse_what_they_cannot() {
         let element_spans = |b: &[u8], k: &str| {
-            member_entries(b, k, &[])
+            member_entries(b, k, &(0..9).collect::<Vec<_>>(), &[])
                 .map(|m| m.entries.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
         };
         let doc = br#" {"a": {"tasks": [1]}, "tasks" : [ {"s": "x\"]}"} , [1, [2]], "y", -1.5e3, null ], "z": "}"} "#;
@@ -793,6 +793,15 @@ mod tests {
             parts,
             [r#"{"s": "x\"]}"}"#, "[1, [2]]", r#""y""#, "-1.5e3", "null"]
         );
+        // Only the entries asked for are held, with the count of all.
+        let some = member_entries(doc, "tasks", &[1, 4], &[]).unwrap();
+        assert_eq!(some.count, 5);
+        let held: Vec<&str> = some
+            .entries
+            .iter()
+            .map(|(_, r)| std::str::from_utf8(&doc[r.clone()]).unwrap())
+            .collect();
+        assert_eq!(held, ["[1, [2]]", "null"]);
         assert!(element_spans(br#"{"tasks": []}"#, "tasks")
             .unwrap()
             .is_empty());
@@ -818,7 +827,7 @@ mod tests {
     #[test]
     fn kept_members_are_found_whole_or_refused() {
         let doc = br#"{"q": [ {"a": "]"} ], "tasks": {"A": 1}, "m": {"k": [1]}}"#;
-        let m = member_entries(doc, "tasks", &["m", "q"]).unwrap();
+        let m = member_entries(doc, "tasks", &[], &["m", "q"]).unwrap();
         let text = |r: &Span| std::str::from_utf8(&doc[r.clone()]).unwrap().to_string();
         assert_eq!(text(&m.span), r#"{"A": 1}"#);
         assert_eq!(
@@ -832,7 +841,7 @@ mod tests {
             br#"{"tasks": {}, "\u0071": []}"#,
         ] {
             assert!(
-                member_entries(bad, "tasks", &["q"]).is_none(),
+                member_entries(bad, "tasks", &[], &["q"]).is_none(),
                 "{}",
                 String::from_utf8_lossy(bad)
             );

@@ -222,10 +222,14 @@ fn metrics_baseline(state: &State, recount: Totals) -> Totals {
 /// Recomputes everything derived in `state`; `before` is the file as it was before this
 /// change (for the baselines and the transitions that stamp times).
 pub fn derive(before: &State, state: &mut State, now: &str) {
-    let before_list = listing(before);
-    let mut baselines = layer_baselines(before, &before_list);
-    let before_totals = totals(before, &before_list, &baselines);
-    let mut extra = metrics_baseline(before, before_totals);
+    // The listing of the state before is let go of before the new one is made (one listing
+    // of the store held at a time).
+    let (mut baselines, mut extra) = {
+        let before_list = listing(before);
+        let baselines = layer_baselines(before, &before_list);
+        let before_totals = totals(before, &before_list, &baselines);
+        (baselines, metrics_baseline(before, before_totals))
+    };
     // Deriving changes no task and no layer key, so each task's layer stays as listed here.
     let list = listing(state);
     // Tasks the file now lists that it did not: they leave the baselines. (None, when the two

@@ -151,7 +151,7 @@ struct RunView {
     current_batch: Slot<u64>,
     layers: Option<Keyed<Layer>>,
     tasks: Keyed<TaskRow>,
-    merge_queue: Option<Vec<QueueEntry>>,
+    merge_queue: Option<crate::layouts::shared::Shared<Vec<QueueEntry>>>,
     metrics: Option<Metrics>,
     plan: Plan,
     plan_lines: Vec<String>,

@@ -17,10 +17,12 @@ use crate::layouts::shared::Shared;
 ///
 /// A copy shares the keys, the index and every value with the original until one of them
 /// changes (issue 23: a change to one task of 10,000 copies that task, not the state): a
-/// value is copied by its first change ([`Shared`]), the index by the first new key.
+/// value is copied by its first change ([`Shared`]), the list of entries by the first change
+/// to any (a copy that changes nothing, such as a session start's look, copies nothing), the
+/// index by the first new key.
 #[derive(Clone)]
 pub struct Keyed<T> {
-    entries: Vec<(Key, Shared<T>)>,
+    entries: Rc<Vec<(Key, Shared<T>)>>,
     index: Rc<HashMap<Key, usize>>,
 }
 
@@ -37,7 +39,7 @@ impl std::borrow::Borrow<str> for Key {
 impl<T> Default for Keyed<T> {
     fn default() -> Self {
         Keyed {
-            entries: Vec::new(),
+            entries: Rc::default(),
             index: Rc::default(),
         }
     }
@@ -53,7 +55,7 @@ impl<T: fmt::Debug> fmt::Debug for Keyed<T> {
 /// from the entries).
 impl<T: PartialEq> PartialEq for Keyed<T> {
     fn eq(&self, other: &Self) -> bool {
-        self.entries == other.entries
+        Rc::ptr_eq(&self.entries, &other.entries) || self.entries == other.entries
     }
 }
 
@@ -68,7 +70,7 @@ impl<T> Keyed<T> {
         T: Clone,
     {
         let i = *self.index.get(key)?;
-        Some(&mut *self.entries[i].1)
+        Some(&mut *Rc::make_mut(&mut self.entries)[i].1)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
@@ -78,7 +80,7 @@ impl<T> Keyed<T> {
     /// Sets `key` (in its place, or last when new).
     pub fn insert(&mut self, key: String, value: T) {
         match self.index.get(key.as_str()) {
-            Some(i) => self.entries[*i].1 = Shared::new(value),
+            Some(i) => Rc::make_mut(&mut self.entries)[*i].1 = Shared::new(value),
             None => self.push_new(key, value),
         }
     }
@@ -97,7 +99,7 @@ impl<T> Keyed<T> {
         let key = Key(Rc::from(key));
         let at = self.entries.len();
         Rc::make_mut(&mut self.index).insert(key.clone(), at);
-        self.entries.push((key, Shared::new(value)));
+        Rc::make_mut(&mut self.entries).push((key, Shared::new(value)));
     }
 
     /// The key as the map holds it, shared (a copy costs a count, not a string).
@@ -117,6 +119,12 @@ impl<T> Keyed<T> {
         Rc::ptr_eq(&a.index, &b.index) && a.entries.len() == b.entries.len()
     }
 
+    /// Whether the two maps share one list of entries (neither changed since one was copied
+    /// from the other).
+    pub fn shares_entries(a: &Self, b: &Self) -> bool {
+        Rc::ptr_eq(&a.entries, &b.entries)
+    }
+
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(k, _)| &*k.0)
     }
@@ -127,7 +135,7 @@ impl<T> Keyed<T> {
 
     /// The values, each copied by its first change (a loop that changes a few copies those).
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Shared<T>> {
-        self.entries.iter_mut().map(|(_, v)| v)
+        Rc::make_mut(&mut self.entries).iter_mut().map(|(_, v)| v)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
@@ -136,7 +144,9 @@ impl<T> Keyed<T> {
 
     /// [`Keyed::values_mut`], with the keys.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut Shared<T>)> {
-        self.entries.iter_mut().map(|(k, v)| (&*k.0, v))
+        Rc::make_mut(&mut self.entries)
+            .iter_mut()
+            .map(|(k, v)| (&*k.0, v))
     }
 
     pub fn len(&self) -> usize {
@@ -156,7 +166,7 @@ impl<T> Keyed<T> {
             self.insert(key.to_string(), T::default());
         }
         let i = self.index[key];
-        &mut self.entries[i].1
+        &mut Rc::make_mut(&mut self.entries)[i].1
     }
 }
 
@@ -173,7 +183,7 @@ impl<T> FromIterator<(String, T)> for Keyed<T> {
 impl<T: Serialize> Serialize for Keyed<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.entries.len()))?;
-        for (k, v) in &self.entries {
+        for (k, v) in self.entries.iter() {
             m.serialize_entry(&*k.0, &**v)?;
         }
         m.end()
@@ -193,7 +203,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Keyed<T> {
                 // doubling, no slack, at 100,000 tasks.
                 let n = a.size_hint().unwrap_or(0);
                 let mut out = Keyed {
-                    entries: Vec::with_capacity(n),
+                    entries: Rc::new(Vec::with_capacity(n)),
                     index: Rc::new(HashMap::with_capacity(n)),
                 };
                 while let Some((k, v)) = a.next_entry::<String, T>()? {
@@ -217,9 +227,11 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let mut b = a.clone();
+        assert!(Keyed::shares_entries(&a, &b), "a copy shares the list");
         let one = |m: &Keyed<String>, k: &str| m.get(k).unwrap() as *const String;
         assert!(["x", "y", "z"].iter().all(|k| one(&a, k) == one(&b, k)));
         b.get_mut("y").unwrap().push('!');
+        assert!(!Keyed::shares_entries(&a, &b), "a change parts the list");
         for (id, v) in b.iter_mut() {
             if id == "z" {
                 v.push('?');

@@ -292,7 +292,7 @@ pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
         s.current_batch = Slot::Null;
         s.started_at = Slot::Null;
         s.completed_at = Slot::Null;
-        s.merge_queue = Some(Vec::new());
+        s.merge_queue = Some(Default::default());
         let order = state::layer_order(&s);
         s.current_layer.set(order.first().cloned());
         for l in s.layers.iter_mut().flat_map(Keyed::values_mut) {

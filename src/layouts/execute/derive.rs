@@ -397,17 +397,27 @@ fn derive_run(
 /// at the next priority. Entries of tasks the state does not list are left as they are.
 fn derive_queue(state: &mut State, list: &[Listed]) {
     let tasks = &state.tasks;
-    let queue = state.merge_queue.get_or_insert_with(Vec::new);
-    for e in queue.iter_mut() {
-        let Some(t) = tasks.get(&e.task_id) else {
-            continue;
-        };
-        e.status = match t.status() {
-            TaskStatus::Completed => QueueStatus::Merged,
-            TaskStatus::Merging => QueueStatus::Merging,
-            TaskStatus::Verified => QueueStatus::Ready,
-            _ => QueueStatus::Pending,
-        };
+    let queue = state.merge_queue.get_or_insert_with(Default::default);
+    // The statuses that change, found first: a queue that stays as it is is not copied from
+    // the state it is shared with.
+    let moved: Vec<(usize, QueueStatus)> = queue
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let want = match tasks.get(&e.task_id)?.status() {
+                TaskStatus::Completed => QueueStatus::Merged,
+                TaskStatus::Merging => QueueStatus::Merging,
+                TaskStatus::Verified => QueueStatus::Ready,
+                _ => QueueStatus::Pending,
+            };
+            (e.status != want).then_some((i, want))
+        })
+        .collect();
+    if !moved.is_empty() {
+        let q: &mut Vec<QueueEntry> = queue;
+        for (i, want) in moved {
+            q[i].status = want;
+        }
     }
     // The tasks that belong in the queue, in id order (the order they join it in).
     let mut waiting: Vec<(&str, QueueStatus)> = tasks

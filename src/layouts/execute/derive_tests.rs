@@ -577,3 +577,41 @@ fn a_fresh_state_is_an_exact_recount() {
     assert_eq!(s["current_layer"], Value::Null);
     assert_eq!(s["merge_queue"][0]["status"], "merged");
 }
+
+/// A copy of the state that deriving leaves as it was shares its task list and merge queue
+/// with the state it was copied from (a session start's look copies neither); a change to a
+/// task parts the task list, a queue entry that moves parts the queue.
+#[test]
+fn a_copy_deriving_nothing_new_shares_its_tasks_and_queue() {
+    use crate::layouts::execute::model::{State, TaskStatus};
+    use crate::layouts::shared::Shared;
+    let v = json!({"schema_version": "2.0", "status": "in_progress", "current_layer": "1-core",
+        "tasks": {"L1-001": {"status": "completed", "attempts": 1}, "L1-002": {"status": "pending", "attempts": 0}},
+        "merge_queue": [{"task_id": "L1-001", "priority": 1, "status": "merged"}]});
+    let mut first: State = typed(&v).unwrap();
+    super::derive(&first.clone(), &mut first, "2026-03-01T12:00:00Z");
+    let before = first.clone();
+    let mut s = before.clone();
+    super::derive(&before, &mut s, "2026-03-01T12:00:00Z");
+    let queue = |s: &State| s.merge_queue.clone().unwrap();
+    assert!(Shared::same(&queue(&before), &queue(&s)));
+    assert!(crate::layouts::keyed::Keyed::shares_entries(
+        &before.tasks,
+        &s.tasks
+    ));
+    s.task_mut("L1-001").unwrap().status = Some(TaskStatus::InProgress);
+    super::derive(&before, &mut s, "2026-03-01T12:00:00Z");
+    assert!(!crate::layouts::keyed::Keyed::shares_entries(
+        &before.tasks,
+        &s.tasks
+    ));
+    assert!(!Shared::same(&queue(&before), &queue(&s)));
+    assert_eq!(
+        s.queue()[0].status,
+        crate::layouts::execute::model::QueueStatus::Pending
+    );
+    assert_eq!(
+        before.queue()[0].status,
+        crate::layouts::execute::model::QueueStatus::Merged
+    );
+}

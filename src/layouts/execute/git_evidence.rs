@@ -340,9 +340,16 @@ fn strangers(state: &State, view: &View, found: &mut Found) {
 /// What the seed's resume tree settles without git: a `failed` task with no attempts left is
 /// abandoned.
 pub fn settle(state: &mut State) -> Vec<String> {
+    // Found first, then changed: a state with none to settle is not copied.
+    let spent: Vec<String> = state
+        .tasks
+        .iter()
+        .filter(|(_, t)| t.status() == TaskStatus::Failed && t.attempts() >= MAX_ATTEMPTS)
+        .map(|(id, _)| id.to_string())
+        .collect();
     let mut changes = Vec::new();
-    for (id, t) in state.tasks.iter_mut() {
-        if t.status() == TaskStatus::Failed && t.attempts() >= MAX_ATTEMPTS {
+    for id in spent {
+        if let Some(t) = state.tasks.get_mut(&id) {
             t.status = Some(TaskStatus::Abandoned);
             changes.push(format!(
                 "{id} was failed with all {MAX_ATTEMPTS} attempts used: abandoned"

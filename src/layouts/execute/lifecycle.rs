@@ -422,7 +422,7 @@ pub fn step(state: &mut State, id: &str, ev: Event<'_>, who: Who<'_>, now: &str)
 /// Sets the task's merge-queue entry to `status` (a new entry takes the next priority);
 /// returns its priority.
 fn queue_entry(state: &mut State, id: &str, status: QueueStatus) -> i64 {
-    let queue = state.merge_queue.get_or_insert_with(Vec::new);
+    let queue = state.merge_queue.get_or_insert_with(Default::default);
     if let Some(e) = queue.iter_mut().find(|e| e.task_id == id) {
         e.status = status;
         return e.priority;

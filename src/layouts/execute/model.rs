@@ -8,6 +8,7 @@
 use std::fmt;
 
 use crate::layouts::rest::Rest;
+use crate::layouts::shared::Shared;
 use serde::de::Deserializer;
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -325,8 +326,10 @@ pub struct State {
     pub layers: Option<Keyed<Layer>>,
     #[serde(default)]
     pub tasks: Keyed<Task>,
+    /// Shared between copies of the state until one changes it (a run's queue has an entry
+    /// per task merged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub merge_queue: Option<Vec<QueueEntry>>,
+    pub merge_queue: Option<Shared<Vec<QueueEntry>>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Metrics>,
     /// taskhook: the user's stop (`taskhook execute stop`).
@@ -356,7 +359,7 @@ impl State {
 
     /// The merge queue (empty when missing).
     pub fn queue(&self) -> &[QueueEntry] {
-        self.merge_queue.as_deref().unwrap_or_default()
+        self.merge_queue.as_deref().map_or(&[], Vec::as_slice)
     }
 
     /// The metrics (all missing when there are none).

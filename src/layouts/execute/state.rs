@@ -147,7 +147,7 @@ fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
         |state: &mut State, tasks, _, queue| {
             state.tasks = tasks;
             if let Some(q) = queue.items {
-                state.merge_queue = Some(q);
+                state.merge_queue = Some(q.into());
             }
         },
     )
@@ -349,7 +349,7 @@ fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Sp
     let tasks = std::mem::take(&mut state.tasks);
     let queue = match &state.merge_queue {
         Some(q) if !q.is_empty() && state.merge_queue == before.merge_queue => {
-            state.merge_queue.replace(Vec::new())
+            state.merge_queue.replace(Default::default())
         }
         _ => None,
     };
@@ -639,7 +639,7 @@ mod tests {
                 s.tasks.insert("L9-001".into(), Default::default());
             }
             // The merge queue left alone (its bytes kept), an entry changed, or one added.
-            let q = s.merge_queue.get_or_insert_with(Vec::new);
+            let q = s.merge_queue.get_or_insert_with(Default::default);
             match queue {
                 0 => {}
                 1 => q[0].priority += 5,

@@ -97,53 +97,91 @@ fn written_counts(layer: &Layer) -> Option<Counts> {
     })
 }
 
-/// A task the state lists, as the counts see it.
+/// A task the state lists, as the counts see it: 16 bytes (one listing is made per state and
+/// change, 100,000 of these at scale).
 struct Listed {
+    /// Its batch; [`NONE`] for none (a count is at most 9e15).
+    batch: u64,
+    /// Its layer, as [`super::state::layer_of`] finds it: a place in [`Listing::names`];
+    /// [`NO_LAYER`] for none.
+    layer: u32,
     status: TaskStatus,
-    /// Its layer, as [`super::state::layer_of`] finds it (one copy of each layer's name).
-    layer: Option<Rc<str>>,
-    batch: Option<u64>,
+}
+
+const NONE: u64 = u64::MAX;
+const NO_LAYER: u32 = u32::MAX;
+
+impl Listed {
+    fn batch(&self) -> Option<u64> {
+        (self.batch != NONE).then_some(self.batch)
+    }
+
+    fn has_layer(&self) -> bool {
+        self.layer != NO_LAYER
+    }
+}
+
+/// The tasks a state lists, and the names of their layers (one copy each).
+struct Listing {
+    names: Vec<Rc<str>>,
+    items: Vec<Listed>,
+}
+
+impl Listing {
+    /// The layer of a listed task.
+    fn layer(&self, t: &Listed) -> Option<&str> {
+        self.names.get(t.layer as usize).map(|n| &**n)
+    }
+}
+
+impl std::ops::Deref for Listing {
+    type Target = [Listed];
+
+    fn deref(&self) -> &[Listed] {
+        &self.items
+    }
 }
 
 /// The tasks a state lists, in the file's order, each with its status and layer: worked out
 /// once per state, each layer found in a table of the layer keys by number (not by a scan of
 /// the keys per task).
-fn listing(state: &State) -> Vec<Listed> {
+fn listing(state: &State) -> Listing {
     let layers = state.layers.as_ref();
-    let names: HashMap<&str, Rc<str>> = layers
-        .into_iter()
-        .flat_map(|m| m.keys())
-        .map(|k| (k, Rc::from(k)))
-        .collect();
-    let mut by_number: HashMap<u64, &Rc<str>> = HashMap::new();
-    for k in layers.into_iter().flat_map(|m| m.keys()) {
-        if let (Some(n), Some(name)) = (leading_number(k), names.get(k)) {
-            by_number.entry(n).or_insert(name);
+    let keys: Vec<&str> = layers.into_iter().flat_map(|m| m.keys()).collect();
+    let places: HashMap<&str, u32> = keys.iter().zip(0..).map(|(k, i)| (*k, i)).collect();
+    let mut by_number: HashMap<u64, u32> = HashMap::new();
+    for (k, i) in keys.iter().zip(0..) {
+        if let Some(n) = leading_number(k) {
+            by_number.entry(n).or_insert(i);
         }
     }
-    let layer_of = |id: &str, t: &Task| -> Option<Rc<str>> {
-        if let Some(l) = t.layer.as_deref().and_then(|l| names.get(l)) {
-            return Some(l.clone());
+    let layer_of = |id: &str, t: &Task| -> Option<u32> {
+        if let Some(l) = t.layer.as_deref().and_then(|l| places.get(l)) {
+            return Some(*l);
         }
-        by_number.get(&id_layer_number(id)?).map(|k| Rc::clone(k))
+        by_number.get(&id_layer_number(id)?).copied()
     };
-    state
+    let items = state
         .tasks
         .iter()
         .map(|(id, t)| Listed {
             status: t.status(),
-            layer: layer_of(id, t),
-            batch: t.batch,
+            layer: layer_of(id, t).unwrap_or(NO_LAYER),
+            batch: t.batch.unwrap_or(NONE),
         })
-        .collect()
+        .collect();
+    Listing {
+        names: keys.into_iter().map(Rc::from).collect(),
+        items,
+    }
 }
 
 /// The listed tasks counted per layer, and those in no layer.
-fn listed(list: &[Listed]) -> (BTreeMap<String, Counts>, Counts) {
+fn listed(list: &Listing) -> (BTreeMap<String, Counts>, Counts) {
     let mut per: BTreeMap<String, Counts> = BTreeMap::new();
     let mut free = Counts::default();
-    for t in list {
-        match t.layer.as_deref() {
+    for t in list.iter() {
+        match list.layer(t) {
             // Looked up first: a layer's name is copied once, when it is first counted.
             Some(l) => match per.get_mut(l) {
                 Some(c) => c.count(t.status),
@@ -166,7 +204,7 @@ fn listed_work(state: &State) -> (u64, u64) {
 }
 
 /// Per layer: what the file counts beyond the tasks it lists.
-fn layer_baselines(state: &State, list: &[Listed]) -> BTreeMap<String, Counts> {
+fn layer_baselines(state: &State, list: &Listing) -> BTreeMap<String, Counts> {
     let (per, _) = listed(list);
     layer_order(state)
         .into_iter()
@@ -182,7 +220,7 @@ fn layer_baselines(state: &State, list: &[Listed]) -> BTreeMap<String, Counts> {
 }
 
 /// The run's totals counted from the layers (with their baselines) and the listed tasks.
-fn totals(state: &State, list: &[Listed], baselines: &BTreeMap<String, Counts>) -> Totals {
+fn totals(state: &State, list: &Listing, baselines: &BTreeMap<String, Counts>) -> Totals {
     let (per, free) = listed(list);
     let mut tasks = free;
     for l in layer_order(state) {
@@ -238,11 +276,11 @@ pub fn derive(before: &State, state: &mut State, now: &str) {
     let new = state
         .tasks
         .keys()
-        .zip(&list)
+        .zip(list.iter())
         .filter(|(id, _)| !same && !before.tasks.contains_key(id))
         .map(|(_, t)| t);
     for t in new {
-        match &t.layer {
+        match list.layer(t) {
             Some(l) => {
                 let b = baselines.entry(l.to_string()).or_default();
                 *b = b.without(t.status);
@@ -255,7 +293,7 @@ pub fn derive(before: &State, state: &mut State, now: &str) {
     let moving: HashSet<&str> = list
         .iter()
         .filter(|t| t.status != TaskStatus::Pending)
-        .filter_map(|t| t.layer.as_deref())
+        .filter_map(|t| list.layer(t))
         .collect();
     let mut layer_status: Vec<(String, LayerStatus, Counts)> = Vec::new();
     for l in &order {
@@ -332,11 +370,11 @@ fn derive_run(
     state: &mut State,
     layers: &[(String, LayerStatus, Counts)],
     now: &str,
-    list: &[Listed],
+    list: &Listing,
 ) {
     let free_done = list
         .iter()
-        .filter(|t| t.layer.is_none())
+        .filter(|t| !t.has_layer())
         .all(|t| t.status == TaskStatus::Completed);
     let all_done = (!layers.is_empty() || !list.is_empty())
         && layers.iter().all(|(_, s, _)| *s == LayerStatus::Completed)
@@ -362,8 +400,8 @@ fn derive_run(
         .map(|(l, _, _)| l.clone());
     let batch = current.as_ref().and_then(|l| {
         list.iter()
-            .filter(|t| t.layer.as_deref() == Some(l.as_str()))
-            .filter_map(|t| t.batch)
+            .filter(|t| list.layer(t) == Some(l.as_str()))
+            .filter_map(Listed::batch)
             .max()
     });
     let same_layer = match (&before.current_layer, &current) {
@@ -395,7 +433,7 @@ fn derive_run(
 /// The queue's statuses follow the tasks (completed → merged, merging → merging, verified →
 /// ready, anything else → pending); a verified or merging task missing from the queue joins it
 /// at the next priority. Entries of tasks the state does not list are left as they are.
-fn derive_queue(state: &mut State, list: &[Listed]) {
+fn derive_queue(state: &mut State, list: &Listing) {
     let tasks = &state.tasks;
     let queue = state.merge_queue.get_or_insert_with(Default::default);
     // The statuses that change, found first: a queue that stays as it is is not copied from
@@ -422,7 +460,7 @@ fn derive_queue(state: &mut State, list: &[Listed]) {
     // The tasks that belong in the queue, in id order (the order they join it in).
     let mut waiting: Vec<(&str, QueueStatus)> = tasks
         .keys()
-        .zip(list)
+        .zip(list.iter())
         .filter_map(|(id, t)| match t.status {
             TaskStatus::Verified => Some((id, QueueStatus::Ready)),
             TaskStatus::Merging => Some((id, QueueStatus::Merging)),

@@ -483,6 +483,29 @@ pub mod tests {
         T::strict(&mut de).ok()
     }
 
+    /// What a strict reading is held to: it takes `v` exactly when the entry schema of
+    /// `member` in `schema` does and the derive can type it, and gives what the derive gives.
+    pub fn is_the_schema_and_the_derive<T>(
+        schema: &str,
+        member: &str,
+        v: &Value,
+    ) -> Result<(), proptest::test_runner::TestCaseError>
+    where
+        T: crate::store::entries::Strict
+            + serde::de::DeserializeOwned
+            + PartialEq
+            + std::fmt::Debug,
+    {
+        let valid = crate::store::schema::entry_is_valid(schema, member, v).unwrap();
+        let derived = serde_json::from_value::<T>(v.clone()).ok();
+        let got = read::<T>(v);
+        prop_assert_eq!(got.is_some(), valid && derived.is_some(), "{}", v);
+        if let Some(t) = got {
+            prop_assert_eq!(Some(t), derived);
+        }
+        Ok(())
+    }
+
     /// One of `values`.
     pub fn pick(values: Vec<Value>) -> BoxedStrategy<Value> {
         prop::sample::select(values).boxed()

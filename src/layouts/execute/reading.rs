@@ -261,13 +261,10 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::layouts::strict::tests::{any_value, object, pick, read, timestamp};
+    use crate::layouts::strict::tests::{
+        any_value, is_the_schema_and_the_derive, object, pick, timestamp,
+    };
     use crate::store::entries::Strict;
-    use crate::store::schema;
-
-    fn strict(v: &Value) -> Option<Task> {
-        read(v)
-    }
 
     fn counts(min: u64) -> BoxedStrategy<Value> {
         let mut vs = vec![json!(2), json!(2.0), json!(7)];
@@ -399,13 +396,7 @@ mod tests {
         /// can type it, and gives the task the derive gives.
         #[test]
         fn the_strict_reading_is_the_schema_and_the_derive(v in task()) {
-            let valid = schema::entry_is_valid("execute-state", "tasks", &v).unwrap();
-            let derived = serde_json::from_value::<Task>(v.clone()).ok();
-            let got = strict(&v);
-            prop_assert_eq!(got.is_some(), valid && derived.is_some(), "{}", v);
-            if let Some(t) = got {
-                prop_assert_eq!(Some(t), derived);
-            }
+            is_the_schema_and_the_derive::<Task>("execute-state", "tasks", &v)?;
         }
     }
 
@@ -450,13 +441,7 @@ mod tests {
         /// them and the derive can type them, as the derive types them.
         #[test]
         fn a_queue_entry_read_strictly_is_the_schema_and_the_derive(v in queue_entry()) {
-            let valid = schema::entry_is_valid("execute-state", "merge_queue", &v).unwrap();
-            let derived = serde_json::from_value::<QueueEntry>(v.clone()).ok();
-            let got: Option<QueueEntry> = read(&v);
-            prop_assert_eq!(got.is_some(), valid && derived.is_some(), "{}", v);
-            if let Some(q) = got {
-                prop_assert_eq!(Some(q), derived);
-            }
+            is_the_schema_and_the_derive::<QueueEntry>("execute-state", "merge_queue", &v)?;
         }
     }
 

@@ -63,12 +63,9 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::layouts::strict::tests::{any_value, object, pick, read, timestamp};
-    use crate::store::schema;
-
-    fn strict(v: &Value) -> Option<Unit> {
-        read(v)
-    }
+    use crate::layouts::strict::tests::{
+        any_value, is_the_schema_and_the_derive, object, pick, timestamp,
+    };
 
     fn unit() -> impl Strategy<Value = Value> {
         let counts = || pick(vec![json!(0), json!(2), json!(2.0), json!(1e300)]);
@@ -105,13 +102,7 @@ mod tests {
         /// can type it, and gives the unit the derive gives.
         #[test]
         fn the_strict_reading_is_the_schema_and_the_derive(v in unit()) {
-            let valid = schema::entry_is_valid("iterative-state", "tasks", &v).unwrap();
-            let derived = serde_json::from_value::<Unit>(v.clone()).ok();
-            let got = strict(&v);
-            prop_assert_eq!(got.is_some(), valid && derived.is_some(), "{}", v);
-            if let Some(u) = got {
-                prop_assert_eq!(Some(u), derived);
-            }
+            is_the_schema_and_the_derive::<Unit>("iterative-state", "tasks", &v)?;
         }
     }
 }

@@ -302,6 +302,18 @@ impl Store {
         self.wrote(path)
     }
 
+    /// [`Store::replace_filled`] with the temp file beside `path`, as [`Store::replace`] puts
+    /// it, and nothing to do before the rename.
+    pub fn replace_filled_from(
+        &self,
+        path: &Path,
+        was: Option<&Bytes>,
+        fill: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        self.replace_filled(path, dir, &temp_prefix(path), was, fill, &mut || Ok(()))
+    }
+
     /// Replaces `path` atomically with what `fill` writes, for a caller that already knows the
     /// content differs from the file (it compared the parsed content) and makes this the last
     /// write of its locked operation: the old file is not read again and the new one is never

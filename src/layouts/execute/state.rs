@@ -317,23 +317,15 @@ fn write_spliced(
         (last_good_path(&store.root), false),
         (state_path(&store.root), true),
     ] {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        cx.store.replace_filled(
-            &path,
-            dir,
-            &crate::store::temp_prefix(&path),
-            Some(base),
-            &mut |w| {
-                *digest.borrow_mut() = parsed::Digester::default();
-                splice.pieces(base).try_for_each(|piece| {
-                    if hashed {
-                        digest.borrow_mut().add(piece);
-                    }
-                    w.write_all(piece)
-                })
-            },
-            &mut || Ok(()),
-        )?;
+        cx.store.replace_filled_from(&path, Some(base), &mut |w| {
+            *digest.borrow_mut() = parsed::Digester::default();
+            splice.pieces(base).try_for_each(|piece| {
+                if hashed {
+                    digest.borrow_mut().add(piece);
+                }
+                w.write_all(piece)
+            })
+        })?;
     }
     let digest = digest.borrow().finish();
     Ok((true, Written::Digest(digest)))

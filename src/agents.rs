@@ -25,6 +25,10 @@ use serde_json::{json, Map, Value};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::{registry, Layout, StoreRef};
+use crate::store::strict::{
+    checked_record, list, non_empty, non_empty_strings, record, string, string_or_null, takes,
+    timestamp, values_of,
+};
 use crate::store::{lock_path_for, Loaded};
 
 /// A unit a notice is about, and its status when the notice was written.
@@ -81,6 +85,84 @@ pub fn path(project: &Path) -> PathBuf {
 
 fn empty() -> Value {
     json!({"bindings": {}, "notices": []})
+}
+
+checked_record! {
+    /// agents.json (`taskhook-agents`).
+    FileCheck,
+    ["bindings", "notices", "halts"],
+    required: ["bindings", "notices"],
+    |m, name| {
+        match name {
+            "bindings" => values_of::<BindingCheck, _>(m)?,
+            "notices" => _ = list::<NoticeCheck, _>(m)?,
+            _ => _ = list::<HaltCheck, _>(m)?,
+        }
+        Ok(())
+    }
+}
+
+checked_record! {
+    /// A subagent's binding to its units.
+    BindingCheck,
+    ["units", "at"],
+    required: ["units", "at"],
+    |m, name| {
+        match name {
+            "units" => _ = non_empty_strings(m, name)?,
+            _ => _ = timestamp(m, name)?,
+        }
+        Ok(())
+    }
+}
+
+checked_record! {
+    /// A notice waiting for its agent.
+    NoticeCheck,
+    ["agent_id", "text", "at", "about"],
+    required: ["agent_id", "text", "at"],
+    |m, name| {
+        match name {
+            "at" => _ = timestamp(m, name)?,
+            "about" => _ = record::<AboutCheck, _>(m)?,
+            _ => _ = string(m)?,
+        }
+        Ok(())
+    }
+}
+
+checked_record! {
+    /// What a notice is about.
+    AboutCheck,
+    ["layout", "store", "root", "unit", "status"],
+    required: [],
+    |m, name| {
+        match name {
+            "status" => _ = string_or_null(m)?,
+            _ => _ = string(m)?,
+        }
+        Ok(())
+    }
+}
+
+checked_record! {
+    /// A halt said once.
+    HaltCheck,
+    ["key", "message", "at"],
+    required: ["key", "message", "at"],
+    |m, name| {
+        match name {
+            "key" => _ = non_empty(m, name)?,
+            "at" => _ = timestamp(m, name)?,
+            _ => _ = string(m)?,
+        }
+        Ok(())
+    }
+}
+
+/// `taskhook-agents`' own check ([`crate::store::schema::Native`]).
+pub fn is_valid(doc: &Value) -> bool {
+    takes::<FileCheck>(doc)
 }
 
 fn load(cx: &Ctx, path: &Path) -> Result<Value> {
@@ -369,5 +451,106 @@ pub fn about(cx: &Ctx, layout: &dyn Layout, store: &StoreRef, unit: &str) -> Abo
         root: store.root.clone(),
         unit: unit.to_string(),
         status: layout.unit_status(cx, store, unit).ok().flatten(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use crate::store::schema::tests::native_is_the_schema;
+    use crate::store::strict::tests::{any_value, object, pick, timestamp};
+
+    fn doc() -> impl Strategy<Value = Value> {
+        let at = || timestamp().prop_map(Value::String).boxed();
+        let text = || pick(vec![json!("a1"), json!(""), json!(2), Value::Null]);
+        let binding = object(
+            vec![
+                (
+                    "units",
+                    pick(vec![json!(["T1"]), json!([]), json!([""]), json!("T1")]),
+                ),
+                ("at", at()),
+            ],
+            vec![
+                ("units", json!(["T2"])),
+                ("at", json!("2026-01-05T08:00:00Z")),
+            ],
+            2,
+        );
+        let about = object(
+            vec![
+                ("layout", text()),
+                ("store", text()),
+                ("root", text()),
+                ("unit", text()),
+                ("status", text()),
+            ],
+            vec![],
+            3,
+        );
+        let notice = object(
+            vec![
+                ("agent_id", text()),
+                ("text", text()),
+                ("at", at()),
+                ("about", about.boxed()),
+            ],
+            vec![
+                ("agent_id", json!("a1")),
+                ("text", json!("T1 is done")),
+                ("at", json!("2026-01-05T08:00:00Z")),
+            ],
+            3,
+        );
+        let halt = object(
+            vec![("key", text()), ("message", text()), ("at", at())],
+            vec![
+                ("key", json!("k")),
+                ("message", json!("stop")),
+                ("at", json!("2026-01-05T08:00:00Z")),
+            ],
+            2,
+        );
+        let bindings = prop::collection::vec(binding, 0..3).prop_map(|b| {
+            Value::Object(
+                b.into_iter()
+                    .enumerate()
+                    .map(|(i, b)| (format!("a{i}"), b))
+                    .collect(),
+            )
+        });
+        object(
+            vec![
+                ("bindings", bindings.boxed()),
+                (
+                    "notices",
+                    prop::collection::vec(notice, 0..3)
+                        .prop_map(Value::from)
+                        .boxed(),
+                ),
+                (
+                    "halts",
+                    prop::collection::vec(halt, 0..3)
+                        .prop_map(Value::from)
+                        .boxed(),
+                ),
+            ],
+            vec![("bindings", json!({})), ("notices", json!([]))],
+            3,
+        )
+        .boxed()
+        .prop_union(any_value().boxed())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// agents.json's own check is its schema.
+        #[test]
+        fn the_check_is_the_schema(v in doc()) {
+            native_is_the_schema("taskhook-agents", &v)?;
+        }
     }
 }

@@ -28,6 +28,7 @@ use crate::context::Ctx;
 use crate::env;
 use crate::error::{Error, Result};
 use crate::store::clock::{parse_time, stamp};
+use crate::store::strict::{checked_record, integer, list, non_empty, string, takes, timestamp};
 use crate::store::{lock_path_for, parse_json, schema, to_pretty};
 
 /// The schema of `claims.json`.
@@ -177,6 +178,35 @@ fn check_owner(id: &str, what: &str) -> Result<()> {
         Some(why) => Err(Error::BadInput(format!("invalid {what} {id:?}: {why}"))),
         None => Ok(()),
     }
+}
+
+checked_record! {
+    /// claims.json (`taskhook-claims`).
+    FileCheck,
+    ["claims"],
+    required: ["claims"],
+    |m, _name| list::<ClaimCheck, _>(m).map(drop)
+}
+
+checked_record! {
+    /// One claim and its lease.
+    ClaimCheck,
+    ["layout", "store", "task", "owner", "since", "renewed", "lease_seconds", "via"],
+    required: ["layout", "store", "task", "owner", "since", "renewed", "lease_seconds"],
+    |m, name| {
+        match name {
+            "since" | "renewed" => _ = timestamp(m, name)?,
+            "lease_seconds" => _ = integer(m, 1, name)?,
+            "via" => _ = string(m)?,
+            _ => _ = non_empty(m, name)?,
+        }
+        Ok(())
+    }
+}
+
+/// `taskhook-claims`' own check ([`crate::store::schema::Native`]).
+pub fn is_valid(doc: &Value) -> bool {
+    takes::<FileCheck>(doc)
 }
 
 /// The file's path for a project.
@@ -364,4 +394,58 @@ pub fn forget_session(cx: &Ctx, session: &str) -> Result<()> {
         cx.store.remove(&mark)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use crate::store::schema::tests::native_is_the_schema;
+    use crate::store::strict::tests::{any_value, object, pick, timestamp};
+
+    fn doc() -> impl Strategy<Value = Value> {
+        let at = || timestamp().prop_map(Value::String).boxed();
+        let name = || pick(vec![json!("execute"), json!(""), json!(1)]);
+        let claim = object(
+            vec![
+                ("layout", name()),
+                ("store", name()),
+                ("task", name()),
+                ("owner", name()),
+                ("since", at()),
+                ("renewed", at()),
+                (
+                    "lease_seconds",
+                    pick(vec![json!(1800), json!(0), json!(2.0), json!(1.5)]),
+                ),
+                ("via", pick(vec![json!("claim"), json!(""), Value::Null])),
+            ],
+            vec![
+                ("layout", json!("execute")),
+                ("store", json!("docs/tasks/shop")),
+                ("task", json!("L1-001")),
+                ("owner", json!("s1")),
+                ("since", json!("2026-01-05T08:00:00Z")),
+                ("renewed", json!("2026-01-05T08:10:00Z")),
+                ("lease_seconds", json!(1800)),
+            ],
+            3,
+        );
+        prop_oneof![
+            6 => prop::collection::vec(claim, 0..3).prop_map(|c| json!({"claims": c})),
+            1 => any_value().prop_map(|c| json!({"claims": c})),
+            1 => any_value(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// claims.json's own check is its schema.
+        #[test]
+        fn the_check_is_the_schema(v in doc()) {
+            native_is_the_schema("taskhook-claims", &v)?;
+        }
+    }
 }

@@ -22,7 +22,6 @@ pub mod projects;
 pub mod registry;
 pub mod rest;
 pub mod shared;
-pub mod strict;
 pub mod summary;
 #[cfg(test)]
 pub mod tiny;

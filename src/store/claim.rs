@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::store::strict::{checked_record, list, non_empty, takes, timestamp};
 use crate::store::{lock_path_for, Loaded, Store};
 
 /// The record's schema.
@@ -220,10 +221,87 @@ fn empty() -> Value {
     json!({"applied": []})
 }
 
+checked_record! {
+    /// applied.json (`taskhook-applied`).
+    AppliedCheck,
+    ["applied"],
+    required: ["applied"],
+    |m, _name| {
+        if list::<KeyCheck, _>(m)?.len() > MAX_KEPT {
+            return Err(serde::de::Error::custom("too many keys"));
+        }
+        Ok(())
+    }
+}
+
+checked_record! {
+    /// One key applied.
+    KeyCheck,
+    ["key", "at"],
+    required: ["key", "at"],
+    |m, name| {
+        match name {
+            "key" => _ = non_empty(m, name)?,
+            _ => _ = timestamp(m, name)?,
+        }
+        Ok(())
+    }
+}
+
+/// The most keys the schema lets applied.json hold (`maxItems`).
+const MAX_KEPT: usize = 256;
+
+/// `taskhook-applied`'s own check ([`crate::store::schema::Native`]).
+pub(crate) fn applied_is_valid(doc: &Value) -> bool {
+    takes::<AppliedCheck>(doc)
+}
+
 fn already_applied(record: &Path) -> Error {
     Error::refused(
         "apply",
         record,
         "this event was already applied by another taskhook run (two registrations ran it)",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use crate::store::schema::tests::native_is_the_schema;
+    use crate::store::strict::tests::{any_value, object, pick, timestamp};
+
+    fn doc() -> impl Strategy<Value = Value> {
+        let key = object(
+            vec![
+                ("key", pick(vec![json!("s1:7"), json!(""), json!(3)])),
+                ("at", timestamp().prop_map(Value::String).boxed()),
+            ],
+            vec![
+                ("key", json!("s1:8")),
+                ("at", json!("2026-01-05T08:00:00Z")),
+            ],
+            2,
+        );
+        prop_oneof![
+            6 => prop::collection::vec(key, 0..4).prop_map(|k| json!({"applied": k})),
+            1 => (0usize..2).prop_map(|extra| {
+                let k = json!({"key": "k", "at": "2026-01-05T08:00:00Z"});
+                json!({"applied": vec![k; super::MAX_KEPT + extra]})
+            }),
+            1 => any_value().prop_map(|a| json!({"applied": a, "x": 1})),
+            1 => any_value(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// applied.json's own check is its schema.
+        #[test]
+        fn the_check_is_the_schema(v in doc()) {
+            native_is_the_schema("taskhook-applied", &v)?;
+        }
+    }
 }

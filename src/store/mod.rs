@@ -32,6 +32,7 @@ pub mod lock;
 pub mod parsed;
 mod read;
 pub mod schema;
+pub mod strict;
 mod temps;
 pub mod txn;
 mod undo;

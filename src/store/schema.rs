@@ -9,6 +9,13 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+/// A schema's own check, written as a strict reading of what it describes (issue 23):
+/// `true` only for a value the schema takes, so a valid file is checked without compiling the
+/// schema (which costs more than the check, and touches code no other part of an event needs).
+/// `false` sends the value to the schema's validator, which words what is wrong. Each is held
+/// to its schema by a property test beside it ([`tests::native_is_the_schema`]).
+pub type Native = fn(&Value) -> bool;
+
 /// One embedded schema.
 #[derive(Debug, Clone, Copy)]
 pub struct SchemaDef {
@@ -18,6 +25,8 @@ pub struct SchemaDef {
     pub describes: &'static str,
     /// The schema text.
     pub source: &'static str,
+    /// Its own check, where it has one.
+    pub native: Option<Native>,
 }
 
 macro_rules! schema {
@@ -26,6 +35,13 @@ macro_rules! schema {
             name: $name,
             describes: $describes,
             source: include_str!(concat!("../../schemas/", $name, ".schema.json")),
+            native: None,
+        }
+    };
+    ($name:literal, $describes:literal, $native:path) => {
+        SchemaDef {
+            native: Some($native),
+            ..schema!($name, $describes)
         }
     };
 }
@@ -38,37 +54,53 @@ pub static SCHEMAS: &[SchemaDef] = &[
     ),
     schema!(
         "projects-project",
-        ".claude/projects/{id}/project.json (seed 000)"
+        ".claude/projects/{id}/project.json (seed 000)",
+        crate::layouts::projects::reading::project_is_valid
     ),
     schema!(
         "projects-tasks",
-        ".claude/projects/{id}/tasks.json (seed 000)"
+        ".claude/projects/{id}/tasks.json (seed 000)",
+        crate::layouts::projects::reading::list_is_valid
     ),
     schema!(
         "projects-velocity",
-        ".claude/projects/{id}/progress/velocity.json (seed 000)"
+        ".claude/projects/{id}/progress/velocity.json (seed 000)",
+        crate::layouts::projects::reading::velocity_is_valid
     ),
-    schema!("execute-state", "execute-state.json v2.0 (seed 001)"),
+    schema!(
+        "execute-state",
+        "execute-state.json v2.0 (seed 001)",
+        crate::layouts::execute::reading::state_is_valid
+    ),
     schema!(
         "iterative-state",
-        ".claude/iterative/{slug}/state.json (seed 003)"
+        ".claude/iterative/{slug}/state.json (seed 003)",
+        crate::layouts::iterative::reading::state_is_valid
     ),
-    schema!("cdd-order", "$CDD_DIR/tasks/order.json (seed 004)"),
+    schema!(
+        "cdd-order",
+        "$CDD_DIR/tasks/order.json (seed 004)",
+        crate::layouts::cdd::reading::order_is_valid
+    ),
     schema!(
         "cdd-history",
-        "one line of $CDD_DIR/tasks/history.jsonl (seed 004)"
+        "one line of $CDD_DIR/tasks/history.jsonl (seed 004)",
+        crate::layouts::cdd::reading::line_is_valid
     ),
     schema!(
         "taskhook-agents",
-        ".claude/taskhook/agents.json (subagent bindings, notices)"
+        ".claude/taskhook/agents.json (subagent bindings, notices)",
+        crate::agents::is_valid
     ),
     schema!(
         "taskhook-applied",
-        ".claude/taskhook/applied.json (events applied, each once)"
+        ".claude/taskhook/applied.json (events applied, each once)",
+        super::claim::applied_is_valid
     ),
     schema!(
         "taskhook-claims",
-        ".claude/taskhook/claims.json (claims and leases of units)"
+        ".claude/taskhook/claims.json (claims and leases of units)",
+        crate::claims::is_valid
     ),
 ];
 
@@ -104,7 +136,7 @@ fn compiled(name: &str) -> Result<&'static jsonschema::Validator> {
 
 /// Whether `value` is a valid entry of the member `member` of schema `name` (an element of its
 /// array, a value of its object): checked against that entry's own schema, compiled once. The
-/// strict readings (`layouts::strict`) are held to it by their property tests; no reading
+/// strict readings (`store::strict`) are held to it by their property tests; no reading
 /// needs it any more.
 #[cfg(test)]
 pub fn entry_is_valid(name: &str, member: &str, value: &Value) -> Result<bool> {
@@ -153,6 +185,17 @@ pub fn entry_validator(name: &str, member: &str) -> Result<&'static jsonschema::
 /// Checks `value` against schema `name`: `Ok(Ok(()))` when valid, `Ok(Err(issues))` when not.
 /// The outer error is for an unknown schema name.
 pub fn check(name: &str, value: &Value) -> Result<std::result::Result<(), Vec<Issue>>> {
+    if find(name)
+        .and_then(|d| d.native)
+        .is_some_and(|native| native(value))
+    {
+        return Ok(Ok(()));
+    }
+    validate(name, value)
+}
+
+/// [`check`] by the schema's validator alone.
+fn validate(name: &str, value: &Value) -> Result<std::result::Result<(), Vec<Issue>>> {
     let v = compiled(name)?;
     let issues: Vec<Issue> = v
         .iter_errors(value)
@@ -189,8 +232,31 @@ pub fn summarize(issues: &[Issue]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
+
+    /// What a schema's own check is held to: it takes `value` exactly when the schema's
+    /// validator does.
+    pub fn native_is_the_schema(
+        name: &str,
+        value: &Value,
+    ) -> std::result::Result<(), proptest::test_runner::TestCaseError> {
+        let native = find(name).and_then(|d| d.native).expect("a native check");
+        let valid = validate(name, value).unwrap().is_ok();
+        proptest::prop_assert_eq!(native(value), valid, "{} {}", name, value);
+        Ok(())
+    }
+
+    /// Every schema a file is checked against on an event's way has its own check.
+    #[test]
+    fn the_schemas_on_an_events_way_have_their_own_checks() {
+        let without: Vec<&str> = SCHEMAS
+            .iter()
+            .filter(|s| s.native.is_none())
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(without, ["claude-tasks"]);
+    }
 
     #[test]
     fn every_embedded_schema_compiles() {

@@ -24,6 +24,7 @@ pub mod log;
 pub mod model;
 pub mod order;
 pub mod outcome;
+pub mod reading;
 pub mod reconcile;
 pub mod report;
 pub mod summary;

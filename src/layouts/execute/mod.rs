@@ -27,7 +27,7 @@ pub mod messages;
 pub mod model;
 pub mod plan;
 pub mod policy;
-mod reading;
+pub mod reading;
 pub mod reconcile;
 pub mod state;
 pub mod summary;

@@ -9,11 +9,15 @@ use serde::de::{Error as _, MapAccess};
 use serde_json::{Map, Value};
 
 use super::model::{
-    int, CommitRecord, ErrorRecord, Feedback, Loose, QueueEntry, ResetRecord, Slot, Subagent, Task,
+    int, CommitRecord, ErrorRecord, Feedback, Loose, QueueEntry, ResetRecord, Slot, State,
+    Subagent, Task,
 };
-use crate::layouts::strict::{
-    any, integer, list, non_empty, one_of, other, record, string, string_or_null, timestamp,
-    timestamp_or_null, Record,
+use crate::store::entries::Head;
+use crate::store::strict::checked_record;
+use crate::store::strict::{
+    any, any_array, any_object, integer, integer_or_null, list, name_in, non_empty,
+    number_at_least_zero, one_of, other, record, string, string_or_null, takes, timestamp,
+    timestamp_or_null, values_of, Record,
 };
 
 /// A count of at least `min` (`"type": "integer", "minimum": min`), as taskhook reads one.
@@ -255,16 +259,106 @@ impl Record for QueueEntry {
     }
 }
 
+checked_record! {
+    /// The state but its tasks and merge queue (whose entries the readings above check), as
+    /// `execute-state` checks it.
+    HeadCheck,
+    [
+        "schema_version", "prd_slug", "project_path", "worktree_dir", "tasks_path", "status",
+        "current_layer", "current_batch", "started_at", "updated_at", "completed_at", "layers",
+        "tasks", "merge_queue", "metrics",
+    ],
+    required: ["schema_version", "status", "tasks"],
+    |m, name| {
+        match name {
+            "schema_version" => _ = name_in(m, &["2.0"], name)?,
+            "status" => _ = name_in(
+                m,
+                &["pending", "in_progress", "completed", "stopped", "abandoned"],
+                name,
+            )?,
+            "current_layer" => _ = string_or_null(m)?,
+            "current_batch" => _ = integer_or_null(m, 0, name)?,
+            "started_at" | "updated_at" | "completed_at" => _ = timestamp_or_null(m, name)?,
+            "layers" => values_of::<LayerCheck, _>(m)?,
+            "tasks" => any_object(m)?,
+            "merge_queue" => any_array(m)?,
+            "metrics" => _ = record::<MetricsCheck, _>(m)?,
+            // prd_slug, project_path, worktree_dir, tasks_path
+            _ => _ = string(m)?,
+        }
+        Ok(())
+    }
+}
+
+checked_record! {
+    /// A layer (`$defs/layer`).
+    LayerCheck,
+    [
+        "status", "tasks_total", "tasks_completed", "tasks_failed", "started_at",
+        "completed_at",
+    ],
+    required: ["status"],
+    |m, name| {
+        match name {
+            "status" => _ = name_in(m, &["pending", "in_progress", "completed"], name)?,
+            "started_at" | "completed_at" => _ = timestamp_or_null(m, name)?,
+            // The counts.
+            _ => _ = integer(m, 0, name)?,
+        }
+        Ok(())
+    }
+}
+
+checked_record! {
+    /// The run's metrics (`$defs/metrics`).
+    MetricsCheck,
+    [
+        "total_tasks", "completed_tasks", "failed_tasks", "total_attempts", "total_commits",
+        "elapsed_time_seconds",
+    ],
+    required: [],
+    |m, name| {
+        match name {
+            "elapsed_time_seconds" => _ = number_at_least_zero(m, name)?,
+            // The counts.
+            _ => _ = integer(m, 0, name)?,
+        }
+        Ok(())
+    }
+}
+
+impl Head for State {
+    fn head_is_valid(head: &Value) -> bool {
+        takes::<HeadCheck>(head)
+    }
+}
+
+/// `execute-state`'s own check ([`crate::store::schema::Native`]): the rest of the state, each
+/// task and each entry of the merge queue read strictly (a task the model cannot type is
+/// refused here, and left to the schema's validator).
+pub fn state_is_valid(doc: &Value) -> bool {
+    takes::<HeadCheck>(doc)
+        && doc["tasks"]
+            .as_object()
+            .is_some_and(|tasks| tasks.values().all(takes::<Task>))
+        && doc.get("merge_queue").is_none_or(|q| {
+            q.as_array()
+                .is_some_and(|q| q.iter().all(takes::<QueueEntry>))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::layouts::strict::tests::{
-        any_value, is_the_schema_and_the_derive, object, pick, timestamp,
-    };
     use crate::store::entries::Strict;
+    use crate::store::schema::tests::native_is_the_schema;
+    use crate::store::strict::tests::{
+        any_value, is_the_schema_and_the_derive, is_the_schema_on_the_head, object, pick, timestamp,
+    };
 
     fn counts(min: u64) -> BoxedStrategy<Value> {
         let mut vs = vec![json!(2), json!(2.0), json!(7)];
@@ -442,6 +536,134 @@ mod tests {
         #[test]
         fn a_queue_entry_read_strictly_is_the_schema_and_the_derive(v in queue_entry()) {
             is_the_schema_and_the_derive::<QueueEntry>("execute-state", "merge_queue", &v)?;
+        }
+    }
+
+    /// A state with its tasks and merge queue emptied, near the edges of what the schema
+    /// takes.
+    fn head() -> impl Strategy<Value = Value> {
+        let times = || prop_oneof![timestamp().prop_map(Value::String), Just(Value::Null)].boxed();
+        let counts = || pick(vec![json!(0), json!(3), json!(2.0), json!(-1), json!(2.5)]);
+        let layer = object(
+            vec![
+                (
+                    "status",
+                    pick(vec![
+                        json!("pending"),
+                        json!("completed"),
+                        json!("abandoned"),
+                    ]),
+                ),
+                ("tasks_total", counts()),
+                ("tasks_completed", counts()),
+                ("tasks_failed", counts()),
+                ("started_at", times()),
+                ("completed_at", times()),
+            ],
+            vec![("status", json!("in_progress"))],
+            4,
+        );
+        let layers = prop_oneof![
+            1 => Just(json!({})),
+            4 => layer.prop_map(|l| json!({"2-backend": l})),
+        ];
+        let metrics = object(
+            vec![
+                ("total_tasks", counts()),
+                ("completed_tasks", counts()),
+                ("failed_tasks", counts()),
+                ("total_attempts", counts()),
+                ("total_commits", counts()),
+                (
+                    "elapsed_time_seconds",
+                    pick(vec![json!(0), json!(2.5), json!(-0.5), json!("1")]),
+                ),
+            ],
+            vec![],
+            4,
+        );
+        object(
+            vec![
+                (
+                    "schema_version",
+                    pick(vec![json!("2.0"), json!("2.1"), json!(2)]),
+                ),
+                ("prd_slug", pick(vec![json!("shop"), json!(""), json!(1)])),
+                ("project_path", pick(vec![json!("/p"), Value::Null])),
+                ("worktree_dir", pick(vec![json!(".worktrees"), json!([])])),
+                ("tasks_path", pick(vec![json!("docs/tasks"), json!(false)])),
+                (
+                    "status",
+                    pick(vec![json!("abandoned"), json!("stopped"), json!("done")]),
+                ),
+                (
+                    "current_layer",
+                    pick(vec![json!("2-backend"), Value::Null, json!(2)]),
+                ),
+                (
+                    "current_batch",
+                    pick(vec![
+                        json!(0),
+                        json!(2.0),
+                        json!(-1),
+                        Value::Null,
+                        json!("1"),
+                    ]),
+                ),
+                ("started_at", times()),
+                ("updated_at", times()),
+                ("completed_at", times()),
+                ("layers", layers.boxed()),
+                ("tasks", pick(vec![json!({}), json!([])])),
+                ("merge_queue", pick(vec![json!([]), json!({})])),
+                ("metrics", metrics.boxed()),
+            ],
+            vec![
+                ("schema_version", json!("2.0")),
+                ("status", json!("in_progress")),
+                ("tasks", json!({})),
+            ],
+            8,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The state's own check of the rest of the document is the schema's.
+        #[test]
+        fn the_head_check_is_the_schema(v in head()) {
+            is_the_schema_on_the_head::<State>("execute-state", &["tasks", "merge_queue"], v)?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The whole state's own check takes no state the schema refuses, and every one it
+        /// takes whose tasks the model can type.
+        #[test]
+        fn the_state_check_is_the_schema(
+            mut v in head(),
+            tasks in prop::collection::vec(task(), 0..3),
+            queue in prop::option::of(prop::collection::vec(queue_entry(), 0..3)),
+        ) {
+            let typed = tasks.iter().all(|t| serde_json::from_value::<Task>(t.clone()).is_ok())
+                && queue.iter().flatten().all(|e| serde_json::from_value::<QueueEntry>(e.clone()).is_ok());
+            if let Some(m) = v.as_object_mut() {
+                if m.get("tasks").is_some_and(Value::is_object) {
+                    let keyed = tasks.into_iter().enumerate().map(|(i, t)| (format!("L1-{i}"), t));
+                    m.insert("tasks".into(), Value::Object(keyed.collect()));
+                }
+                if let Some(q) = queue {
+                    m.insert("merge_queue".into(), Value::from(q));
+                }
+            }
+            if typed {
+                native_is_the_schema("execute-state", &v)?;
+            } else {
+                prop_assert!(!state_is_valid(&v));
+            }
         }
     }
 

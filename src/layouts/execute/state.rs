@@ -12,8 +12,8 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 pub use crate::layouts::json::Source;
 use crate::layouts::json::{write_back, write_in_place, Shape, Splice};
-use crate::layouts::strict::Records;
 use crate::layouts::StoreRef;
+use crate::store::strict::Records;
 use crate::store::Bytes;
 use crate::store::{fs, lock_path_for, parsed};
 

@@ -24,7 +24,7 @@ pub mod log;
 pub mod markdown;
 pub mod model;
 pub mod plan;
-mod reading;
+pub mod reading;
 pub mod reconcile;
 pub mod replay;
 pub mod state;

@@ -14,9 +14,13 @@ use serde::de::{self, Deserializer, Error as _, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
-use super::model::{Priority, Status, Task};
-use crate::layouts::strict::{at_least_zero, is_integer_at_least, is_timestamp, refused};
-use crate::store::entries::Strict;
+use super::model::{Priority, Status, Task, TaskList};
+use crate::store::entries::{Head, Strict};
+use crate::store::strict::{
+    at_least_zero, checked_record, integer, is_integer_at_least, is_timestamp, list, non_empty,
+    number_at_least_zero, number_at_least_zero_or_null, refused, string, string_or_null, takes,
+    timestamp,
+};
 
 impl<'de> Deserialize<'de> for Task {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Task, D::Error> {
@@ -326,11 +330,94 @@ fn nullable_time<'de, A: MapAccess<'de>>(
     Ok(v)
 }
 
+/// tasks.json but its tasks (which stand in it empty, each task read strictly above), checked
+/// as `projects-tasks` checks it: an object whose `tasks` is an array.
+impl Head for TaskList {
+    fn head_is_valid(head: &Value) -> bool {
+        head.get("tasks").is_some_and(Value::is_array)
+    }
+}
+
+/// `projects-tasks`' own check ([`crate::store::schema::Native`]): each task read strictly.
+pub fn list_is_valid(doc: &Value) -> bool {
+    doc.get("tasks")
+        .and_then(Value::as_array)
+        .is_some_and(|tasks| tasks.iter().all(takes::<Task>))
+}
+
+checked_record! {
+    /// project.json (`projects-project`).
+    ProjectCheck,
+    ["id", "name", "status", "phase", "created_at", "updated_at", "current_task"],
+    required: ["id"],
+    |m, name| {
+        match name {
+            "id" => _ = non_empty(m, name)?,
+            "created_at" | "updated_at" => _ = timestamp(m, name)?,
+            "current_task" => _ = string_or_null(m)?,
+            // name, status, phase
+            _ => _ = string(m)?,
+        }
+        Ok(())
+    }
+}
+
+/// `projects-project`'s own check ([`crate::store::schema::Native`]).
+pub fn project_is_valid(doc: &Value) -> bool {
+    takes::<ProjectCheck>(doc)
+}
+
+checked_record! {
+    /// velocity.json (`projects-velocity`).
+    VelocityCheck,
+    [
+        "tasks_completed", "total_estimate_minutes", "total_actual_minutes", "ratio",
+        "window_size", "window_ratio", "window", "updated_at",
+    ],
+    required: [],
+    |m, name| {
+        match name {
+            "tasks_completed" => _ = integer(m, 0, name)?,
+            "window_size" => _ = integer(m, 1, name)?,
+            "ratio" | "window_ratio" => _ = number_at_least_zero_or_null(m, name)?,
+            "window" => _ = list::<CompletionCheck, _>(m)?,
+            "updated_at" => _ = timestamp(m, name)?,
+            // The totals.
+            _ => _ = number_at_least_zero(m, name)?,
+        }
+        Ok(())
+    }
+}
+
+checked_record! {
+    /// One completion in velocity.json's window (`$defs/completion`).
+    CompletionCheck,
+    ["task_id", "estimate_minutes", "actual_minutes", "completed_at"],
+    required: ["task_id", "estimate_minutes", "actual_minutes"],
+    |m, name| {
+        match name {
+            "task_id" => _ = non_empty(m, name)?,
+            "completed_at" => _ = timestamp(m, name)?,
+            // The minutes.
+            _ => _ = number_at_least_zero(m, name)?,
+        }
+        Ok(())
+    }
+}
+
+/// `projects-velocity`'s own check ([`crate::store::schema::Native`]).
+pub fn velocity_is_valid(doc: &Value) -> bool {
+    takes::<VelocityCheck>(doc)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layouts::strict::tests::{any_value, read, sorted, timestamp};
     use crate::store::schema;
+    use crate::store::schema::tests::native_is_the_schema;
+    use crate::store::strict::tests::{
+        any_value, is_the_schema_on_the_head, object, pick, read, sorted, timestamp,
+    };
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -460,6 +547,76 @@ mod tests {
         })
     }
 
+    fn project() -> impl Strategy<Value = Value> {
+        let text = || pick(vec![json!("web"), json!(""), json!(1), Value::Null]);
+        let at = || timestamp().prop_map(Value::String).boxed();
+        object(
+            vec![
+                ("id", text()),
+                ("name", text()),
+                ("status", text()),
+                ("phase", text()),
+                ("created_at", at()),
+                ("updated_at", at()),
+                ("current_task", text()),
+            ],
+            vec![("id", json!("web"))],
+            5,
+        )
+    }
+
+    fn velocity() -> impl Strategy<Value = Value> {
+        let minutes = || {
+            pick(vec![
+                json!(0),
+                json!(2.5),
+                json!(-1),
+                json!("3"),
+                Value::Null,
+            ])
+        };
+        let at = || timestamp().prop_map(Value::String).boxed();
+        let completion = object(
+            vec![
+                ("task_id", pick(vec![json!("T1"), json!(""), json!(1)])),
+                ("estimate_minutes", minutes()),
+                ("actual_minutes", minutes()),
+                ("completed_at", at()),
+            ],
+            vec![
+                ("task_id", json!("T2")),
+                ("estimate_minutes", json!(30)),
+                ("actual_minutes", json!(45.5)),
+            ],
+            3,
+        );
+        object(
+            vec![
+                (
+                    "tasks_completed",
+                    pick(vec![json!(3), json!(0), json!(2.0), json!(-1), json!(1.5)]),
+                ),
+                ("total_estimate_minutes", minutes()),
+                ("total_actual_minutes", minutes()),
+                ("ratio", minutes()),
+                (
+                    "window_size",
+                    pick(vec![json!(10), json!(0), json!(1), json!(2.0)]),
+                ),
+                ("window_ratio", minutes()),
+                (
+                    "window",
+                    prop::collection::vec(completion, 0..3)
+                        .prop_map(Value::from)
+                        .boxed(),
+                ),
+                ("updated_at", at()),
+            ],
+            vec![],
+            6,
+        )
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
 
@@ -475,6 +632,38 @@ mod tests {
                 prop_assert_eq!(&t, &lenient);
                 prop_assert_eq!(sorted(serde_json::to_value(&t).unwrap()), sorted(v));
             }
+        }
+
+        /// The list's own check of the rest of the document (its tasks emptied) is the
+        /// schema's.
+        #[test]
+        fn the_head_check_is_the_schema(
+            tasks in prop::sample::select(vec![None, Some(json!([])), Some(json!({}))]),
+            other in any_value(),
+        ) {
+            let mut head = json!({"notes": other});
+            if let Some(t) = tasks {
+                head["tasks"] = t;
+            }
+            is_the_schema_on_the_head::<TaskList>("projects-tasks", &["tasks"], head)?;
+        }
+
+        /// The list's own check is the schema's.
+        #[test]
+        fn the_list_check_is_the_schema(tasks in prop::collection::vec(task(), 0..3)) {
+            native_is_the_schema("projects-tasks", &json!({"tasks": tasks}))?;
+        }
+
+        /// project.json's own check is the schema's.
+        #[test]
+        fn the_project_check_is_the_schema(v in project()) {
+            native_is_the_schema("projects-project", &v)?;
+        }
+
+        /// velocity.json's own check is the schema's.
+        #[test]
+        fn the_velocity_check_is_the_schema(v in velocity()) {
+            native_is_the_schema("projects-velocity", &v)?;
         }
 
         /// The timestamp check is the schema's pattern.

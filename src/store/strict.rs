@@ -20,6 +20,42 @@ use serde_json::{Map, Number, Value};
 
 use crate::store::entries::Strict;
 
+/// A record that is only checked, nothing of it kept (a file's own schema check,
+/// [`crate::store::schema::Native`]): its name, its fields' names, the required ones, and a
+/// `match` over the field's name (`$field`, read from `$m`) with one check per field, as
+/// [`Record::field`] has.
+macro_rules! checked_record {
+    (
+        $(#[$doc:meta])*
+        $name:ident,
+        [$($field:literal),* $(,)?],
+        required: [$($required:literal),* $(,)?],
+        |$m:ident, $f:ident| $body:expr
+    ) => {
+        $(#[$doc])*
+        #[derive(Default)]
+        struct $name(serde_json::Map<String, serde_json::Value>);
+
+        impl $crate::store::strict::Record for $name {
+            const NAMES: &'static [&'static str] = &[$($field),*];
+            const REQUIRED: &'static [&'static str] = &[$($required),*];
+
+            fn field<'de, A: serde::de::MapAccess<'de>>(
+                &mut self,
+                $m: &mut A,
+                $f: &'static str,
+            ) -> Result<(), A::Error> {
+                $body
+            }
+
+            fn rest(&mut self) -> &mut serde_json::Map<String, serde_json::Value> {
+                &mut self.0
+            }
+        }
+    };
+}
+pub(crate) use checked_record;
+
 /// A record read strictly, field by field: every record type is one of these (its names, the
 /// ones required, one check per field), and reads through the one visitor below.
 pub trait Record: Default {
@@ -263,6 +299,118 @@ impl<T: DeserializeOwned> Visitor<'_> for OneOf<T> {
     }
 }
 
+/// One of `names` (`"enum": [...]` of strings, or a `"const"` string), kept as a string.
+pub fn name_in<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    names: &[&str],
+    field: &str,
+) -> Result<String, A::Error> {
+    let s = string(m)?;
+    if !names.contains(&s.as_str()) {
+        return Err(refused(field));
+    }
+    Ok(s)
+}
+
+/// An integer of at least `min`, or `null` (`"type": ["integer", "null"], "minimum": min`).
+pub fn integer_or_null<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    min: u64,
+    field: &str,
+) -> Result<Option<Number>, A::Error> {
+    let n: Option<Number> = m.next_value()?;
+    if n.as_ref().is_some_and(|n| !is_integer_at_least(n, min)) {
+        return Err(refused(field));
+    }
+    Ok(n)
+}
+
+/// A number of at least zero (`"type": "number", "minimum": 0`).
+pub fn number_at_least_zero<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    field: &str,
+) -> Result<Number, A::Error> {
+    let n: Number = m.next_value()?;
+    if !at_least_zero(&n) {
+        return Err(refused(field));
+    }
+    Ok(n)
+}
+
+/// A number of at least zero, or `null` (`"type": ["number", "null"], "minimum": 0`).
+pub fn number_at_least_zero_or_null<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    field: &str,
+) -> Result<Option<Number>, A::Error> {
+    let n: Option<Number> = m.next_value()?;
+    if n.as_ref().is_some_and(|n| !at_least_zero(n)) {
+        return Err(refused(field));
+    }
+    Ok(n)
+}
+
+/// Strings that are not empty (`"type": "array", "items": {"type": "string", "minLength":
+/// 1}`).
+pub fn non_empty_strings<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    field: &str,
+) -> Result<Vec<String>, A::Error> {
+    let v: Vec<String> = m.next_value()?;
+    if v.iter().any(String::is_empty) {
+        return Err(refused(field));
+    }
+    Ok(v)
+}
+
+/// An array, whatever it holds (a member whose entries another reading checks).
+pub fn any_array<'de, A: MapAccess<'de>>(m: &mut A) -> Result<(), A::Error> {
+    m.next_value::<Vec<de::IgnoredAny>>().map(drop)
+}
+
+/// An object, whatever it holds (a member whose entries another reading checks).
+pub fn any_object<'de, A: MapAccess<'de>>(m: &mut A) -> Result<(), A::Error> {
+    m.next_value::<std::collections::HashMap<String, de::IgnoredAny>>()
+        .map(drop)
+}
+
+/// An object whose values each read strictly (`"type": "object", "additionalProperties":
+/// …`), only checked.
+pub fn values_of<'de, T: Strict, A: MapAccess<'de>>(m: &mut A) -> Result<(), A::Error> {
+    m.next_value_seed(Values::<T>(PhantomData))
+}
+
+struct Values<T>(PhantomData<T>);
+
+impl<'de, T: Strict> DeserializeSeed<'de> for Values<T> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Strict> Visitor<'de> for Values<T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<(), M::Error> {
+        while m.next_key::<de::IgnoredAny>()?.is_some() {
+            m.next_value_seed(One::<T>(PhantomData))?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `head` (a document's members but those read entry by entry, which stand in it
+/// empty) reads strictly as `T`: a document's own check of its head
+/// ([`crate::store::entries::Head`]), without the schema's validator.
+pub fn takes<T: Strict>(head: &Value) -> bool {
+    T::strict(head).is_ok()
+}
+
 /// An array whose items each read strictly (`"type": "array", "items": …`).
 pub fn list<'de, T: Strict, A: MapAccess<'de>>(m: &mut A) -> Result<Vec<T>, A::Error> {
     m.next_value_seed(List(PhantomData))
@@ -503,6 +651,26 @@ pub mod tests {
         if let Some(t) = got {
             prop_assert_eq!(Some(t), derived);
         }
+        Ok(())
+    }
+
+    /// What a document's own check of its head is held to: it takes `head` with its members
+    /// `emptied` (the ones read entry by entry, which the head holds as an empty array or
+    /// object) exactly when the schema does.
+    pub fn is_the_schema_on_the_head<T: crate::store::entries::Head>(
+        schema: &str,
+        emptied: &[&str],
+        mut head: Value,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        for k in emptied {
+            match head.get_mut(*k) {
+                Some(Value::Array(a)) => a.clear(),
+                Some(Value::Object(m)) => m.clear(),
+                _ => {}
+            }
+        }
+        let valid = crate::store::schema::check(schema, &head).unwrap().is_ok();
+        prop_assert_eq!(T::head_is_valid(&head), valid, "{}", head);
         Ok(())
     }
 

@@ -260,6 +260,20 @@ pub fn remember_shared<T: 'static>(kind: &'static str, bytes: Bytes, value: Rc<T
     put(kind, Held::Bytes(bytes), value);
 }
 
+/// Lets go of the last bytes of `kind`, keeping their digest (issue 23): what they gave is
+/// still found without a parse by a later read of the same bytes, or by
+/// [`crate::store::Store::still_written`] hashing the file as it reads it, but this memory no
+/// longer holds the bytes (a reader that has looked, and will only compare before it writes).
+pub fn hold_digest(kind: &'static str) {
+    PARSED.with(|p| {
+        for e in p.borrow_mut().iter_mut().filter(|e| e.kind == kind) {
+            if let Held::Bytes(b) = &e.held {
+                e.held = Held::Digest(Digest::of(b));
+            }
+        }
+    })
+}
+
 /// Remembers what bytes known only by their digest give (a file written as a stream, never
 /// held whole): a later read of exactly those bytes finds it without a parse.
 pub fn remember_digest<T: 'static>(kind: &'static str, digest: Digest, value: Rc<T>) {
@@ -292,6 +306,26 @@ pub fn leave() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bytes let go of are known by their digest: a read of the same bytes takes up what they
+    /// gave (and holds them again), other bytes do not.
+    #[test]
+    fn bytes_let_go_of_are_known_by_their_digest() {
+        let parse = |b: &Bytes| b.len();
+        let (_, first) = remembered("held-kind", b"abcdef".to_vec(), parse);
+        hold_digest("held-kind");
+        assert!(latest::<usize>("held-kind").is_none());
+        let (digest, value) = latest_digest::<usize>("held-kind").unwrap();
+        assert_eq!(digest, Digest::of(b"abcdef"));
+        assert!(Rc::ptr_eq(&first, &value));
+        assert!(get::<usize>("held-kind", b"abcdeg").is_none());
+        let (bytes, again) = remembered("held-kind", b"abcdef".to_vec(), |_| 0);
+        assert!(Rc::ptr_eq(&first, &again), "not parsed again");
+        assert_eq!(
+            latest::<usize>("held-kind").unwrap().0.as_slice(),
+            bytes.as_slice()
+        );
+    }
 
     #[test]
     fn same_bytes_parse_once_other_bytes_again() {

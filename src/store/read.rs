@@ -125,20 +125,26 @@ impl Store {
     }
 
     /// [`Store::still_parsed`] for bytes known by their digest alone
-    /// ([`super::parsed::remember_digest`]: a file this invocation wrote as a stream), for a
-    /// reader that needs only the value: the file is hashed as it is read, never held.
+    /// ([`super::parsed::remember_digest`]: a file this invocation wrote as a stream;
+    /// [`super::parsed::hold_digest`]: one it let go of), for a reader that needs only the
+    /// value (and the digest): the file is hashed as it is read, never held.
     pub fn still_written<T: 'static>(
         &self,
         kind: &'static str,
         path: &Path,
-    ) -> Option<std::rc::Rc<T>> {
+    ) -> Option<(super::parsed::Digest, std::rc::Rc<T>)> {
         let (digest, value) = super::parsed::latest_digest::<T>(kind)?;
-        let read = self.read_with(path, usize::MAX, |r| {
+        matches!(self.digest_of(path), Ok(Some(d)) if d == digest).then_some((digest, value))
+    }
+
+    /// The digest of what `path` holds ([`super::parsed::Digest`]), hashed as it is read,
+    /// never held; `None` when there is no file. The same caps and refusals as a whole read.
+    pub fn digest_of(&self, path: &Path) -> Result<Option<super::parsed::Digest>> {
+        self.read_with(path, usize::MAX, |r| {
             let mut d = super::parsed::Digester::default();
             d.read(r, u64::MAX)?;
             Ok(d.finish())
-        });
-        matches!(read, Ok(Some(d)) if d == digest).then_some(value)
+        })
     }
 
     /// Whether `path` holds exactly `expected` (`None`: no file), compared as it is read (a

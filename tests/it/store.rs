@@ -626,7 +626,8 @@ fn what_was_written_as_a_stream_is_known_by_its_digest_only_while_the_file_holds
         s.still_parsed::<usize>(kind, &path).is_none(),
         "no bytes held"
     );
-    assert_eq!(s.still_written::<usize>(kind, &path).as_deref(), Some(&3));
+    let (digest, value) = s.still_written::<usize>(kind, &path).unwrap();
+    assert_eq!((digest, *value), (d.finish(), 3));
     for other in [&b"[1, 2, 4]"[..], b"[1, 2, 3, 4]", b"[1, 2, "] {
         std::fs::write(&path, other).unwrap();
         assert!(s.still_written::<usize>(kind, &path).is_none(), "{other:?}");

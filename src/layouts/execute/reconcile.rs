@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::layouts::summary::first_few;
 use crate::layouts::{name_of, Reconciled, StoreRef};
 use crate::store::fs;
+use crate::store::parsed::Digest;
 
 /// What resuming found and did.
 #[derive(Debug, Clone, Default)]
@@ -126,6 +127,10 @@ struct Rebuilt {
 /// without a valid copy, or one over the size cap, is refused.
 fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loaded>> {
     let path = state_path(&store.root);
+    // The state the look before let go of, still in the file: compared as it is read.
+    if let Some((digest, state)) = state::known(cx, &path) {
+        return Ok(Some(Loaded::Known(digest, state)));
+    }
     let why = match state::read_shared(cx, &path)? {
         Ok(shared) => return Ok(Some(Loaded::Valid(shared))),
         Err(Unread::Missing) => return Ok(None),
@@ -174,7 +179,26 @@ fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loa
 enum Loaded {
     /// The file's bytes and state (shared with the invocation's other reads of them).
     Valid(state::Shared),
+    /// The state of bytes known by their digest alone ([`state::let_go_of_bytes`]).
+    Known(Digest, Rc<State>),
     Rebuilt(Box<Rebuilt>),
+}
+
+/// What the state under the lock was read from: its bytes (or a rebuilt document), or the
+/// digest of bytes no longer held, read again only for a write over them.
+enum Origin {
+    Source(state::Source),
+    Known(Digest),
+}
+
+impl Origin {
+    /// What the state is written over.
+    fn source(self, cx: &Ctx, store: &StoreRef) -> Result<state::Source> {
+        Ok(match self {
+            Origin::Source(s) => s,
+            Origin::Known(d) => state::Source::Bytes(state::bytes_again(cx, store, d)?),
+        })
+    }
 }
 
 /// Branch names the state records (for git's log of unmerged work).
@@ -216,6 +240,9 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             },
         ),
     };
+    // Git is asked without the state's bytes held: the lock's pass compares the file with
+    // their digest as it reads it, and reads them again only to write (issue 23).
+    state::let_go_of_bytes();
     let view = super::git_root(cx, store).map(|root| {
         git::view(
             &root,
@@ -228,16 +255,19 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         let Some(found) = load_or_rebuild(cx, store, pass.writes())? else {
             return Ok((None, false));
         };
-        let (source, before, mut changes, rebuild_report, unusable) = match found {
+        let (mut origin, before, mut changes, rebuild_report, unusable) = match found {
             Loaded::Valid((bytes, state)) => (
-                state::Source::Bytes(bytes),
+                Origin::Source(state::Source::Bytes(bytes)),
                 state,
                 Vec::new(),
                 Vec::new(),
                 None,
             ),
+            Loaded::Known(digest, state) => {
+                (Origin::Known(digest), state, Vec::new(), Vec::new(), None)
+            }
             Loaded::Rebuilt(r) => (
-                r.state.source,
+                Origin::Source(r.state.source),
                 Rc::new(r.state.state),
                 vec![r.line],
                 r.report,
@@ -249,16 +279,29 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         let rebuilt = unusable.is_some();
         // A valid state someone else wrote (the seed's skill, an edit): keep its copy too.
         // The bytes compared are the ones read under this lock (not a second copy).
-        let copy_stale = match source.bytes().filter(|_| !rebuilt) {
-            Some(bytes) => {
-                !state::copy_is_current(cx, store, bytes)? && {
+        let copy_stale = match origin {
+            _ if rebuilt => false,
+            Origin::Source(ref source) => match source.bytes() {
+                Some(bytes) => {
+                    !state::copy_is_current(cx, store, bytes)? && {
+                        if pass.writes() {
+                            state::refresh_copy(cx, store, bytes)?;
+                        }
+                        true
+                    }
+                }
+                None => false,
+            },
+            Origin::Known(digest) => {
+                !state::copy_is_known(cx, store, digest)? && {
                     if pass.writes() {
-                        state::refresh_copy(cx, store, bytes)?;
+                        let bytes = state::bytes_again(cx, store, digest)?;
+                        state::refresh_copy(cx, store, &bytes)?;
+                        origin = Origin::Source(state::Source::Bytes(bytes));
                     }
                     true
                 }
             }
-            None => false,
         };
         let temps = if pass.writes() {
             cx.store.clean_stale_temps_of(&path)?
@@ -290,7 +333,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         derive(&before, &mut s, &now);
         let dirty = rebuilt || copy_stale || !temps.is_empty() || differs(&before, &s);
         let s = if pass.writes() && (rebuilt || differs(&before, &s)) {
-            state::save_owned(cx, store, source, Some(&before), s)?
+            state::save_owned(cx, store, origin.source(cx, store)?, Some(&before), s)?
         } else {
             Rc::new(s)
         };

@@ -385,6 +385,46 @@ pub fn copy_is_current(cx: &Ctx, store: &StoreRef, current: &[u8]) -> Result<boo
         .or(Ok(false))
 }
 
+/// [`copy_is_current`] for a state file known by its digest alone ([`known`]): the copy
+/// hashed as it is read.
+pub fn copy_is_known(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> Result<bool> {
+    Ok(matches!(
+        cx.store.digest_of(&last_good_path(&store.root)),
+        Ok(Some(d)) if d == digest
+    ))
+}
+
+/// Lets go of the bytes of the state last read, keeping their digest (issue 23): a reader that
+/// has looked at the state and will compare it again under the lock before it writes (a
+/// SessionStart's resume: git is asked in between) does not hold them meanwhile.
+pub fn let_go_of_bytes() {
+    parsed::hold_digest(SHARED);
+}
+
+/// The state, when `path` still holds the bytes last read and let go of
+/// ([`let_go_of_bytes`]): hashed as it is read, never held, with their digest.
+pub fn known(cx: &Ctx, path: &Path) -> Option<(parsed::Digest, Rc<State>)> {
+    if unreadable(cx, path).is_some() {
+        return None;
+    }
+    cx.store.still_written::<State>(SHARED, path)
+}
+
+/// The state file's bytes again, to write over them: they must still be those known by
+/// `digest` ([`known`]); a file changed meanwhile (by a writer that does not take the lock) is
+/// refused, and nothing is written.
+pub fn bytes_again(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> Result<Bytes> {
+    let path = state_path(&store.root);
+    match cx.store.read(&path)? {
+        Some(bytes) if parsed::Digest::of(&bytes) == digest => Ok(Bytes::new(bytes)),
+        _ => Err(Error::refused(
+            "write",
+            &path,
+            "the state changed while taskhook held its lock (a writer that does not take it); nothing was written: run the command again",
+        )),
+    }
+}
+
 /// Makes the copy of the latest state hold `current` (the state file's bytes, valid): a state
 /// written by someone else (the seed's skill, an edit) is kept too.
 pub fn refresh_copy(cx: &Ctx, store: &StoreRef, current: &[u8]) -> Result<bool> {
@@ -579,6 +619,50 @@ mod tests {
             "../../../tests/fixtures/schemas/execute-state/valid/seed-full-example.json"
         );
         serde_json::from_str(text).unwrap()
+    }
+
+    /// A state let go of is known by its digest while the file holds it (hashed as read, the
+    /// same state, not parsed again), read again only to write over it, and refused for that
+    /// once the file changed.
+    #[test]
+    #[allow(clippy::disallowed_methods)] // The test's own files, made and changed directly.
+    fn a_state_let_go_of_is_known_by_its_digest_and_read_again_to_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        let proj = tmp.path().join("proj");
+        let root = proj.join("docs/tasks/shop");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        let path = state_path(&root);
+        let text = serde_json::to_vec_pretty(&seed()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        let cx = Ctx::new(
+            crate::env::Env::default(),
+            None,
+            Some(tmp.path().join("home")),
+            proj.clone(),
+            false,
+        )
+        .unwrap();
+        let store = StoreRef::new("execute", "shop", root.clone(), &proj);
+        let peek = shared(&cx, &path).unwrap().unwrap();
+        assert!(parsed::latest::<State>(SHARED).is_some(), "held as read");
+        let_go_of_bytes();
+        assert!(parsed::latest::<State>(SHARED).is_none(), "no longer held");
+        let (digest, known_state) = known(&cx, &path).unwrap();
+        assert!(Rc::ptr_eq(&peek, &known_state), "not parsed again");
+        assert!(copy_is_known(&cx, &store, digest).is_ok_and(|same| !same));
+        std::fs::write(last_good_path(&root), &text).unwrap();
+        assert!(copy_is_known(&cx, &store, digest).unwrap());
+        assert_eq!(
+            bytes_again(&cx, &store, digest).unwrap().as_slice(),
+            &text[..]
+        );
+        let mut changed = text.clone();
+        changed.push(b'\n');
+        std::fs::write(&path, &changed).unwrap();
+        assert!(known(&cx, &path).is_none());
+        let refused = bytes_again(&cx, &store, digest).unwrap_err();
+        assert!(matches!(refused, Error::Refused { .. }), "{refused}");
     }
 
     /// A task given twice is read as the whole document reads it: the last value, in the

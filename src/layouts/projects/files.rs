@@ -175,7 +175,7 @@ pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
 pub fn read(cx: &Ctx, p: &Paths) -> Result<(Rc<TaskList>, Option<Restored>)> {
     // The file this invocation wrote as a stream: hashed as it is read, not held (a special
     // file is not read, and is refused below).
-    if let Some(list) = cx.store.still_written::<TaskList>(TYPED, &p.tasks) {
+    if let Some((_, list)) = cx.store.still_written::<TaskList>(TYPED, &p.tasks) {
         return Ok((list, None));
     }
     Ok(match try_load_as(cx, p)?.map_err(|why| unusable(p, why))? {

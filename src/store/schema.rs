@@ -247,6 +247,21 @@ pub mod tests {
         Ok(())
     }
 
+    /// [`native_is_the_schema`] for a value whose entries the model can type (`typed`); for
+    /// one it cannot, the own check refuses it (and leaves it to the validator).
+    pub fn native_is_the_schema_where(
+        name: &str,
+        value: &Value,
+        typed: bool,
+    ) -> std::result::Result<(), proptest::test_runner::TestCaseError> {
+        if typed {
+            return native_is_the_schema(name, value);
+        }
+        let native = find(name).and_then(|d| d.native).expect("a native check");
+        proptest::prop_assert!(!native(value), "{} {}", name, value);
+        Ok(())
+    }
+
     /// Every schema a file is checked against on an event's way has its own check.
     #[test]
     fn the_schemas_on_an_events_way_have_their_own_checks() {

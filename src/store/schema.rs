@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 /// `true` only for a value the schema takes, so a valid file is checked without compiling the
 /// schema (which costs more than the check, and touches code no other part of an event needs).
 /// `false` sends the value to the schema's validator, which words what is wrong. Each is held
-/// to its schema by a property test beside it ([`tests::native_is_the_schema`]).
+/// to its schema by a property test beside it (`tests::native_is_the_schema`).
 pub type Native = fn(&Value) -> bool;
 
 /// One embedded schema.

@@ -218,22 +218,27 @@ pub fn string_or_null<'de, A: MapAccess<'de>>(m: &mut A) -> Result<Option<String
     m.next_value()
 }
 
-/// A string that is not empty (`"minLength": 1`).
-pub fn non_empty<'de, A: MapAccess<'de>>(m: &mut A, field: &str) -> Result<String, A::Error> {
-    let s = string(m)?;
-    if s.is_empty() {
+/// A value of type `T` that `ok` takes (what a schema asks beyond the type), else refused.
+fn checked<'de, T: de::Deserialize<'de>, A: MapAccess<'de>>(
+    m: &mut A,
+    field: &str,
+    ok: impl FnOnce(&T) -> bool,
+) -> Result<T, A::Error> {
+    let v: T = m.next_value()?;
+    if !ok(&v) {
         return Err(refused(field));
     }
-    Ok(s)
+    Ok(v)
+}
+
+/// A string that is not empty (`"minLength": 1`).
+pub fn non_empty<'de, A: MapAccess<'de>>(m: &mut A, field: &str) -> Result<String, A::Error> {
+    checked(m, field, |s: &String| !s.is_empty())
 }
 
 /// A timestamp of the schemas' form ([`is_timestamp`]).
 pub fn timestamp<'de, A: MapAccess<'de>>(m: &mut A, field: &str) -> Result<String, A::Error> {
-    let s = string(m)?;
-    if !is_timestamp(&s) {
-        return Err(refused(field));
-    }
-    Ok(s)
+    checked(m, field, |s: &String| is_timestamp(s))
 }
 
 /// A timestamp or `null` (the schemas' `nullableTimestamp`).
@@ -241,11 +246,9 @@ pub fn timestamp_or_null<'de, A: MapAccess<'de>>(
     m: &mut A,
     field: &str,
 ) -> Result<Option<String>, A::Error> {
-    let s = string_or_null(m)?;
-    if s.as_deref().is_some_and(|s| !is_timestamp(s)) {
-        return Err(refused(field));
-    }
-    Ok(s)
+    checked(m, field, |s: &Option<String>| {
+        s.as_deref().is_none_or(is_timestamp)
+    })
 }
 
 /// A boolean.
@@ -260,11 +263,7 @@ pub fn integer<'de, A: MapAccess<'de>>(
     min: u64,
     field: &str,
 ) -> Result<Number, A::Error> {
-    let n: Number = m.next_value()?;
-    if !is_integer_at_least(&n, min) {
-        return Err(refused(field));
-    }
-    Ok(n)
+    checked(m, field, |n| is_integer_at_least(n, min))
 }
 
 /// One of an enumeration's names (`"enum": [...]` of strings), read as the type `T` whose
@@ -305,11 +304,7 @@ pub fn name_in<'de, A: MapAccess<'de>>(
     names: &[&str],
     field: &str,
 ) -> Result<String, A::Error> {
-    let s = string(m)?;
-    if !names.contains(&s.as_str()) {
-        return Err(refused(field));
-    }
-    Ok(s)
+    checked(m, field, |s: &String| names.contains(&s.as_str()))
 }
 
 /// An integer of at least `min`, or `null` (`"type": ["integer", "null"], "minimum": min`).
@@ -318,11 +313,9 @@ pub fn integer_or_null<'de, A: MapAccess<'de>>(
     min: u64,
     field: &str,
 ) -> Result<Option<Number>, A::Error> {
-    let n: Option<Number> = m.next_value()?;
-    if n.as_ref().is_some_and(|n| !is_integer_at_least(n, min)) {
-        return Err(refused(field));
-    }
-    Ok(n)
+    checked(m, field, |n: &Option<Number>| {
+        n.as_ref().is_none_or(|n| is_integer_at_least(n, min))
+    })
 }
 
 /// A number of at least zero (`"type": "number", "minimum": 0`).
@@ -330,11 +323,7 @@ pub fn number_at_least_zero<'de, A: MapAccess<'de>>(
     m: &mut A,
     field: &str,
 ) -> Result<Number, A::Error> {
-    let n: Number = m.next_value()?;
-    if !at_least_zero(&n) {
-        return Err(refused(field));
-    }
-    Ok(n)
+    checked(m, field, at_least_zero)
 }
 
 /// A number of at least zero, or `null` (`"type": ["number", "null"], "minimum": 0`).
@@ -342,11 +331,9 @@ pub fn number_at_least_zero_or_null<'de, A: MapAccess<'de>>(
     m: &mut A,
     field: &str,
 ) -> Result<Option<Number>, A::Error> {
-    let n: Option<Number> = m.next_value()?;
-    if n.as_ref().is_some_and(|n| !at_least_zero(n)) {
-        return Err(refused(field));
-    }
-    Ok(n)
+    checked(m, field, |n: &Option<Number>| {
+        n.as_ref().is_none_or(at_least_zero)
+    })
 }
 
 /// Strings that are not empty (`"type": "array", "items": {"type": "string", "minLength":
@@ -355,11 +342,7 @@ pub fn non_empty_strings<'de, A: MapAccess<'de>>(
     m: &mut A,
     field: &str,
 ) -> Result<Vec<String>, A::Error> {
-    let v: Vec<String> = m.next_value()?;
-    if v.iter().any(String::is_empty) {
-        return Err(refused(field));
-    }
-    Ok(v)
+    checked(m, field, |v: &Vec<String>| v.iter().all(|s| !s.is_empty()))
 }
 
 /// An array, whatever it holds (a member whose entries another reading checks).

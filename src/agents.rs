@@ -460,10 +460,9 @@ mod tests {
     use serde_json::{json, Value};
 
     use crate::store::schema::tests::native_is_the_schema;
-    use crate::store::strict::tests::{any_value, object, pick, timestamp};
+    use crate::store::strict::tests::{any_value, object, pick, stamp};
 
     fn doc() -> impl Strategy<Value = Value> {
-        let at = || timestamp().prop_map(Value::String).boxed();
         let text = || pick(vec![json!("a1"), json!(""), json!(2), Value::Null]);
         let binding = object(
             vec![
@@ -471,7 +470,7 @@ mod tests {
                     "units",
                     pick(vec![json!(["T1"]), json!([]), json!([""]), json!("T1")]),
                 ),
-                ("at", at()),
+                ("at", stamp()),
             ],
             vec![
                 ("units", json!(["T2"])),
@@ -494,7 +493,7 @@ mod tests {
             vec![
                 ("agent_id", text()),
                 ("text", text()),
-                ("at", at()),
+                ("at", stamp()),
                 ("about", about.boxed()),
             ],
             vec![
@@ -505,7 +504,7 @@ mod tests {
             3,
         );
         let halt = object(
-            vec![("key", text()), ("message", text()), ("at", at())],
+            vec![("key", text()), ("message", text()), ("at", stamp())],
             vec![
                 ("key", json!("k")),
                 ("message", json!("stop")),

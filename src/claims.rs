@@ -402,10 +402,9 @@ mod tests {
     use serde_json::{json, Value};
 
     use crate::store::schema::tests::native_is_the_schema;
-    use crate::store::strict::tests::{any_value, object, pick, timestamp};
+    use crate::store::strict::tests::{any_value, object, pick, stamp};
 
     fn doc() -> impl Strategy<Value = Value> {
-        let at = || timestamp().prop_map(Value::String).boxed();
         let name = || pick(vec![json!("execute"), json!(""), json!(1)]);
         let claim = object(
             vec![
@@ -413,8 +412,8 @@ mod tests {
                 ("store", name()),
                 ("task", name()),
                 ("owner", name()),
-                ("since", at()),
-                ("renewed", at()),
+                ("since", stamp()),
+                ("renewed", stamp()),
                 (
                     "lease_seconds",
                     pick(vec![json!(1800), json!(0), json!(2.0), json!(1.5)]),

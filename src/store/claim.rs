@@ -270,13 +270,13 @@ mod tests {
     use serde_json::{json, Value};
 
     use crate::store::schema::tests::native_is_the_schema;
-    use crate::store::strict::tests::{any_value, object, pick, timestamp};
+    use crate::store::strict::tests::{any_value, object, pick, stamp};
 
     fn doc() -> impl Strategy<Value = Value> {
         let key = object(
             vec![
                 ("key", pick(vec![json!("s1:7"), json!(""), json!(3)])),
-                ("at", timestamp().prop_map(Value::String).boxed()),
+                ("at", stamp()),
             ],
             vec![
                 ("key", json!("s1:8")),

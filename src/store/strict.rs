@@ -557,6 +557,16 @@ pub mod tests {
         ]
     }
 
+    /// [`timestamp`] as a JSON value.
+    pub fn stamp() -> BoxedStrategy<Value> {
+        timestamp().prop_map(Value::String).boxed()
+    }
+
+    /// [`stamp`] or `null` (a nullable timestamp).
+    pub fn stamp_or_null() -> BoxedStrategy<Value> {
+        prop_oneof![stamp(), Just(Value::Null)].boxed()
+    }
+
     /// Strings near the schemas' timestamp form.
     pub fn timestamp() -> impl Strategy<Value = String> {
         prop_oneof![

@@ -87,7 +87,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use crate::store::schema::tests::native_is_the_schema;
-    use crate::store::strict::tests::{any_value, object, pick, timestamp};
+    use crate::store::strict::tests::{any_value, object, pick, stamp};
 
     fn thinking() -> BoxedStrategy<Value> {
         pick(vec![
@@ -135,7 +135,7 @@ mod tests {
         let text = || pick(vec![json!("task-001.md"), json!(""), json!(7), Value::Null]);
         object(
             vec![
-                ("timestamp", timestamp().prop_map(Value::String).boxed()),
+                ("timestamp", stamp()),
                 ("action", pick(vec![json!("done"), json!(""), json!(1)])),
                 ("task", text()),
                 ("from", text()),

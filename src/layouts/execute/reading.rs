@@ -357,7 +357,8 @@ mod tests {
     use crate::store::entries::Strict;
     use crate::store::schema::tests::native_is_the_schema_where;
     use crate::store::strict::tests::{
-        any_value, is_the_schema_and_the_derive, is_the_schema_on_the_head, object, pick, timestamp,
+        any_value, is_the_schema_and_the_derive, is_the_schema_on_the_head, object, pick, stamp,
+        stamp_or_null,
     };
 
     fn counts(min: u64) -> BoxedStrategy<Value> {
@@ -366,10 +367,6 @@ mod tests {
             vs.push(json!(0));
         }
         pick(vs)
-    }
-
-    fn times() -> BoxedStrategy<Value> {
-        timestamp().prop_map(Value::String).boxed()
     }
 
     fn some_of(item: impl Strategy<Value = Value> + 'static) -> BoxedStrategy<Value> {
@@ -384,7 +381,7 @@ mod tests {
                 ("hash", pick(vec![json!("711bf04"), json!("a")])),
                 ("type", pick(vec![json!("implementation"), json!("fix")])),
                 ("attempt", counts(1)),
-                ("created_at", times()),
+                ("created_at", stamp()),
             ],
             vec![
                 ("hash", json!("711bf04")),
@@ -401,7 +398,7 @@ mod tests {
                 ("attempt", counts(1)),
                 ("message", pick(vec![json!("tests failed"), json!("")])),
                 ("details", pick(vec![json!("x")])),
-                ("timestamp", times()),
+                ("timestamp", stamp()),
             ],
             vec![("attempt", json!(1)), ("message", json!("m"))],
             3,
@@ -439,12 +436,12 @@ mod tests {
         );
         let reset = object(
             vec![
-                ("reset_at", times()),
+                ("reset_at", stamp()),
                 ("status", statuses()),
                 ("attempts", counts(0)),
                 ("errors", some_of(error())),
                 ("retry_feedback", some_of(feedback())),
-                ("merged_at", prop_oneof![times(), Just(Value::Null)].boxed()),
+                ("merged_at", stamp_or_null()),
                 ("batch", counts(1)),
             ],
             vec![("reset_at", json!("2026-01-05T08:00:00Z"))],
@@ -457,7 +454,7 @@ mod tests {
                 ("worktree_path", pick(vec![json!("/w/L2-001"), Value::Null])),
                 ("branch", pick(vec![json!("b"), Value::Null])),
                 ("commits", some_of(commit())),
-                ("merged_at", prop_oneof![times(), Just(Value::Null)].boxed()),
+                ("merged_at", stamp_or_null()),
                 ("errors", some_of(error())),
                 ("retry_feedback", some_of(feedback())),
                 ("layer", pick(vec![json!("2-backend"), json!("")])),
@@ -542,7 +539,6 @@ mod tests {
     /// A state with its tasks and merge queue emptied, near the edges of what the schema
     /// takes.
     fn head() -> impl Strategy<Value = Value> {
-        let times = || prop_oneof![timestamp().prop_map(Value::String), Just(Value::Null)].boxed();
         let counts = || pick(vec![json!(0), json!(3), json!(2.0), json!(-1), json!(2.5)]);
         let layer = object(
             vec![
@@ -557,8 +553,8 @@ mod tests {
                 ("tasks_total", counts()),
                 ("tasks_completed", counts()),
                 ("tasks_failed", counts()),
-                ("started_at", times()),
-                ("completed_at", times()),
+                ("started_at", stamp_or_null()),
+                ("completed_at", stamp_or_null()),
             ],
             vec![("status", json!("in_progress"))],
             4,
@@ -610,9 +606,9 @@ mod tests {
                         json!("1"),
                     ]),
                 ),
-                ("started_at", times()),
-                ("updated_at", times()),
-                ("completed_at", times()),
+                ("started_at", stamp_or_null()),
+                ("updated_at", stamp_or_null()),
+                ("completed_at", stamp_or_null()),
                 ("layers", layers.boxed()),
                 ("tasks", pick(vec![json!({}), json!([])])),
                 ("merge_queue", pick(vec![json!([]), json!({})])),

@@ -157,12 +157,12 @@ mod tests {
     use super::*;
     use crate::store::schema::tests::native_is_the_schema_where;
     use crate::store::strict::tests::{
-        any_value, is_the_schema_and_the_derive, is_the_schema_on_the_head, object, pick, timestamp,
+        any_value, is_the_schema_and_the_derive, is_the_schema_on_the_head, object, pick,
+        stamp_or_null,
     };
 
     fn unit() -> impl Strategy<Value = Value> {
         let counts = || pick(vec![json!(0), json!(2), json!(2.0), json!(1e300)]);
-        let times = || prop_oneof![timestamp().prop_map(Value::String), Just(Value::Null)].boxed();
         object(
             vec![
                 (
@@ -177,10 +177,10 @@ mod tests {
                     "reason",
                     pick(vec![json!("Waiting on T1, T2"), json!("stuck")]),
                 ),
-                ("started_at", times()),
+                ("started_at", stamp_or_null()),
                 ("last_signal", pick(vec![json!("T1_DONE")])),
                 ("verification_passed", pick(vec![json!(true), json!(false)])),
-                ("completed_at", times()),
+                ("completed_at", stamp_or_null()),
                 ("description", any_value().boxed()),
             ],
             vec![("status", json!("pending"))],
@@ -202,7 +202,6 @@ mod tests {
     /// A state with its tasks emptied (a knowledge state's phases whole), near the edges of
     /// what the schema takes.
     fn head() -> impl Strategy<Value = Value> {
-        let times = || prop_oneof![timestamp().prop_map(Value::String), Just(Value::Null)].boxed();
         let phases = prop_oneof![
             1 => Just(json!({})),
             1 => Just(json!([])),
@@ -221,8 +220,8 @@ mod tests {
                     ]),
                 ),
                 ("domain", pick(vec![json!("feature"), json!(["x"])])),
-                ("created", times()),
-                ("updated", times()),
+                ("created", stamp_or_null()),
+                ("updated", stamp_or_null()),
                 (
                     "phase",
                     pick(vec![json!("complete"), json!("discover"), json!("done")]),

@@ -416,7 +416,7 @@ mod tests {
     use crate::store::schema;
     use crate::store::schema::tests::native_is_the_schema;
     use crate::store::strict::tests::{
-        any_value, is_the_schema_on_the_head, object, pick, read, sorted, timestamp,
+        any_value, is_the_schema_on_the_head, object, pick, read, sorted, stamp, timestamp,
     };
     use proptest::prelude::*;
     use serde_json::json;
@@ -549,15 +549,14 @@ mod tests {
 
     fn project() -> impl Strategy<Value = Value> {
         let text = || pick(vec![json!("web"), json!(""), json!(1), Value::Null]);
-        let at = || timestamp().prop_map(Value::String).boxed();
         object(
             vec![
                 ("id", text()),
                 ("name", text()),
                 ("status", text()),
                 ("phase", text()),
-                ("created_at", at()),
-                ("updated_at", at()),
+                ("created_at", stamp()),
+                ("updated_at", stamp()),
                 ("current_task", text()),
             ],
             vec![("id", json!("web"))],
@@ -575,13 +574,12 @@ mod tests {
                 Value::Null,
             ])
         };
-        let at = || timestamp().prop_map(Value::String).boxed();
         let completion = object(
             vec![
                 ("task_id", pick(vec![json!("T1"), json!(""), json!(1)])),
                 ("estimate_minutes", minutes()),
                 ("actual_minutes", minutes()),
-                ("completed_at", at()),
+                ("completed_at", stamp()),
             ],
             vec![
                 ("task_id", json!("T2")),
@@ -610,7 +608,7 @@ mod tests {
                         .prop_map(Value::from)
                         .boxed(),
                 ),
-                ("updated_at", at()),
+                ("updated_at", stamp()),
             ],
             vec![],
             6,

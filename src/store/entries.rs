@@ -17,9 +17,10 @@
 //!
 //! Each entry type is its own schema check ([`Strict`]: projects' and execute's tasks,
 //! iterative's units), read straight from the bytes into its type ([`read_strict`]), never a
-//! JSON tree; so is the rest of the document ([`Head`]): a valid document is read without the
-//! schema's validator. The tests here read entries as JSON checked against the entry schema,
-//! and the rest against the schema, instead.
+//! JSON tree; the rest of the document is checked by the schema's own check
+//! ([`schema::Native`], which takes the document with those entries empty): a valid document
+//! is read without the schema's validator. The tests here read entries as JSON checked against
+//! the entry schema instead.
 
 use std::fmt;
 
@@ -29,7 +30,6 @@ use serde::de::{
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-#[cfg(test)]
 use super::schema;
 use crate::error::Result;
 
@@ -50,15 +50,6 @@ pub trait Side {
     fn key(&self) -> Option<&str>;
     /// Reads the member's value (an error sends the caller to the whole reading).
     fn read<'de, A: MapAccess<'de>>(&mut self, m: &mut A) -> std::result::Result<(), A::Error>;
-}
-
-/// A document whose head (every member but those read entry by entry, which stand in it
-/// empty) is checked by its own strict reading, not by the schema's validator: compiling the
-/// schema costs more than the check, and touches code no other part of an event needs (issue
-/// 23). Each implementation is held to its schema by a property test.
-pub trait Head {
-    /// Whether the document's schema takes `head`.
-    fn head_is_valid(head: &Value) -> bool;
 }
 
 /// No second member.
@@ -134,19 +125,19 @@ fn read_checked(
         schema: entry_schema,
         take,
     };
-    let valid = |head: &Value| Ok(schema::check(schema_name, head)?.is_ok());
-    read_with(bytes, key, checked, &mut NoSide, valid)
+    read_with(bytes, schema_name, key, checked, &mut NoSide)
 }
 
 /// Reads `bytes` entry by entry, each entry read and handed over by `entries` (and the member
 /// `side` names read by it); returns the rest of the document (the member, and the side's,
-/// empty), checked by `valid`, or `None` (see the module).
+/// empty), checked against the schema (by its own check, [`schema::Native`], when it takes
+/// it), or `None` (see the module).
 fn read_with(
     bytes: &[u8],
+    schema_name: &'static str,
     key: &str,
     mut entries: impl Entries,
     side: &mut impl Side,
-    valid: impl FnOnce(&Value) -> Result<bool>,
 ) -> Result<Option<Map<String, Value>>> {
     let mut read = Read {
         key,
@@ -168,21 +159,20 @@ fn read_with(
         return Ok(None);
     };
     let head = Value::Object(head);
-    Ok(match valid(&head)? {
-        true => match head {
+    Ok(match schema::check(schema_name, &head)? {
+        Ok(()) => match head {
             Value::Object(m) => Some(m),
             _ => None,
         },
-        false => None,
+        Err(_) => None,
     })
 }
 
 /// The document read entry by entry (see the module), typed: each entry of the member `key`
 /// read by its own strict reading ([`Strict`], never a JSON tree) and handed to `add` with its
 /// key (answering `false` refuses it; `add` must refuse a key it was given before), the member
-/// `side` names read whole by it, the rest of the document checked by `T`'s own reading
-/// ([`Head`]) and typed as `T`, and `fill` puts what
-/// `add` gathered and the side into it (told whether the member was there at all). Anything
+/// `side` names read whole by it, the rest of the document checked and typed as `T`, and `fill`
+/// puts what `add` gathered and the side into it (told whether the member was there at all). Anything
 /// refused goes to the whole reading ([`super::parse_typed`]), which words why the document is
 /// unusable; `T` then comes whole from it, and `fill` is not called.
 pub fn read_strict<T, E, C, S>(
@@ -194,7 +184,7 @@ pub fn read_strict<T, E, C, S>(
     fill: impl FnOnce(&mut T, C, bool, S),
 ) -> Result<std::result::Result<T, String>>
 where
-    T: DeserializeOwned + Head,
+    T: DeserializeOwned,
     E: Strict,
     C: Default,
     S: Side,
@@ -204,8 +194,7 @@ where
         |name, e| add(&mut gathered, name, e),
         std::marker::PhantomData,
     );
-    let valid = |head: &Value| Ok(T::head_is_valid(head));
-    let head = read_with(bytes, key, direct, &mut side, valid)?;
+    let head = read_with(bytes, schema_name, key, direct, &mut side)?;
     let typed = head.and_then(|head| {
         let present = head.contains_key(key);
         let head = serde_json::from_value::<T>(Value::Object(head)).ok()?;

@@ -9,10 +9,8 @@ use serde::de::{Error as _, MapAccess};
 use serde_json::{Map, Value};
 
 use super::model::{
-    int, CommitRecord, ErrorRecord, Feedback, Loose, QueueEntry, ResetRecord, Slot, State,
-    Subagent, Task,
+    int, CommitRecord, ErrorRecord, Feedback, Loose, QueueEntry, ResetRecord, Slot, Subagent, Task,
 };
-use crate::store::entries::Head;
 use crate::store::strict::checked_record;
 use crate::store::strict::{
     any, any_array, any_object, integer, integer_or_null, list, name_in, non_empty,
@@ -328,12 +326,6 @@ checked_record! {
     }
 }
 
-impl Head for State {
-    fn head_is_valid(head: &Value) -> bool {
-        takes::<HeadCheck>(head)
-    }
-}
-
 /// `execute-state`'s own check ([`crate::store::schema::Native`]): the rest of the state, each
 /// task and each entry of the merge queue read strictly (a task the model cannot type is
 /// refused here, and left to the schema's validator).
@@ -629,7 +621,7 @@ mod tests {
         /// The state's own check of the rest of the document is the schema's.
         #[test]
         fn the_head_check_is_the_schema(v in head()) {
-            is_the_schema_on_the_head::<State>("execute-state", &["tasks", "merge_queue"], v)?;
+            is_the_schema_on_the_head("execute-state", &["tasks", "merge_queue"], v)?;
         }
     }
 

@@ -8,8 +8,8 @@
 use serde::de::MapAccess;
 use serde_json::{Map, Value};
 
-use super::model::{count, Reason, State, Unit};
-use crate::store::entries::{Head, Strict};
+use super::model::{count, Reason, Unit};
+use crate::store::entries::Strict;
 use crate::store::strict::{
     any_object, flag, integer, name_in, non_empty, one_of, other, string, string_or_null, takes,
     timestamp, timestamp_or_null, values_of, Record,
@@ -130,20 +130,19 @@ impl Record for HeadCheck {
     }
 }
 
-impl Head for State {
-    fn head_is_valid(head: &Value) -> bool {
-        // The schema's `allOf`: a development state has tasks, a knowledge state phases.
-        HeadCheck::strict(head).is_ok_and(|h| match h.mode.as_str() {
-            "development" => h.tasks,
-            _ => h.phases,
-        })
-    }
+/// The state but its tasks' entries, as `iterative-state` checks it.
+fn head_is_valid(head: &Value) -> bool {
+    // The schema's `allOf`: a development state has tasks, a knowledge state phases.
+    HeadCheck::strict(head).is_ok_and(|h| match h.mode.as_str() {
+        "development" => h.tasks,
+        _ => h.phases,
+    })
 }
 
 /// `iterative-state`'s own check ([`crate::store::schema::Native`]): the rest of the state and
 /// each task read strictly.
 pub fn state_is_valid(doc: &Value) -> bool {
-    State::head_is_valid(doc)
+    head_is_valid(doc)
         && doc
             .get("tasks")
             .is_none_or(|t| t.as_object().is_some_and(|t| t.values().all(takes::<Unit>)))
@@ -266,7 +265,7 @@ mod tests {
         /// The state's own check of the rest of the document is the schema's.
         #[test]
         fn the_head_check_is_the_schema(v in head()) {
-            is_the_schema_on_the_head::<State>("iterative-state", &["tasks"], v)?;
+            is_the_schema_on_the_head("iterative-state", &["tasks"], v)?;
         }
 
         /// The whole state's own check takes no state the schema refuses, and every one it

@@ -14,8 +14,8 @@ use serde::de::{self, Deserializer, Error as _, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
-use super::model::{Priority, Status, Task, TaskList};
-use crate::store::entries::{Head, Strict};
+use super::model::{Priority, Status, Task};
+use crate::store::entries::Strict;
 use crate::store::strict::{
     at_least_zero, checked_record, integer, is_integer_at_least, is_timestamp, list, non_empty,
     number_at_least_zero, number_at_least_zero_or_null, refused, string, string_or_null, takes,
@@ -330,14 +330,6 @@ fn nullable_time<'de, A: MapAccess<'de>>(
     Ok(v)
 }
 
-/// tasks.json but its tasks (which stand in it empty, each task read strictly above), checked
-/// as `projects-tasks` checks it: an object whose `tasks` is an array.
-impl Head for TaskList {
-    fn head_is_valid(head: &Value) -> bool {
-        head.get("tasks").is_some_and(Value::is_array)
-    }
-}
-
 /// `projects-tasks`' own check ([`crate::store::schema::Native`]): each task read strictly.
 pub fn list_is_valid(doc: &Value) -> bool {
     doc.get("tasks")
@@ -643,7 +635,7 @@ mod tests {
             if let Some(t) = tasks {
                 head["tasks"] = t;
             }
-            is_the_schema_on_the_head::<TaskList>("projects-tasks", &["tasks"], head)?;
+            is_the_schema_on_the_head("projects-tasks", &["tasks"], head)?;
         }
 
         /// The list's own check is the schema's.

@@ -30,6 +30,8 @@ use serde::de::{
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::base::{Src, Window};
+use super::scan::Scan;
 use super::schema;
 use crate::error::Result;
 
@@ -132,8 +134,32 @@ fn read_checked(
 /// `side` names read by it); returns the rest of the document (the member, and the side's,
 /// empty), checked against the schema (by its own check, [`schema::Native`], when it takes
 /// it), or `None` (see the module).
+#[cfg(test)]
 fn read_with(
     bytes: &[u8],
+    schema_name: &'static str,
+    key: &str,
+    entries: impl Entries,
+    side: &mut impl Side,
+) -> Result<Option<Map<String, Value>>> {
+    // Checked as UTF-8 once, not string by string (bytes that are not go to the whole reading,
+    // which refuses them).
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    read_from(
+        serde_json::Deserializer::from_str(text),
+        schema_name,
+        key,
+        entries,
+        side,
+    )
+}
+
+/// The document read entry by entry (see the module) from any of serde_json's readers (the
+/// bytes held, or a file as a stream).
+fn read_from<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
     schema_name: &'static str,
     key: &str,
     mut entries: impl Entries,
@@ -145,12 +171,6 @@ fn read_with(
         side,
         ok: true,
     };
-    // Checked as UTF-8 once, not string by string (bytes that are not go to the whole reading,
-    // which refuses them).
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Ok(None);
-    };
-    let mut de = serde_json::Deserializer::from_str(text);
     let head = match (&mut read).deserialize(&mut de) {
         Ok(head) if de.end().is_ok() => head,
         _ => return Ok(None),
@@ -179,11 +199,131 @@ pub fn read_strict<T, E, C, S>(
     bytes: &[u8],
     schema_name: &'static str,
     key: &str,
-    mut add: impl FnMut(&mut C, Option<String>, E) -> bool,
-    mut side: S,
+    add: impl FnMut(&mut C, Option<String>, E) -> bool,
+    side: S,
     fill: impl FnOnce(&mut T, C, bool, S),
 ) -> Result<std::result::Result<T, String>>
 where
+    T: DeserializeOwned,
+    E: Strict,
+    C: Default,
+    S: Side,
+{
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return super::parse_typed::<T>(bytes, schema_name);
+    };
+    let de = serde_json::Deserializer::from_str(text);
+    match strict_from(de, schema_name, key, add, side, fill)? {
+        Some(whole) => Ok(Ok(whole)),
+        None => super::parse_typed::<T>(bytes, schema_name),
+    }
+}
+
+/// [`read_strict`] from a file read as a stream ([`super::Stream`]: never held whole), for a
+/// document too large to hold beside what it gives (issue 23). `None` when anything is refused
+/// (or the stream fails): the caller then reads the whole document, whose reading words why.
+///
+/// The stream passes through a window ([`Window`]) that a scan ([`Scan`]) splits as it goes:
+/// each entry of the member `key` is parsed from its own bytes by its strict reading (never
+/// the whole document through serde_json's byte-at-a-time reader), and the rest of the document
+/// is gathered, with the member empty, and read as [`read_strict`] reads a document. The scan
+/// checks the structure between what it hands to serde_json (brackets, commas, colons, the end),
+/// and serde_json all it is handed: what this takes, [`read_strict`] takes, and gives the same
+/// (`tests` hold the two to it).
+pub fn read_strict_stream<T, E, C, S>(
+    stream: super::Stream<'_>,
+    schema_name: &'static str,
+    key: &str,
+    mut add: impl FnMut(&mut C, Option<String>, E) -> bool,
+    side: S,
+    fill: impl FnOnce(&mut T, C, bool, S),
+) -> Result<Option<T>>
+where
+    T: DeserializeOwned,
+    E: Strict,
+    C: Default,
+    S: Side,
+{
+    let mut gathered = C::default();
+    let mut s = Scan::new(Window::new(stream));
+    // The document without the member's entries: its other members as they stand.
+    let mut head = b"{".to_vec();
+    s.ws();
+    let walked = s.each(b'{', b'}', |s| {
+        s.b.mark(s.at);
+        let k = s.key()?;
+        let raw = s.b.range(k)?.into_owned();
+        let name = serde_json::from_slice::<String>(&raw).ok()?;
+        if head.len() > 1 {
+            head.push(b',');
+        }
+        head.extend_from_slice(&raw);
+        head.push(b':');
+        if name != key {
+            let v = s.value()?;
+            head.extend_from_slice(&s.b.range(v)?);
+            return Some(());
+        }
+        let mut entry = |s: &mut Scan<Window<super::Stream<'_>>>, id: Option<String>| {
+            let v = s.value()?;
+            let bytes = s.b.range(v)?;
+            let mut de = serde_json::Deserializer::from_slice(&bytes);
+            let e = E::strict(&mut de).ok()?;
+            de.end().ok()?;
+            add(&mut gathered, id, e).then_some(())
+        };
+        match s.peek()? {
+            b'{' => {
+                head.extend_from_slice(b"{}");
+                s.each(b'{', b'}', |s| {
+                    s.b.mark(s.at);
+                    let k = s.key()?;
+                    let id = serde_json::from_slice::<String>(&s.b.range(k)?).ok()?;
+                    entry(s, Some(id))
+                })
+            }
+            b'[' => {
+                head.extend_from_slice(b"[]");
+                s.each(b'[', b']', |s| {
+                    s.b.mark(s.at);
+                    entry(s, None)
+                })
+            }
+            _ => None,
+        }
+    });
+    s.ws();
+    if walked.is_none() || s.peek().is_some() || s.b.failed() {
+        return Ok(None);
+    }
+    head.push(b'}');
+    let Ok(text) = std::str::from_utf8(&head) else {
+        return Ok(None);
+    };
+    // The rest read as a document whose member is empty; what was gathered is put in.
+    let de = serde_json::Deserializer::from_str(text);
+    let none = |_: &mut C, _: Option<String>, _: E| false;
+    strict_from(
+        de,
+        schema_name,
+        key,
+        none,
+        side,
+        |whole, _, present, side| fill(whole, gathered, present, side),
+    )
+}
+
+/// [`read_strict`] from any of serde_json's readers; `None` when anything is refused.
+fn strict_from<'de, R, T, E, C, S>(
+    de: serde_json::Deserializer<R>,
+    schema_name: &'static str,
+    key: &str,
+    mut add: impl FnMut(&mut C, Option<String>, E) -> bool,
+    mut side: S,
+    fill: impl FnOnce(&mut T, C, bool, S),
+) -> Result<Option<T>>
+where
+    R: serde_json::de::Read<'de>,
     T: DeserializeOwned,
     E: Strict,
     C: Default,
@@ -194,19 +334,16 @@ where
         |name, e| add(&mut gathered, name, e),
         std::marker::PhantomData,
     );
-    let head = read_with(bytes, schema_name, key, direct, &mut side)?;
+    let head = read_from(de, schema_name, key, direct, &mut side)?;
     let typed = head.and_then(|head| {
         let present = head.contains_key(key);
         let head = serde_json::from_value::<T>(Value::Object(head)).ok()?;
         Some((head, present))
     });
-    match typed {
-        Some((mut whole, present)) => {
-            fill(&mut whole, gathered, present, side);
-            Ok(Ok(whole))
-        }
-        None => super::parse_typed::<T>(bytes, schema_name),
-    }
+    Ok(typed.map(|(mut whole, present)| {
+        fill(&mut whole, gathered, present, side);
+        whole
+    }))
 }
 
 struct Read<'a, S, Q> {

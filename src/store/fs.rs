@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 
 mod read;
 pub use read::{
-    human, read_capped, read_head_tail, read_named, read_range, read_regular, read_with,
-    same_content, too_large,
+    human, open_capped, read_capped, read_head_tail, read_named, read_range, read_regular,
+    read_with, same_content, too_large,
 };
 
 /// One directory entry: its name and whether it is a folder (a link to a folder is not one).
@@ -277,6 +277,13 @@ pub fn remove_file(path: &Path) -> Result<()> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io("remove", path, e)),
     }
+}
+
+/// Gives the file at `from` a second name `to` in the same folder (a hard link: the same bytes,
+/// which a rename over `from` then leaves in place), never following a link at `from`; `to`
+/// must not exist. Fails where the file system has no hard links.
+pub fn hard_link(from: &Path, to: &Path) -> Result<()> {
+    fs::hard_link(from, to).map_err(|e| Error::io("link", to, e))
 }
 
 /// Renames `from` to `to` (same filesystem), then fsyncs the destination folder.

@@ -17,6 +17,7 @@
 //! stays); a stray temp file may remain, which the next replace of that file and the next
 //! SessionStart remove once no live process holds its lock ([`Store::clean_stale_temps`]).
 
+pub mod base;
 pub mod check;
 pub mod checkpoint;
 mod claim;
@@ -31,6 +32,7 @@ pub mod limits;
 pub mod lock;
 pub mod parsed;
 mod read;
+pub mod scan;
 pub mod schema;
 pub mod strict;
 mod temps;
@@ -49,6 +51,7 @@ pub use claim::EventEnd;
 pub use clock::Clock;
 pub use fs::Entry;
 pub use ids::{check_id, check_unit_id, check_word, sanitize_id, unsafe_id};
+pub use read::Stream;
 pub use temps::{temp_prefix, OWN_TEMP_AGE, STALE_TEMP_AGE};
 pub use txn::Pass;
 
@@ -303,6 +306,72 @@ impl Store {
         self.wrote(path)
     }
 
+    /// [`Store::replace_filled`] (temp file beside `path`) for a caller that does not hold the
+    /// file's bytes (it parsed the file as a stream, issue 23): for the undo, the old file is
+    /// not read into memory but kept under a second name beside it (`.<name>.kept-<uuid>`, a
+    /// hard link) until the locked operation ends, and renamed back if it fails. The first such
+    /// replace of a file in an operation keeps it (a later one's undo would only restore what
+    /// the earlier one's undo replaces); links left by a process killed mid-operation go at the
+    /// next one. Where the file system has no hard links, the old file is read, as any replace
+    /// reads it.
+    pub fn replace_filled_kept(
+        &self,
+        path: &Path,
+        fill: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let prefix = temp_prefix(path);
+        if self.dry_run || !fs::is_file(path) {
+            // Gathered in the overlay; or a new file (its undo removes it), or not a file to
+            // keep (refused as any replace refuses it).
+            return self.replace_filled(path, dir, &prefix, None, fill, &mut || Ok(()));
+        }
+        self.check_write("write", path, true)?;
+        // Nothing to undo outside a locked operation, nor after the operation's first replace
+        // of the file.
+        let kept = self.depth.get() == 0
+            || self.undo_log.borrow().iter().any(|u| {
+                matches!(u, undo::Undo::Kept { path: p, .. } | undo::Undo::Replaced { path: p, .. } if p == path)
+            });
+        let link = if kept {
+            None
+        } else {
+            let keep = kept_prefix(path);
+            // Under the lock, a kept file this operation did not make is a leftover (a link or
+            // special file of that name is not taskhook's, and stays).
+            for e in self.list_dir(dir)? {
+                let old = dir.join(&e.name);
+                if e.name.starts_with(&keep) && !fs::is_symlink(&old) && fs::is_file(&old) {
+                    let _ = fs::remove_file(&old);
+                }
+            }
+            let to = dir.join(format!("{keep}{}", uuid::Uuid::new_v4()));
+            self.check_write("write", &to, false)?;
+            if fs::hard_link(path, &to).is_err() {
+                // No hard links here: the old file is read for the undo, as any replace does.
+                return self.replace_filled(path, dir, &prefix, None, fill, &mut || Ok(()));
+            }
+            Some(to)
+        };
+        let temp_name = format!("{prefix}{}", uuid::Uuid::new_v4());
+        let wrote = fs::write_atomic_with(path, dir, &temp_name, &mut |f| fill(f), &mut || Ok(()));
+        match (wrote, link) {
+            (Err(e), link) => {
+                if let Some(link) = link {
+                    let _ = fs::remove_file(&link);
+                }
+                return Err(e);
+            }
+            (Ok(()), Some(link)) => self.record(undo::Undo::Kept {
+                path: path.to_path_buf(),
+                link,
+            }),
+            (Ok(()), None) => {}
+        }
+        let _ = self.clean_stale_temps(dir, &prefix, OWN_TEMP_AGE);
+        self.wrote(path)
+    }
+
     /// [`Store::replace_filled`] with the temp file beside `path`, as [`Store::replace`] puts
     /// it, and nothing to do before the rename.
     pub fn replace_filled_from(
@@ -509,6 +578,15 @@ impl Store {
         self.rename(path, &target)?;
         Ok(target)
     }
+}
+
+/// The names [`Store::replace_filled_kept`] keeps an old file under, beside it.
+fn kept_prefix(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(".{name}.kept-")
 }
 
 /// The sidecar lock file for a state file: `.<name>.lock` beside it (CONTRACT §3).

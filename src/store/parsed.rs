@@ -260,20 +260,6 @@ pub fn remember_shared<T: 'static>(kind: &'static str, bytes: Bytes, value: Rc<T
     put(kind, Held::Bytes(bytes), value);
 }
 
-/// Lets go of the last bytes of `kind`, keeping their digest (issue 23): what they gave is
-/// still found without a parse by a later read of the same bytes, or by
-/// [`crate::store::Store::still_written`] hashing the file as it reads it, but this memory no
-/// longer holds the bytes (a reader that has looked, and will only compare before it writes).
-pub fn hold_digest(kind: &'static str) {
-    PARSED.with(|p| {
-        for e in p.borrow_mut().iter_mut().filter(|e| e.kind == kind) {
-            if let Held::Bytes(b) = &e.held {
-                e.held = Held::Digest(Digest::of(b));
-            }
-        }
-    })
-}
-
 /// Remembers what bytes known only by their digest give (a file written as a stream, never
 /// held whole): a later read of exactly those bytes finds it without a parse.
 pub fn remember_digest<T: 'static>(kind: &'static str, digest: Digest, value: Rc<T>) {
@@ -307,13 +293,12 @@ pub fn leave() {
 mod tests {
     use super::*;
 
-    /// Bytes let go of are known by their digest: a read of the same bytes takes up what they
-    /// gave (and holds them again), other bytes do not.
+    /// Bytes known by their digest alone (read or written as a stream): a read of the same
+    /// bytes takes up what they gave (and holds them), other bytes do not.
     #[test]
-    fn bytes_let_go_of_are_known_by_their_digest() {
-        let parse = |b: &Bytes| b.len();
-        let (_, first) = remembered("held-kind", b"abcdef".to_vec(), parse);
-        hold_digest("held-kind");
+    fn bytes_not_held_are_known_by_their_digest() {
+        let first = Rc::new(6usize);
+        remember_digest("held-kind", Digest::of(b"abcdef"), first.clone());
         assert!(latest::<usize>("held-kind").is_none());
         let (digest, value) = latest_digest::<usize>("held-kind").unwrap();
         assert_eq!(digest, Digest::of(b"abcdef"));

@@ -56,6 +56,44 @@ impl Store {
         got
     }
 
+    /// [`Store::read_with`] for a reader that parses the file as a stream and must know it
+    /// again later without holding it (a large state, issue 23): `read` is handed the file
+    /// buffered, and every byte of the file is hashed as it passes (what `read` leaves unread
+    /// is hashed after it). Returns what `read` made of it and the file's digest
+    /// ([`super::parsed::Digest`]); `None` when absent. The same caps and refusals.
+    pub fn read_hashed<T>(
+        &self,
+        path: &Path,
+        read: impl FnOnce(Stream<'_>) -> T,
+    ) -> Result<Option<(super::parsed::Digest, T)>> {
+        self.read_with(path, usize::MAX, |r| {
+            let mut h = Hashing {
+                inner: r,
+                seen: super::parsed::Digester::default(),
+            };
+            let r: &mut dyn std::io::Read = &mut h;
+            let out = read(std::io::BufReader::with_capacity(64 * 1024, r));
+            // What the reader took into its buffer was hashed as it was taken; the rest now.
+            h.seen.read(h.inner, u64::MAX)?;
+            Ok((h.seen.finish(), out))
+        })
+    }
+
+    /// `path` as the base of a write spliced over it ([`super::base::Base`]): the dry run's
+    /// overlay, or the regular file itself, opened as [`Store::read`] opens it (the same caps
+    /// and refusals) and read only where the splice needs it; `None` when absent.
+    pub fn base_of(&self, path: &Path) -> Result<Option<super::base::Base>> {
+        use super::base::{Base, FileBase};
+        if let Some(v) = self.overlay.borrow().get(path) {
+            return Ok(v.clone().map(|b| Base::Held(super::Bytes::new(b))));
+        }
+        let got = fs::open_capped(path, limits::cap_for(path), self.bases.follows(path));
+        if !matches!(got, Ok(None)) {
+            self.bases.check_read(path)?;
+        }
+        Ok(got?.and_then(|(f, len)| FileBase::new(f, len).map(Base::File)))
+    }
+
     /// A subagent transcript, bounded: the whole lines of its first
     /// [`limits::TRANSCRIPT_HEAD_BYTES`] (the prompt) and last
     /// [`limits::TRANSCRIPT_TAIL_BYTES`] (the final message). `None` when absent.
@@ -125,9 +163,9 @@ impl Store {
     }
 
     /// [`Store::still_parsed`] for bytes known by their digest alone
-    /// ([`super::parsed::remember_digest`]: a file this invocation wrote as a stream;
-    /// [`super::parsed::hold_digest`]: one it let go of), for a reader that needs only the
-    /// value (and the digest): the file is hashed as it is read, never held.
+    /// ([`super::parsed::remember_digest`]: a file this invocation read or wrote as a stream),
+    /// for a reader that needs only the value (and the digest): the file is hashed as it is
+    /// read, never held.
     pub fn still_written<T: 'static>(
         &self,
         kind: &'static str,
@@ -259,5 +297,23 @@ impl Store {
                 details,
             }),
         }
+    }
+}
+
+/// A file handed to [`Store::read_hashed`]'s reader: buffered, so a byte-at-a-time parser
+/// (serde_json's reader) takes it from the buffer.
+pub type Stream<'a> = std::io::BufReader<&'a mut dyn std::io::Read>;
+
+/// A reader that hashes what it passes on.
+struct Hashing<'a> {
+    inner: &'a mut dyn std::io::BufRead,
+    seen: super::parsed::Digester,
+}
+
+impl std::io::Read for Hashing<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.seen.add(&buf[..n]);
+        Ok(n)
     }
 }

@@ -2,7 +2,9 @@
 //! (newest first) while the lock is still held, so an exit 1 leaves every file as it was.
 //!
 //! - an append is cut back to the file's old length (or the file removed, if it created it);
-//! - a replace puts the old bytes back atomically (or removes a file it created);
+//! - a replace puts the old bytes back atomically (or removes a file it created); the old file
+//!   of a replace that did not read it ([`Store::replace_filled_kept`]) is kept under a second
+//!   name until the operation ends, and renamed back;
 //! - a move is moved back.
 //!
 //! Undo is best effort: when the disk refuses even that, what stays is what a crash at that
@@ -32,6 +34,21 @@ pub enum Undo {
         from: PathBuf,
         to: PathBuf,
     },
+    /// A replace whose old file is kept as `link` (a hard link made before the rename): renamed
+    /// back to undo it, removed once the operation ends.
+    Kept {
+        path: PathBuf,
+        link: PathBuf,
+    },
+}
+
+impl Undo {
+    /// What a write that stays leaves behind: the old file kept for its undo goes.
+    pub(super) fn settle(self) {
+        if let Undo::Kept { link, .. } = self {
+            let _ = fs::remove_file(&link);
+        }
+    }
 }
 
 impl Store {
@@ -48,7 +65,8 @@ impl Store {
     pub fn keep_through_failure<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
         let mark = self.undo_log.borrow().len();
         let out = f();
-        self.undo_log.borrow_mut().truncate(mark);
+        let kept: Vec<Undo> = self.undo_log.borrow_mut().drain(mark..).collect();
+        kept.into_iter().for_each(Undo::settle);
         out
     }
 
@@ -68,6 +86,10 @@ impl Store {
             // The event this run applies is claimed while the lock is still held (claim.rs).
             if let Err(e) = self.claim_commit() {
                 out = Err(e);
+            }
+            if out.is_ok() {
+                undo.into_iter().for_each(Undo::settle);
+                return out;
             }
         }
         if out.is_err() {
@@ -98,5 +120,6 @@ fn undo_one(u: Undo) {
             fs::write_atomic(&path, &bytes, &dir, &name)
         }
         Undo::Renamed { from, to } => fs::rename_durable(&to, &from),
+        Undo::Kept { path, link } => fs::rename_durable(&link, &path),
     };
 }

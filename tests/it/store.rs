@@ -647,3 +647,71 @@ fn what_was_written_as_a_stream_is_known_by_its_digest_only_while_the_file_holds
     let (_, n) = store::parsed::remembered(kind, b"[1, 2]".to_vec(), parse);
     assert_eq!((parses.get(), *n), (1, 6));
 }
+
+/// A write over a file the caller does not hold (`replace_filled_kept`, issue 23) keeps the old
+/// file under a second name only while its operation runs: a failed operation renames it
+/// back (the first write's, however many followed), one that succeeds removes it, one a killed
+/// process left is removed by the next, and a link planted under such a name stays. Outside
+/// an operation nothing is kept; a new file's undo removes it.
+#[test]
+fn a_write_over_a_file_not_held_keeps_it_only_while_its_operation_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state.json");
+    let s = store();
+    let kept = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".kept-"))
+            .collect();
+        names.sort();
+        names
+    };
+    let put = |text: &'static [u8]| move |w: &mut dyn std::io::Write| w.write_all(text);
+    std::fs::write(&path, b"as read").unwrap();
+    // A leftover of a killed process, and a planted link of that name.
+    std::fs::write(tmp.path().join(".state.json.kept-old"), b"older").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/hostname", tmp.path().join(".state.json.kept-planted"))
+        .unwrap();
+    let out = s.with_lock(&lock_path_for(&path), || {
+        s.replace_filled_kept(&path, &mut put(b"first"))?;
+        s.replace_filled_kept(&path, &mut put(b"second"))?;
+        assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        let names = kept(tmp.path());
+        assert!(
+            !names.contains(&".state.json.kept-old".to_string()),
+            "{names:?}"
+        );
+        assert_eq!(names.len(), if cfg!(unix) { 2 } else { 1 }, "{names:?}");
+        Err::<(), _>(Error::BadInput("a later write failed".into()))
+    });
+    assert!(out.is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), b"as read");
+    let planted = if cfg!(unix) {
+        vec![".state.json.kept-planted".to_string()]
+    } else {
+        vec![]
+    };
+    assert_eq!(kept(tmp.path()), planted);
+    // An operation that succeeds: nothing kept after it.
+    s.with_lock(&lock_path_for(&path), || {
+        s.replace_filled_kept(&path, &mut put(b"done"))
+    })
+    .unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"done");
+    assert_eq!(kept(tmp.path()), planted);
+    // Outside an operation: written, nothing kept.
+    s.replace_filled_kept(&path, &mut put(b"plain")).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"plain");
+    assert_eq!(kept(tmp.path()), planted);
+    // A new file, in an operation that fails: removed again.
+    let new = tmp.path().join("new.json");
+    let out = s.with_lock(&lock_path_for(&new), || {
+        s.replace_filled_kept(&new, &mut put(b"made"))?;
+        Err::<(), _>(Error::BadInput("a later write failed".into()))
+    });
+    assert!(out.is_err());
+    assert!(!new.exists());
+}

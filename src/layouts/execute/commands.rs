@@ -82,7 +82,7 @@ pub fn find_task(
     };
     let mut hits: Vec<(StoreRef, bool)> = Vec::new();
     for s in candidates {
-        let st = state::load(cx, &s)?.state;
+        let (_, st) = state::load_shared(cx, &s)?;
         if let Some(t) = st.task(&id) {
             hits.push((s, t.status().is_active()));
         }
@@ -369,8 +369,8 @@ pub struct RunMetrics {
 
 /// The metrics and layer counters, recounted (read-only).
 pub fn metrics(cx: &Ctx, store: &StoreRef) -> Result<RunMetrics> {
-    let s = state::load(cx, store)?.state;
-    let mut d = s.clone();
+    let (_, s) = state::load_shared(cx, store)?;
+    let mut d = (*s).clone();
     derive(&s, &mut d, &cx.store.clock().stamp());
     Ok(RunMetrics {
         store: store.id.clone(),

@@ -36,12 +36,12 @@ pub struct Worktree {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
     /// Abbreviated, as the seed writes them.
-    pub hash: String,
+    pub hash: Box<str>,
     /// Committer time, RFC 3339.
-    pub time: String,
-    pub subject: String,
+    pub time: Box<str>,
+    pub subject: Box<str>,
     /// The `worktree-*` (or task) branch it was found on, for commits not on HEAD yet.
-    pub branch: Option<String>,
+    pub branch: Option<Box<str>>,
 }
 
 /// One local branch.
@@ -165,10 +165,15 @@ fn merge_time(root: &Path, tip: &str, tip_time: &str) -> Option<String> {
     })
 }
 
-/// Reads everything recovery needs. `extra_branches` are branches the state names that may not
-/// follow the `worktree-*` pattern; `unfinished` the branches of tasks not completed, whose
-/// merge time is read when git shows them merged.
-pub fn view(root: &Path, extra_branches: &[String], unfinished: &[String]) -> View {
+/// Reads everything recovery needs. `recorded` tells the branches the state names, which may
+/// not follow the `worktree-*` pattern; `unfinished` the branches of tasks not completed, whose
+/// merge time is read when git shows them merged (asked of the state as needed, not listed:
+/// issue 23).
+pub fn view(
+    root: &Path,
+    recorded: &dyn Fn(&str) -> bool,
+    unfinished: &dyn Fn(&str) -> bool,
+) -> View {
     let mut v = View {
         root: root.to_path_buf(),
         ..Default::default()
@@ -190,8 +195,7 @@ pub fn view(root: &Path, extra_branches: &[String], unfinished: &[String]) -> Vi
         ],
     )
     .unwrap_or_default();
-    let relevant =
-        |name: &str| name.starts_with("worktree-") || extra_branches.iter().any(|b| b == name);
+    let relevant = |name: &str| name.starts_with("worktree-") || recorded(name);
     let mut tips: Vec<(String, String, String)> = Vec::new();
     for line in heads.lines().take(10_000) {
         if let Some(p) = split(line, 3) {
@@ -219,7 +223,7 @@ pub fn view(root: &Path, extra_branches: &[String], unfinished: &[String]) -> Vi
             name: name.clone(),
             tip_time: time.clone(),
             merged: is_merged,
-            merged_at: (is_merged && unfinished.contains(name))
+            merged_at: (is_merged && unfinished(name))
                 .then(|| merge_time(root, tip, time))
                 .flatten(),
         });
@@ -342,14 +346,14 @@ fn parse_log(text: &str, source: bool) -> Vec<Commit> {
             let (branch, subject) = if n == 4 {
                 let r = p[2];
                 let name = r.strip_prefix("refs/heads/").unwrap_or(r);
-                (Some(name.to_string()), p[3])
+                (Some(name.into()), p[3])
             } else {
                 (None, p[2])
             };
             Commit {
-                hash: p[0].to_string(),
-                time: p[1].to_string(),
-                subject: subject.to_string(),
+                hash: p[0].into(),
+                time: p[1].into(),
+                subject: subject.into(),
                 branch,
             }
         })
@@ -382,8 +386,8 @@ mod tests {
             "abc1234\u{1f}2026-01-01T10:00:00+01:00\u{1f}feat: L2-003 parser\n",
             false,
         );
-        assert_eq!(c[0].hash, "abc1234");
-        assert_eq!(c[0].subject, "feat: L2-003 parser");
+        assert_eq!(&*c[0].hash, "abc1234");
+        assert_eq!(&*c[0].subject, "feat: L2-003 parser");
         let c = parse_log(
             "def5678\u{1f}2026-01-01T10:00:00Z\u{1f}refs/heads/worktree-L2-003\u{1f}wip\n",
             true,

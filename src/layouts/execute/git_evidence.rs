@@ -303,8 +303,8 @@ fn commits(state: &mut State, view: &View, found: &mut Found) {
         if lifecycle::add_commit(state, &id, &c.hash, Some(attempt), &at) {
             hashes.add(&c.hash);
             match added.iter_mut().find(|(x, _)| *x == id) {
-                Some((_, list)) => list.push(c.hash.clone()),
-                None => added.push((id, vec![c.hash.clone()])),
+                Some((_, list)) => list.push(c.hash.to_string()),
+                None => added.push((id, vec![c.hash.to_string()])),
             }
         }
     }

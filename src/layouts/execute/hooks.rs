@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::lifecycle::{self, Event, Failure, Outcome, Who};
 use super::model::State;
-use super::state::{self, load, state_path, Read};
+use super::state::{self, state_path};
 use super::{derive, git, git_evidence, git_root, messages, project_root};
 use crate::agents;
 use crate::context::Ctx;
@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::layouts::fact::{Commit, Fact};
 use crate::layouts::{Input, Reaction, StoreRef, Turn};
 use crate::signals::{split_name, SignalKind};
+use crate::store::parsed::Digest;
 use crate::store::{check_id, fs};
 
 /// Longest failure message, details or feedback kept, in characters (a subagent may paste a
@@ -48,16 +49,13 @@ pub fn transition<T>(
         &state::lock_path(&store.root),
         |peeked: Option<Decided<T>>| {
             if let Some(d) = peeked {
-                if let state::Source::Bytes(bytes) = &d.source {
-                    if state::still_holds(cx, store, bytes)? {
-                        return Ok(d);
-                    }
+                if state::still_known(cx, store, d.digest) {
+                    return Ok(d);
                 }
             }
             // The state as read is shared with the invocation's other reads; the one copy is
-            // the one changed.
-            let (bytes, before) = state::load_shared(cx, store)?;
-            let source = state::Source::Bytes(bytes);
+            // the one changed. Its bytes are known by their digest, not held.
+            let (digest, before) = state::load_shared(cx, store)?;
             let mut s = (*before).clone();
             let (out, changed) = change(&before, &mut s, &now);
             if changed {
@@ -65,7 +63,7 @@ pub fn transition<T>(
             }
             let changed = changed && state::differs(&before, &s);
             Ok(Decided {
-                source,
+                digest,
                 before,
                 after: s,
                 out,
@@ -75,7 +73,8 @@ pub fn transition<T>(
         |d| d.changed,
         |pass, d| {
             let after = if pass.writes() && d.changed {
-                state::save_owned(cx, store, d.source, Some(&d.before), d.after)?
+                let origin = state::Origin::Known(d.digest);
+                state::save_owned(cx, store, origin, Some(&d.before), d.after)?
             } else {
                 Rc::new(d.after)
             };
@@ -87,7 +86,7 @@ pub fn transition<T>(
 /// A state change worked out by [`transition`]: what it was read from, the state before and
 /// after, what `change` said, and whether it changes the state in more than the clock.
 struct Decided<T> {
-    source: state::Source,
+    digest: Digest,
     before: Rc<State>,
     after: State,
     out: T,
@@ -129,7 +128,9 @@ pub(super) fn git_place(cx: &Ctx, store: &StoreRef, id: &str) -> (Option<String>
     let Some(worktrees) = git::worktrees(&root) else {
         return (None, None);
     };
-    let dir = load(cx, store).ok().and_then(|d| d.state.worktree_dir);
+    let dir = state::load_shared(cx, store)
+        .ok()
+        .and_then(|(_, s)| s.worktree_dir.clone());
     let wanted = format!("worktree-{id}");
     let found = worktrees.iter().skip(1).find(|w| {
         let p = Path::new(&w.path);
@@ -228,18 +229,16 @@ fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reaction
         return Ok(Reaction::default());
     }
     cx.store.transact(&state::lock_path(&store.root), |pass| {
-        if !matches!(state::read(cx, &path)?, Read::Valid(_)) {
+        // Read as a stream and known by its digest: the copy is compared, and written, from
+        // the file as it is read (never held).
+        let Ok((digest, _)) = state::read_shared(cx, &path)? else {
             return Ok(((), false));
-        }
-        let bytes = cx
-            .store
-            .read_capped(&path, state::MAX_STATE_BYTES)?
-            .unwrap_or_default();
-        if state::copy_is_current(cx, store, &bytes)? {
+        };
+        if state::copy_is_known(cx, store, digest)? {
             return Ok(((), false));
         }
         if pass.writes() {
-            state::refresh_copy(cx, store, &bytes)?;
+            state::refresh_copy_known(cx, store, digest)?;
         }
         Ok(((), true))
     })?;

@@ -44,7 +44,7 @@ use crate::layouts::{
 use crate::project::{self, Project};
 
 use model::State;
-use state::{load, state_path, FILE, SCHEMA};
+use state::{state_path, FILE, SCHEMA};
 
 /// The layout's name.
 pub const NAME: &str = "execute";
@@ -123,7 +123,7 @@ impl Layout for Execute {
         // Read to look only: the step that follows takes the same parse over.
         Ok(match state::shared(cx, &state_path(&store.root))? {
             Some(d) => units(&d),
-            None => units(&load(cx, store)?.state),
+            None => units(&state::load_shared(cx, store)?.1),
         })
     }
 

@@ -6,20 +6,20 @@
 //! everything derived again. Decided on an unlocked read; only a store with something to fix is
 //! locked and written.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use super::derive::derive;
 use super::git;
 use super::git_evidence;
 use super::model::{RunStatus, Slot, State};
-use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read, Unread, FILE};
+use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Origin, Read, Unread, FILE};
 use super::{project_root, summary};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::layouts::summary::first_few;
 use crate::layouts::{name_of, Reconciled, StoreRef};
 use crate::store::fs;
-use crate::store::parsed::Digest;
 
 /// What resuming found and did.
 #[derive(Debug, Clone, Default)]
@@ -127,10 +127,7 @@ struct Rebuilt {
 /// without a valid copy, or one over the size cap, is refused.
 fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loaded>> {
     let path = state_path(&store.root);
-    // The state the look before let go of, still in the file: compared as it is read.
-    if let Some((digest, state)) = state::known(cx, &path) {
-        return Ok(Some(Loaded::Known(digest, state)));
-    }
+    // The state the look before read, still in the file: compared as it is read.
     let why = match state::read_shared(cx, &path)? {
         Ok(shared) => return Ok(Some(Loaded::Valid(shared))),
         Err(Unread::Missing) => return Ok(None),
@@ -177,53 +174,52 @@ fn load_or_rebuild(cx: &Ctx, store: &StoreRef, write: bool) -> Result<Option<Loa
 
 /// A state as found by [`load_or_rebuild`].
 enum Loaded {
-    /// The file's bytes and state (shared with the invocation's other reads of them).
+    /// The file's state (shared with the invocation's other reads of its bytes) and the digest
+    /// of its bytes (not held).
     Valid(state::Shared),
-    /// The state of bytes known by their digest alone ([`state::let_go_of_bytes`]).
-    Known(Digest, Rc<State>),
     Rebuilt(Box<Rebuilt>),
 }
 
-/// What the state under the lock was read from: its bytes (or a rebuilt document), or the
-/// digest of bytes no longer held, read again only for a write over them.
-enum Origin {
-    Source(state::Source),
-    Known(Digest),
+/// Branch names the state records (for git's log of unmerged work), and those of its tasks not
+/// completed: what git's view asks of a branch ([`git::view`]).
+struct Branches<'a> {
+    state: &'a State,
+    recorded: HashSet<&'a str>,
+    unfinished: HashSet<&'a str>,
 }
 
-impl Origin {
-    /// What the state is written over.
-    fn source(self, cx: &Ctx, store: &StoreRef) -> Result<state::Source> {
-        Ok(match self {
-            Origin::Source(s) => s,
-            Origin::Known(d) => state::Source::Bytes(state::bytes_again(cx, store, d)?),
-        })
-    }
-}
-
-/// Branch names the state records (for git's log of unmerged work).
-fn recorded_branches(state: &State) -> Vec<String> {
-    state
-        .tasks
-        .values()
-        .filter_map(|t| t.branch.non_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-/// The branches of tasks not completed (`worktree-ID` and the branch the task records).
-fn unfinished_branches(state: &State) -> Vec<String> {
-    let mut out = Vec::new();
-    for (id, t) in state.tasks.iter() {
-        if t.status() == super::model::TaskStatus::Completed {
-            continue;
+impl<'a> Branches<'a> {
+    fn of(state: &'a State) -> Branches<'a> {
+        let mut b = Branches {
+            state,
+            recorded: HashSet::new(),
+            unfinished: HashSet::new(),
+        };
+        for t in state.tasks.values() {
+            if let Some(name) = t.branch.non_empty() {
+                b.recorded.insert(name);
+                if t.status() != super::model::TaskStatus::Completed {
+                    b.unfinished.insert(name);
+                }
+            }
         }
-        out.push(format!("worktree-{id}"));
-        if let Some(b) = t.branch.non_empty() {
-            out.push(b.to_string());
-        }
+        b
     }
-    out
+
+    /// Whether the state records the branch.
+    fn recorded(&self, name: &str) -> bool {
+        self.recorded.contains(name)
+    }
+
+    /// Whether it is a branch of a task not completed (`worktree-ID`, or the branch the task
+    /// records).
+    fn unfinished(&self, name: &str) -> bool {
+        let of_task = name
+            .strip_prefix("worktree-")
+            .and_then(|id| self.state.task(id))
+            .is_some_and(|t| t.status() != super::model::TaskStatus::Completed);
+        of_task || self.unfinished.contains(name)
+    }
 }
 
 /// Resumes the store; `lift_stop` continues a run the user stopped (`taskhook execute
@@ -240,30 +236,19 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
             },
         ),
     };
-    // Git is asked without the state's bytes held: the lock's pass compares the file with
-    // their digest as it reads it, and reads them again only to write (issue 23).
-    state::let_go_of_bytes();
+    // Git is asked without the state's bytes held (the look read them as a stream): the lock's
+    // pass compares the file with their digest as it reads it (issue 23).
     let view = super::git_root(cx, store).map(|root| {
-        git::view(
-            &root,
-            &recorded_branches(&peek),
-            &unfinished_branches(&peek),
-        )
+        let b = Branches::of(&peek);
+        git::view(&root, &|n| b.recorded(n), &|n| b.unfinished(n))
     });
     let now = cx.store.clock().stamp();
     cx.store.transact(&state::lock_path(&store.root), |pass| {
         let Some(found) = load_or_rebuild(cx, store, pass.writes())? else {
             return Ok((None, false));
         };
-        let (mut origin, before, mut changes, rebuild_report, unusable) = match found {
-            Loaded::Valid((bytes, state)) => (
-                Origin::Source(state::Source::Bytes(bytes)),
-                state,
-                Vec::new(),
-                Vec::new(),
-                None,
-            ),
-            Loaded::Known(digest, state) => {
+        let (origin, before, mut changes, rebuild_report, unusable) = match found {
+            Loaded::Valid((digest, state)) => {
                 (Origin::Known(digest), state, Vec::new(), Vec::new(), None)
             }
             Loaded::Rebuilt(r) => (
@@ -277,27 +262,15 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         // The state as read (shared, not copied) and the one copy that is changed.
         let mut s = (*before).clone();
         let rebuilt = unusable.is_some();
-        // A valid state someone else wrote (the seed's skill, an edit): keep its copy too.
-        // The bytes compared are the ones read under this lock (not a second copy).
+        // A valid state someone else wrote (the seed's skill, an edit): keep its copy too,
+        // compared and written from the file as it is read (its bytes are not held). A
+        // rebuilt state is written to the copy with the state.
         let copy_stale = match origin {
-            _ if rebuilt => false,
-            Origin::Source(ref source) => match source.bytes() {
-                Some(bytes) => {
-                    !state::copy_is_current(cx, store, bytes)? && {
-                        if pass.writes() {
-                            state::refresh_copy(cx, store, bytes)?;
-                        }
-                        true
-                    }
-                }
-                None => false,
-            },
+            Origin::Source(_) => false,
             Origin::Known(digest) => {
                 !state::copy_is_known(cx, store, digest)? && {
                     if pass.writes() {
-                        let bytes = state::bytes_again(cx, store, digest)?;
-                        state::refresh_copy(cx, store, &bytes)?;
-                        origin = Origin::Source(state::Source::Bytes(bytes));
+                        state::refresh_copy_known(cx, store, digest)?;
                     }
                     true
                 }
@@ -333,7 +306,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         derive(&before, &mut s, &now);
         let dirty = rebuilt || copy_stale || !temps.is_empty() || differs(&before, &s);
         let s = if pass.writes() && (rebuilt || differs(&before, &s)) {
-            state::save_owned(cx, store, origin.source(cx, store)?, Some(&before), s)?
+            state::save_owned(cx, store, origin, Some(&before), s)?
         } else {
             Rc::new(s)
         };

@@ -7,12 +7,13 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::model::{Metrics, State};
+use super::model::{Keyed, Metrics, QueueEntry, State, Task};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 pub use crate::layouts::json::Source;
 use crate::layouts::json::{write_back, write_in_place, Shape, Splice};
 use crate::layouts::StoreRef;
+use crate::store::base::{Base, Src};
 use crate::store::strict::Records;
 use crate::store::Bytes;
 use crate::store::{fs, lock_path_for, parsed};
@@ -73,35 +74,73 @@ pub enum Read {
 }
 
 /// Reads a state (or copy) file: capped, never a FIFO or device, parsed, schema-checked and
-/// typed.
+/// typed, its bytes held ([`Doc::source`]: a command that writes the document back whole).
 pub fn read(cx: &Ctx, path: &Path) -> Result<Read> {
-    Ok(match read_shared(cx, path)? {
-        // Read before in this invocation (a look, a read, a write): copied, not parsed again.
-        Ok((bytes, state)) => Read::Valid(Box::new(Doc {
-            source: Source::Bytes(bytes),
-            state: (*state).clone(),
-        })),
+    Ok(match read_doc(cx, path)? {
+        Ok(doc) => Read::Valid(Box::new(doc)),
         Err(unread) => unread.into(),
     })
 }
 
-/// A state file's bytes and the state they hold, shared with the invocation's other reads.
-pub type Shared = (Bytes, Rc<State>);
-
-/// [`read`], the state shared with the invocation's other reads of the same bytes.
-pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, Unread>> {
+/// [`read`]: the document, or why there is none.
+fn read_doc(cx: &Ctx, path: &Path) -> Result<std::result::Result<Doc, Unread>> {
     if let Some(unread) = unreadable(cx, path) {
         return Ok(Err(unread));
-    }
-    // The file still holds the bytes parsed last: compared, not read into a second copy.
-    if let Some(known) = cx.store.still_parsed::<State>(SHARED, path) {
-        return Ok(Ok(known));
     }
     let Some(bytes) = cx.store.read(path)? else {
         return Ok(Err(Unread::Missing));
     };
-    let (bytes, state) = parsed::remembered_valid(SHARED, bytes, state_of)?;
-    Ok(state.map(|state| (bytes, state)).map_err(Unread::Invalid))
+    let digest = parsed::Digest::of(&bytes);
+    let state = match parsed::latest_digest::<State>(SHARED).filter(|(d, _)| *d == digest) {
+        // Read before in this invocation: copied (its tasks shared), not parsed again.
+        Some((_, state)) => state,
+        None => match state_of(&bytes)? {
+            Ok(state) => {
+                let state = Rc::new(state);
+                parsed::remember_digest(SHARED, digest, state.clone());
+                state
+            }
+            Err(why) => return Ok(Err(Unread::Invalid(why))),
+        },
+    };
+    Ok(Ok(Doc {
+        source: Source::Bytes(Bytes::new(bytes)),
+        state: (*state).clone(),
+    }))
+}
+
+/// A state file as the invocation's reads share it: the digest of its bytes (which are not
+/// held) and the state they hold.
+pub type Shared = (parsed::Digest, Rc<State>);
+
+/// The state of a file, shared with the invocation's other reads of the same bytes, read as a
+/// stream (issue 23): the file's bytes are never held beside the tasks they give, only hashed
+/// as they pass ([`crate::store::Store::read_hashed`]). A later read of the same bytes (the
+/// step's peek and its locked re-read) hashes the file and finds the state without a parse. A
+/// file the streamed reading refuses is read again whole, and that reading words why.
+pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, Unread>> {
+    if let Some(unread) = unreadable(cx, path) {
+        return Ok(Err(unread));
+    }
+    if let Some(known) = cx.store.still_written::<State>(SHARED, path) {
+        return Ok(Ok(known));
+    }
+    let Some((digest, typed)) = cx.store.read_hashed(path, state_from)? else {
+        return Ok(Err(Unread::Missing));
+    };
+    if let Some(state) = typed? {
+        let state = Rc::new(state);
+        parsed::remember_digest(SHARED, digest, state.clone());
+        return Ok(Ok((digest, state)));
+    }
+    Ok(match read_doc(cx, path)? {
+        // Valid now (a writer replaced it in between): the state it holds now.
+        Ok(_) => cx
+            .store
+            .still_written::<State>(SHARED, path)
+            .ok_or_else(|| Unread::Invalid("it changed while taskhook read it".into())),
+        Err(unread) => Err(unread),
+    })
 }
 
 /// What the file is when it is not to be read (a special file, over the cap).
@@ -134,23 +173,31 @@ impl From<Unread> for Read {
 fn state_of(bytes: &[u8]) -> Result<std::result::Result<State, String>> {
     // Task by task, each straight into its type (no tree, no schema check per task:
     // `reading`); the whole reading words a refusal.
-    crate::store::entries::read_strict(
-        bytes,
-        SCHEMA,
-        "tasks",
-        |tasks: &mut super::model::Keyed<super::model::Task>, id, t| {
-            // A task given twice is refused here (the whole reading then decides).
-            id.is_some_and(|id| tasks.add(id, t))
-        },
-        // The merge queue (an entry per task merged) straight into its type too.
-        Records::<super::model::QueueEntry>::new(QUEUE),
-        |state: &mut State, tasks, _, queue| {
-            state.tasks = tasks;
-            if let Some(q) = queue.items {
-                state.merge_queue = Some(q.into());
-            }
-        },
-    )
+    crate::store::entries::read_strict(bytes, SCHEMA, "tasks", add_task, queue(), fill)
+}
+
+/// A file read as a stream, parsed, schema-checked and typed as [`state_of`] reads bytes;
+/// `None` when anything is refused.
+fn state_from(stream: crate::store::Stream<'_>) -> Result<Option<State>> {
+    crate::store::entries::read_strict_stream(stream, SCHEMA, "tasks", add_task, queue(), fill)
+}
+
+/// A task read, under its id: one given twice is refused here (the whole reading then decides).
+fn add_task(tasks: &mut Keyed<Task>, id: Option<String>, t: Task) -> bool {
+    id.is_some_and(|id| tasks.add(id, t))
+}
+
+/// The merge queue (an entry per task merged), read straight into its type too.
+fn queue() -> Records<QueueEntry> {
+    Records::new(QUEUE)
+}
+
+/// The tasks and the queue put into the rest of the state.
+fn fill(state: &mut State, tasks: Keyed<Task>, _: bool, queue: Records<QueueEntry>) {
+    state.tasks = tasks;
+    if let Some(q) = queue.items {
+        state.merge_queue = Some(q.into());
+    }
 }
 
 /// What [`shared`] remembers: the typed state of the last bytes read or written.
@@ -187,41 +234,57 @@ pub fn too_big(store: &StoreRef, bytes: u64) -> Error {
 
 /// The valid state of a store; a corrupt one is refused, a missing one is not found.
 pub fn load(cx: &Ctx, store: &StoreRef) -> Result<Doc> {
-    let (bytes, state) = load_shared(cx, store)?;
-    Ok(Doc {
-        source: Source::Bytes(bytes),
-        state: (*state).clone(),
-    })
+    let found = read_doc(cx, &state_path(&store.root))?;
+    found.map_err(|unread| unloaded(store, unread))
 }
 
-/// [`load`]: the bytes read and the state, shared with the invocation's other reads of them
-/// (not copied).
+/// [`load`]: the state, shared with the invocation's other reads of its bytes (not copied),
+/// and their digest (the bytes are not held).
 pub fn load_shared(cx: &Ctx, store: &StoreRef) -> Result<Shared> {
-    match read_shared(cx, &state_path(&store.root))? {
-        Ok(read) => Ok(read),
-        Err(Unread::Missing) => Err(Error::NotFound(format!(
+    let found = read_shared(cx, &state_path(&store.root))?;
+    found.map_err(|unread| unloaded(store, unread))
+}
+
+/// Why a store's state could not be loaded.
+fn unloaded(store: &StoreRef, unread: Unread) -> Error {
+    match unread {
+        Unread::Missing => Error::NotFound(format!(
             "`{}` does not exist (create it with `taskhook execute init`)",
             state_path(&store.root).display()
-        ))),
-        Err(Unread::Invalid(why)) => Err(corrupt(store, why)),
-        Err(Unread::TooBig(n)) => Err(too_big(store, n)),
+        )),
+        Unread::Invalid(why) => corrupt(store, why),
+        Unread::TooBig(n) => too_big(store, n),
     }
 }
 
-/// Writes `state` back over what it was read from (`source`: key order and unknown fields
+/// What a state to write was read from: a document (its bytes, or one made in memory), or the
+/// state file's bytes known by their digest alone (read as a stream, never held).
+pub enum Origin {
+    Source(Source),
+    Known(parsed::Digest),
+}
+
+impl From<Source> for Origin {
+    fn from(s: Source) -> Origin {
+        Origin::Source(s)
+    }
+}
+
+/// Writes `state` back over what it was read from (`origin`: key order and unknown fields
 /// kept), validated first, and the same bytes to the copy of the latest state ([`LAST_GOOD`])
-/// just before it: the copy is never older than the state. `before` is the state `source`
+/// just before it: the copy is never older than the state. `before` is the state `origin`
 /// holds: with it, a change that keeps every task in its place is written in place
 /// ([`write_in_place`]: only the changed tasks' bytes replaced), as a stream over the bytes as
-/// read (the new file is never held whole).
+/// read (the new file is never held whole). Over bytes known by their digest, the file itself
+/// is that base, hashed as it is copied: one that is no longer those bytes is not written.
 pub fn save(
     cx: &Ctx,
     store: &StoreRef,
-    source: Source,
+    origin: impl Into<Origin>,
     before: Option<&State>,
     state: &mut State,
 ) -> Result<bool> {
-    let (wrote, written) = write(cx, store, source, before, state)?;
+    let (wrote, written) = write(cx, store, origin.into(), before, state)?;
     // What the file now holds is the state (a typed parse gives it back): the status a notice
     // records after the step is not a parse.
     written.remember(Rc::new(state.clone()));
@@ -233,30 +296,24 @@ pub fn save(
 pub fn save_owned(
     cx: &Ctx,
     store: &StoreRef,
-    source: Source,
+    origin: impl Into<Origin>,
     before: Option<&State>,
     mut state: State,
 ) -> Result<Rc<State>> {
-    let (_, written) = write(cx, store, source, before, &mut state)?;
+    let (_, written) = write(cx, store, origin.into(), before, &mut state)?;
     let state = Rc::new(state);
     written.remember(state.clone());
     Ok(state)
 }
 
-/// What a save left in the file: its bytes (a whole write), or their digest (a write streamed
-/// over the bytes as read).
-enum Written {
-    Bytes(Bytes),
-    Digest(parsed::Digest),
-}
+/// What a save left in the file: the digest of its bytes (not held: a later read hashes the
+/// file to know them).
+struct Written(parsed::Digest);
 
 impl Written {
     /// Remembers that the file's bytes give `state`: a later read of them is not a parse.
     fn remember(self, state: Rc<State>) {
-        match self {
-            Written::Bytes(b) => parsed::remember_shared(SHARED, b, state),
-            Written::Digest(d) => parsed::remember_digest(SHARED, d, state),
-        }
+        parsed::remember_digest(SHARED, self.0, state);
     }
 }
 
@@ -264,14 +321,26 @@ impl Written {
 fn write(
     cx: &Ctx,
     store: &StoreRef,
-    source: Source,
+    origin: Origin,
     before: Option<&State>,
     state: &mut State,
 ) -> Result<(bool, Written)> {
+    let source = match origin {
+        Origin::Source(source) => source,
+        Origin::Known(digest) => {
+            if let Some(before) = before {
+                if let Some(written) = write_known(cx, store, digest, before, state)? {
+                    return Ok(written);
+                }
+            }
+            // Not in place: the whole document, from the bytes read again.
+            Source::Bytes(bytes_again(cx, store, digest)?)
+        }
+    };
     let path = state_path(&store.root);
     let old = source.bytes().cloned();
     if let (Some(bytes), Some(before)) = (&old, before) {
-        if let Some(splice) = in_place(bytes, before, state)? {
+        if let Some(splice) = in_place(&bytes[..], before, state)? {
             return write_spliced(cx, store, bytes, &splice);
         }
     }
@@ -289,7 +358,78 @@ fn write(
     cx.store
         .replace_from(&last_good_path(&store.root), &bytes, old.as_ref())?;
     let wrote = cx.store.replace_from(&path, &bytes, old.as_ref())?;
-    Ok((wrote, Written::Bytes(Bytes::new(bytes))))
+    Ok((wrote, Written(parsed::Digest::of(&bytes))))
+}
+
+/// [`write`] in place over the state file known by `digest` (read as a stream, never held):
+/// the file itself is the base of the splice, read where the splice needs it; the copy, then
+/// the state, each written from it and the splice, every byte of it hashed on the way, and
+/// refused (nothing written) when that is not `digest`. The old files are kept for the undo
+/// by a second name, not read ([`crate::store::Store::replace_filled_kept`]). `None` when the
+/// change cannot be written in place.
+fn write_known(
+    cx: &Ctx,
+    store: &StoreRef,
+    digest: parsed::Digest,
+    before: &State,
+    state: &mut State,
+) -> Result<Option<(bool, Written)>> {
+    let Some(mut base) = cx.store.base_of(&state_path(&store.root))? else {
+        return Ok(None);
+    };
+    let Some(splice) = in_place(&mut base, before, state)? else {
+        return Ok(None);
+    };
+    if splice.is_whole_base(Src::len(&base)) {
+        return Ok(None);
+    }
+    write_over_known(cx, &last_good_path(&store.root), &mut base, &splice, digest)?;
+    let new = write_over_known(cx, &state_path(&store.root), &mut base, &splice, digest)?;
+    Ok(Some((true, Written(new))))
+}
+
+/// Replaces `path` with `splice` over `base` (the state file known by `digest`), every byte of
+/// the base hashed on the way: refused, nothing written, when that is not `digest`. The old
+/// file is kept for the undo by a second name, not read. Returns the digest of what it wrote.
+fn write_over_known(
+    cx: &Ctx,
+    path: &Path,
+    base: &mut Base,
+    splice: &Splice,
+    digest: parsed::Digest,
+) -> Result<parsed::Digest> {
+    let mut new = parsed::Digester::default();
+    let mut moved = false;
+    let wrote = cx.store.replace_filled_kept(path, &mut |w| {
+        new = parsed::Digester::default();
+        let mut seen = parsed::Digester::default();
+        splice.write_from(base, &mut seen, &mut |piece| {
+            new.add(piece);
+            w.write_all(piece)
+        })?;
+        moved = seen.finish() != digest;
+        if moved {
+            return Err(std::io::Error::other("the state changed"));
+        }
+        Ok(())
+    });
+    match wrote {
+        Err(_) if moved => Err(changed(path)),
+        Err(e) => Err(e),
+        Ok(()) => Ok(new.finish()),
+    }
+}
+
+/// Makes the copy of the latest state hold the state file's bytes, known by their digest (a
+/// valid state written by someone else, the seed's skill or an edit, is kept too): written from
+/// the file as it is read (never held), refused when the file is no longer those bytes.
+pub fn refresh_copy_known(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> Result<()> {
+    let path = state_path(&store.root);
+    let Some(mut base) = cx.store.base_of(&path)? else {
+        return Err(changed(&path));
+    };
+    let whole = Splice::whole(Src::len(&base));
+    write_over_known(cx, &last_good_path(&store.root), &mut base, &whole, digest).map(drop)
 }
 
 /// [`write`] of a state spliced over the bytes it was read from (`base`): the copy, then the
@@ -310,7 +450,7 @@ fn write_spliced(
         let wrote = cx
             .store
             .replace_from(&state_path(&store.root), base, Some(base))?;
-        return Ok((wrote, Written::Bytes(base.clone())));
+        return Ok((wrote, Written(parsed::Digest::of(base))));
     }
     let digest = std::cell::RefCell::new(parsed::Digester::default());
     for (path, hashed) in [
@@ -328,13 +468,13 @@ fn write_spliced(
         })?;
     }
     let digest = digest.borrow().finish();
-    Ok((true, Written::Digest(digest)))
+    Ok((true, Written(digest)))
 }
 
 /// The state written over `bytes` (which hold `before`) in place, when its tasks are the same
 /// keys in the same order. A merge queue the change left alone keeps its bytes too: it grows
 /// with the run (an entry per task merged) and is not read into a tree to be written back.
-fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Splice>> {
+fn in_place(bytes: impl Src, before: &State, state: &mut State) -> Result<Option<Splice>> {
     if before.tasks.keys().ne(state.tasks.keys()) {
         return Ok(None);
     }
@@ -368,25 +508,15 @@ fn in_place(bytes: &[u8], before: &State, state: &mut State) -> Result<Option<Sp
 /// The merge queue's member.
 const QUEUE: &str = "merge_queue";
 
-/// Whether the state file still holds `bytes`.
-pub fn still_holds(cx: &Ctx, store: &StoreRef, bytes: &[u8]) -> Result<bool> {
+/// Whether the state file still holds the bytes known by `digest` (hashed as it is read).
+pub fn still_known(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> bool {
     let path = state_path(&store.root);
-    if unreadable(cx, &path).is_some() {
-        return Ok(false);
-    }
-    // Compared as it is read: no second copy of a large state.
-    cx.store.has_content(&path, Some(bytes))
+    unreadable(cx, &path).is_none()
+        && matches!(cx.store.digest_of(&path), Ok(Some(d)) if d == digest)
 }
 
-/// Whether the copy of the latest state holds exactly the state file's bytes `current`.
-pub fn copy_is_current(cx: &Ctx, store: &StoreRef, current: &[u8]) -> Result<bool> {
-    cx.store
-        .has_content(&last_good_path(&store.root), Some(current))
-        .or(Ok(false))
-}
-
-/// [`copy_is_current`] for a state file known by its digest alone ([`known`]): the copy
-/// hashed as it is read.
+/// Whether the copy of the latest state holds exactly the state file's bytes, known by their
+/// digest ([`read_shared`]): the copy hashed as it is read.
 pub fn copy_is_known(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> Result<bool> {
     Ok(matches!(
         cx.store.digest_of(&last_good_path(&store.root)),
@@ -394,41 +524,25 @@ pub fn copy_is_known(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> Resu
     ))
 }
 
-/// Lets go of the bytes of the state last read, keeping their digest (issue 23): a reader that
-/// has looked at the state and will compare it again under the lock before it writes (a
-/// SessionStart's resume: git is asked in between) does not hold them meanwhile.
-pub fn let_go_of_bytes() {
-    parsed::hold_digest(SHARED);
-}
-
-/// The state, when `path` still holds the bytes last read and let go of
-/// ([`let_go_of_bytes`]): hashed as it is read, never held, with their digest.
-pub fn known(cx: &Ctx, path: &Path) -> Option<(parsed::Digest, Rc<State>)> {
-    if unreadable(cx, path).is_some() {
-        return None;
-    }
-    cx.store.still_written::<State>(SHARED, path)
-}
-
-/// The state file's bytes again, to write over them: they must still be those known by
-/// `digest` ([`known`]); a file changed meanwhile (by a writer that does not take the lock) is
-/// refused, and nothing is written.
+/// The state file's bytes again, to write the whole document over them: they must still be
+/// those known by `digest` ([`read_shared`]); a file changed meanwhile (by a writer that does
+/// not take the lock) is refused, and nothing is written.
 pub fn bytes_again(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> Result<Bytes> {
     let path = state_path(&store.root);
     match cx.store.read(&path)? {
         Some(bytes) if parsed::Digest::of(&bytes) == digest => Ok(Bytes::new(bytes)),
-        _ => Err(Error::refused(
-            "write",
-            &path,
-            "the state changed while taskhook held its lock (a writer that does not take it); nothing was written: run the command again",
-        )),
+        _ => Err(changed(&path)),
     }
 }
 
-/// Makes the copy of the latest state hold `current` (the state file's bytes, valid): a state
-/// written by someone else (the seed's skill, an edit) is kept too.
-pub fn refresh_copy(cx: &Ctx, store: &StoreRef, current: &[u8]) -> Result<bool> {
-    cx.store.replace(&last_good_path(&store.root), current)
+/// The refusal of a write over a state file that is no longer the bytes the change was made
+/// over.
+fn changed(path: &Path) -> Error {
+    Error::refused(
+        "write",
+        path,
+        "the state changed while taskhook held its lock (a writer that does not take it); nothing was written: run the command again",
+    )
 }
 
 /// The seed's own temp file (`execute-state.json.tmp`, its "Atomic Updates" step 1).
@@ -621,19 +735,21 @@ mod tests {
         serde_json::from_str(text).unwrap()
     }
 
-    /// A state let go of is known by its digest while the file holds it (hashed as read, the
-    /// same state, not parsed again), read again only to write over it, and refused for that
-    /// once the file changed.
+    /// A state read as a stream is known by its digest, not its bytes (a second read finds it
+    /// without a parse), and a change to it is written over the file itself: the bytes the
+    /// whole write makes, to the copy too, with no second name left behind. A file changed
+    /// since is refused and left as it is; a failed operation puts the old file back.
     #[test]
     #[allow(clippy::disallowed_methods)] // The test's own files, made and changed directly.
-    fn a_state_let_go_of_is_known_by_its_digest_and_read_again_to_write() {
+    fn a_state_read_as_a_stream_is_written_over_its_file() {
+        use super::super::model::TaskStatus;
         let tmp = tempfile::tempdir().unwrap();
         let proj = tmp.path().join("proj");
         let root = proj.join("docs/tasks/shop");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(proj.join(".git")).unwrap();
         let path = state_path(&root);
-        let text = serde_json::to_vec_pretty(&seed()).unwrap();
+        let text = crate::store::to_pretty(&seed());
         std::fs::write(&path, &text).unwrap();
         let cx = Ctx::new(
             crate::env::Env::default(),
@@ -644,12 +760,14 @@ mod tests {
         )
         .unwrap();
         let store = StoreRef::new("execute", "shop", root.clone(), &proj);
-        let peek = shared(&cx, &path).unwrap().unwrap();
-        assert!(parsed::latest::<State>(SHARED).is_some(), "held as read");
-        let_go_of_bytes();
-        assert!(parsed::latest::<State>(SHARED).is_none(), "no longer held");
-        let (digest, known_state) = known(&cx, &path).unwrap();
-        assert!(Rc::ptr_eq(&peek, &known_state), "not parsed again");
+        cx.store.trust(&proj, false);
+        let (digest, peek) = read_shared(&cx, &path).unwrap().ok().unwrap();
+        assert!(parsed::latest::<State>(SHARED).is_none(), "bytes not held");
+        let (again, state) = read_shared(&cx, &path).unwrap().ok().unwrap();
+        assert!(
+            again == digest && Rc::ptr_eq(&peek, &state),
+            "not parsed again"
+        );
         assert!(copy_is_known(&cx, &store, digest).is_ok_and(|same| !same));
         std::fs::write(last_good_path(&root), &text).unwrap();
         assert!(copy_is_known(&cx, &store, digest).unwrap());
@@ -657,12 +775,81 @@ mod tests {
             bytes_again(&cx, &store, digest).unwrap().as_slice(),
             &text[..]
         );
-        let mut changed = text.clone();
-        changed.push(b'\n');
-        std::fs::write(&path, &changed).unwrap();
-        assert!(known(&cx, &path).is_none());
-        let refused = bytes_again(&cx, &store, digest).unwrap_err();
+
+        let mut after = (*state).clone();
+        let id = after.tasks.keys().next().unwrap().to_string();
+        after.tasks.get_mut(&id).unwrap().status = Some(TaskStatus::Failed);
+        let mut whole = seed();
+        write_back(&mut whole, &after).unwrap();
+        let whole = crate::store::to_pretty(&whole);
+        let lock = lock_path(&root);
+        let kept_left = || {
+            std::fs::read_dir(&root)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .contains(".kept-")
+                })
+                .count()
+        };
+        // A failed operation: the old files back, nothing kept.
+        let failed: Result<()> = cx.store.with_lock(&lock, || {
+            save(
+                &cx,
+                &store,
+                Origin::Known(digest),
+                Some(&state),
+                &mut after.clone(),
+            )?;
+            assert_eq!(std::fs::read(&path).unwrap(), whole);
+            assert_eq!(kept_left(), 2, "the state and its copy kept");
+            Err(Error::BadInput("a later step failed".into()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), text);
+        assert_eq!(std::fs::read(last_good_path(&root)).unwrap(), text);
+        assert_eq!(kept_left(), 0);
+        // A file changed since it was read: refused, left as it is.
+        let mut edited = text.clone();
+        edited.push(b'\n');
+        std::fs::write(&path, &edited).unwrap();
+        let refused = cx
+            .store
+            .with_lock(&lock, || {
+                save(
+                    &cx,
+                    &store,
+                    Origin::Known(digest),
+                    Some(&state),
+                    &mut after.clone(),
+                )
+            })
+            .unwrap_err();
         assert!(matches!(refused, Error::Refused { .. }), "{refused}");
+        assert_eq!(std::fs::read(&path).unwrap(), edited);
+        assert_eq!(std::fs::read(last_good_path(&root)).unwrap(), text);
+        // The file as read again: written in place, the copy with it, nothing kept.
+        std::fs::write(&path, &text).unwrap();
+        cx.store
+            .with_lock(&lock, || {
+                save(
+                    &cx,
+                    &store,
+                    Origin::Known(digest),
+                    Some(&state),
+                    &mut after.clone(),
+                )
+            })
+            .unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), whole);
+        assert_eq!(std::fs::read(last_good_path(&root)).unwrap(), whole);
+        assert_eq!(kept_left(), 0);
+        let (_, read) = read_shared(&cx, &path).unwrap().ok().unwrap();
+        assert_eq!(read.task(&id).map(|t| t.status()), Some(TaskStatus::Failed));
+        assert!(copy_is_known(&cx, &store, parsed::Digest::of(&whole)).unwrap());
     }
 
     /// A task given twice is read as the whole document reads it: the last value, in the
@@ -676,6 +863,82 @@ mod tests {
             state.task("A").map(|t| t.status()),
             Some(super::super::model::TaskStatus::Failed)
         );
+    }
+
+    /// The state read as a stream, entry by entry ([`state_from`]).
+    fn streamed(bytes: &[u8]) -> Option<State> {
+        let mut r = bytes;
+        let r: &mut dyn std::io::Read = &mut r;
+        state_from(std::io::BufReader::with_capacity(7, r)).unwrap()
+    }
+
+    /// Every fixture, valid or not, pretty or compact, reads as a stream as it reads whole.
+    #[test]
+    #[allow(clippy::disallowed_methods)] // The repository's own fixtures, read directly.
+    fn the_fixtures_read_as_a_stream_as_they_read_whole() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/schemas/execute-state");
+        let mut seen = 0;
+        for kind in ["valid", "invalid"] {
+            for e in std::fs::read_dir(dir.join(kind)).unwrap() {
+                let doc: Value =
+                    serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
+                for bytes in [
+                    crate::store::to_pretty(&doc),
+                    serde_json::to_vec(&doc).unwrap(),
+                ] {
+                    let whole = state_of(&bytes).unwrap().ok();
+                    assert_eq!(
+                        streamed(&bytes),
+                        whole,
+                        "{}",
+                        String::from_utf8_lossy(&bytes)
+                    );
+                    assert_eq!(whole.is_some(), kind == "valid");
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen >= 20);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// A state read as a stream, entry by entry, is the state read whole: whatever the
+        /// stream reading takes, the whole reading takes and gives the same state, and it takes
+        /// every document the whole reading takes that keeps the layout taskhook writes. The
+        /// documents: the seed's, pretty or compact, with edits at random places (bytes
+        /// inserted, removed, replaced or put after the end, each one of JSON's own: brackets,
+        /// quotes, escapes, digits, commas, spaces, letters).
+        #[test]
+        fn a_state_read_as_a_stream_is_the_state_read_whole(
+            compact in proptest::prelude::any::<bool>(),
+            edits in proptest::collection::vec((0.0..=1.0f64, 0..4u8, 0..20usize), 0..4),
+        ) {
+            let doc = seed();
+            let mut bytes = if compact { serde_json::to_vec(&doc).unwrap() } else { crate::store::to_pretty(&doc) };
+            let unedited = edits.is_empty();
+            const SET: &[u8] = b"{}[],:\"\\ \n0-9.eatrufnlsL";
+            for (at, what, c) in edits {
+                let i = ((bytes.len() as f64) * at) as usize;
+                let c = SET[c % SET.len()];
+                match what {
+                    0 => bytes.insert(i.min(bytes.len()), c),
+                    1 if i < bytes.len() => { bytes.remove(i); }
+                    2 if i < bytes.len() => bytes[i] = c,
+                    _ => bytes.push(c),
+                }
+            }
+            let whole = state_of(&bytes).unwrap().ok();
+            let stream = streamed(&bytes);
+            if let Some(s) = &stream {
+                proptest::prop_assert_eq!(Some(s), whole.as_ref());
+            }
+            if unedited {
+                proptest::prop_assert!(stream.is_some());
+            }
+        }
     }
 
     proptest::proptest! {
@@ -724,7 +987,20 @@ mod tests {
             let mut whole = doc.clone();
             write_back(&mut whole, &s).unwrap();
             let pretty = crate::store::to_pretty(&doc);
-            let got = in_place(&pretty, &before, &mut s).unwrap().map(|g| g.to_vec(&pretty));
+            let got = in_place(&pretty[..], &before, &mut s).unwrap().map(|g| g.to_vec(&pretty));
+            // The same over the file itself, read where needed, every byte of it seen.
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join(FILE);
+            crate::store::fs::write_atomic(&file, &pretty, dir.path(), "t").unwrap();
+            let st = crate::store::Store::new(crate::store::Clock::system(), std::time::Duration::from_secs(1));
+            let mut base = st.base_of(&file).unwrap().unwrap();
+            let by_file = in_place(&mut base, &before, &mut s).unwrap().map(|g| {
+                let (mut out, mut seen) = (Vec::new(), parsed::Digester::default());
+                g.write_from(&mut base, &mut seen, &mut |p| { out.extend_from_slice(p); Ok(()) }).unwrap();
+                proptest::prop_assert_eq!(seen.finish(), parsed::Digest::of(&pretty));
+                Ok(out)
+            }).transpose()?;
+            proptest::prop_assert_eq!(&by_file, &got);
             // A change the schema refuses (a task without its status) is left to the whole
             // write, which words the refusal.
             let valid = matches!(crate::store::schema::check(SCHEMA, &whole), Ok(Ok(())));
@@ -735,7 +1011,7 @@ mod tests {
                     String::from_utf8(crate::store::to_pretty(&whole)).unwrap()
                 );
                 let compact = serde_json::to_vec(&doc).unwrap();
-                let got = in_place(&compact, &before, &mut s).unwrap().unwrap().to_vec(&compact);
+                let got = in_place(&compact[..], &before, &mut s).unwrap().unwrap().to_vec(&compact);
                 proptest::prop_assert_eq!(serde_json::from_slice::<Value>(&got).unwrap(), whole);
             }
             // The model is whole again after the write.

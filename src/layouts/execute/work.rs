@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::model::{Slot, State, Task, TaskStatus};
-use super::state::{self, layer_of, load, MAX_ATTEMPTS};
+use super::state::{self, layer_of, MAX_ATTEMPTS};
 use super::{plan, policy};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -20,8 +20,8 @@ use crate::layouts::{Phase, Reaction, Shown, StoreRef, WorkUnit};
 
 /// Every task of the run, ready ones first in the plan's order.
 pub fn work(cx: &Ctx, store: &StoreRef) -> Result<Vec<WorkUnit>> {
-    let s = load(cx, store)?;
-    Ok(units(&s.state))
+    let (_, s) = state::load_shared(cx, store)?;
+    Ok(units(&s))
 }
 
 /// [`work`] of a state (pure). Readiness is the launch policy's ([`policy::may_launch`]), the
@@ -134,7 +134,7 @@ fn string_list(v: &Slot<Box<Value>>) -> Vec<String> {
 /// A task's description, attempts, last error and the feedback for its next attempt,
 /// worktree, branch and commits.
 pub fn show(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Shown> {
-    let s = load(cx, store)?.state;
+    let (_, s) = state::load_shared(cx, store)?;
     let mut out = Shown::default();
     let Some(t) = s.task(unit) else {
         return Ok(out);

@@ -8,6 +8,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{find_bytes, keep_order, write_back};
+use crate::store::base::Src;
+use crate::store::parsed::Digester;
+use crate::store::scan::Scan;
 
 /// A typed model written over the checked bytes it was read from, in place: the document's one
 /// bulky member (`key`, an object or array of many entries) keeps the bytes of every entry the
@@ -26,9 +29,11 @@ use super::{find_bytes, keep_order, write_back};
 /// write would make it; in a file formatted by hand, only what changed takes that format.
 ///
 /// The result is a [`Splice`] of `bytes` (their runs and the bytes made anew), written or
-/// hashed straight from `bytes`, or made whole ([`Splice::to_vec`]).
+/// hashed straight from `bytes`, or made whole ([`Splice::to_vec`]). `bytes` may be held or a
+/// file read where needed ([`Src`]): only the scan's windows, the rest of the document and the
+/// changed entries' old bytes are read.
 pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
-    bytes: &[u8],
+    mut bytes: impl Src,
     key: &str,
     head: &impl Serialize,
     was: impl IntoIterator<Item = &'n E>,
@@ -53,7 +58,7 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
         }
     }
     let wanted: Vec<usize> = changed.iter().map(|(i, _)| *i).collect();
-    let Some(found) = member_entries(bytes, key, &wanted, shape.kept)
+    let Some(found) = member_entries(&mut bytes, key, &wanted, shape.kept)
         .filter(|f| f.count == count && f.entries.len() == wanted.len())
     else {
         return Ok(None);
@@ -71,8 +76,16 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
         .chain(shape.kept.iter().copied().zip(kept))
         .collect();
     spans.sort_by_key(|(_, r)| r.start);
+    // Whether each member is an object (its first byte), by where it starts.
+    let mut objects = Vec::with_capacity(spans.len());
+    for (_, r) in &spans {
+        let Some(first) = bytes.chunk(r.start).and_then(|c| c.first().copied()) else {
+            return Ok(None);
+        };
+        objects.push((r.start, first == b'{'));
+    }
     let empty_of = |r: &std::ops::Range<usize>| -> &'static [u8] {
-        if bytes.get(r.start) == Some(&b'{') {
+        if objects.contains(&(r.start, true)) {
             b"{}"
         } else {
             b"[]"
@@ -83,11 +96,18 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
     );
     let mut from = 0;
     for (_, r) in &spans {
-        old.extend_from_slice(&bytes[from..r.start]);
+        let Some(run) = bytes.range(from..r.start) else {
+            return Ok(None);
+        };
+        old.extend_from_slice(&run);
         old.extend_from_slice(empty_of(r));
         from = r.end;
     }
-    old.extend_from_slice(&bytes[from..]);
+    let end = bytes.len();
+    let Some(run) = bytes.range(from..end) else {
+        return Ok(None);
+    };
+    old.extend_from_slice(&run);
     let (Ok(mut old), Ok(new)) = (parse_json(&old), serde_json::to_value(head)) else {
         return Ok(None);
     };
@@ -114,14 +134,17 @@ pub fn write_in_place<'n, E: Serialize + PartialEq + 'n>(
     let is_map = empty_of(&span) == b"{}";
     let mut values = Vec::with_capacity(changed.len());
     for ((i, entry), (k, at)) in changed.into_iter().zip(entries) {
-        let Ok(mut v) = parse_json(&bytes[at.clone()]) else {
+        let Some(Ok(mut v)) = bytes.range(at.clone()).map(|b| parse_json(&b)) else {
             return Ok(None);
         };
         write_back(&mut v, entry).map_err(crate::error::Error::BadInput)?;
         let name = match k {
-            Some(k) => match serde_json::from_slice::<String>(&bytes[k.clone()]) {
-                Ok(name) => Some(name),
-                Err(_) => return Ok(None),
+            Some(k) => match bytes
+                .range(k.clone())
+                .map(|b| serde_json::from_slice::<String>(&b))
+            {
+                Some(Ok(name)) => Some(name),
+                _ => return Ok(None),
             },
             None => None,
         };
@@ -269,6 +292,73 @@ impl Splice {
         self.pieces(base).try_for_each(|p| w.write_all(p))
     }
 
+    /// Writes the new document from a base read where needed ([`Src`]: a file), each new piece
+    /// handed to `put`. Every byte of the base is read once, in order (those kept and those
+    /// replaced), and folded into `seen`: the caller compares it with the digest of the bytes
+    /// the splice was made over, and a base that is no longer those bytes is found out. An
+    /// error when the base ends before its runs do.
+    pub fn write_from(
+        &self,
+        base: &mut impl Src,
+        seen: &mut Digester,
+        put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let short = || std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the file ended");
+        // Reads `run` of the base in order, hashing it, and passes it on when `keep`.
+        let mut through = |base: &mut dyn Src,
+                           run: std::ops::Range<usize>,
+                           keep: bool,
+                           put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>|
+         -> std::io::Result<()> {
+            let mut at = run.start;
+            while at < run.end {
+                let c = base.chunk(at).filter(|c| !c.is_empty()).ok_or_else(short)?;
+                let c = &c[..c.len().min(run.end - at)];
+                seen.add(c);
+                if keep {
+                    put(c)?;
+                }
+                at += c.len();
+            }
+            Ok(())
+        };
+        let mut pos = 0;
+        for p in &self.pieces {
+            match p {
+                Piece::New(b) => put(b)?,
+                Piece::Base(r) => {
+                    if r.start < pos {
+                        return Err(short());
+                    }
+                    through(base, pos..r.start, false, put)?;
+                    through(base, r.clone(), true, put)?;
+                    pos = r.end;
+                }
+            }
+        }
+        let end = base.len();
+        through(base, pos..end, false, put)
+    }
+
+    /// The whole of a base `len` bytes long, unchanged (a copy written from it).
+    pub fn whole(len: usize) -> Splice {
+        let mut out = Splice::default();
+        out.base(0..len);
+        out
+    }
+
+    /// Whether the new document is the whole of a base `len` bytes long, unchanged.
+    pub fn is_whole_base(&self, len: usize) -> bool {
+        let mut at = 0;
+        self.pieces.iter().all(|p| match p {
+            Piece::Base(r) if r.start == at => {
+                at = r.end;
+                true
+            }
+            _ => false,
+        }) && at == len
+    }
+
     /// The new document whole, given its base.
     pub fn to_vec(&self, base: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len);
@@ -298,14 +388,14 @@ struct Members {
 /// object or array), in one pass over the bytes (holding no range of the entries not asked
 /// for); `None` when the bytes are not an object, or one of these keys is absent, written with
 /// escapes (any key with an escape may be one) or given twice.
-fn member_entries(bytes: &[u8], key: &str, wanted: &[usize], kept: &[&str]) -> Option<Members> {
-    let mut s = Scan { b: bytes, at: 0 };
+fn member_entries(bytes: impl Src, key: &str, wanted: &[usize], kept: &[&str]) -> Option<Members> {
+    let mut s = Scan::new(bytes);
     s.ws();
     let mut found = None;
     let mut whole: Vec<Option<Span>> = vec![None; kept.len()];
     s.each(b'{', b'}', |s| {
         let k = s.key()?;
-        let raw = bytes.get(k.start + 1..k.end - 1)?;
+        let raw = s.b.range(k.start + 1..k.end - 1)?.into_owned();
         if raw.contains(&b'\\') {
             return None;
         }
@@ -357,152 +447,6 @@ fn member_entries(bytes: &[u8], key: &str, wanted: &[usize], kept: &[&str]) -> O
     })
 }
 
-/// The bytes a scan stops at inside a string (its end, an escape) and inside a container (a
-/// string, a nested container, an end).
-const IN_STRING: [bool; 256] = table(b"\"\\");
-const IN_CONTAINER: [bool; 256] = table(b"\"{}[]");
-
-const fn table(bytes: &[u8]) -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < bytes.len() {
-        t[bytes[i] as usize] = true;
-        i += 1;
-    }
-    t
-}
-
-/// A cursor over JSON bytes for [`member_entries`]: every step checks its bounds.
-struct Scan<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl Scan<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.at).copied()
-    }
-
-    fn next(&mut self) -> Option<u8> {
-        let c = self.peek()?;
-        self.at += 1;
-        Some(c)
-    }
-
-    fn eat(&mut self, c: u8) -> Option<()> {
-        (self.next()? == c).then_some(())
-    }
-
-    fn ws(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
-    }
-
-    /// A string, quotes included.
-    fn string(&mut self) -> Option<std::ops::Range<usize>> {
-        let start = self.at;
-        self.eat(b'"')?;
-        self.at = self.string_end(self.at)?;
-        Some(start..self.at)
-    }
-
-    /// An object member's key (quotes included) and the colon after it, with the space around.
-    fn key(&mut self) -> Option<std::ops::Range<usize>> {
-        let k = self.string()?;
-        self.ws();
-        self.eat(b':')?;
-        self.ws();
-        Some(k)
-    }
-
-    /// Where the string whose contents begin at `i` ends (after its closing quote): a tight
-    /// loop over the bytes, an escape skipping the byte after it.
-    fn string_end(&self, mut i: usize) -> Option<usize> {
-        let b = self.b;
-        while i < b.len() {
-            // Plain text skipped a byte at a time on one table look-up.
-            while i < b.len() && !IN_STRING[usize::from(b[i])] {
-                i += 1;
-            }
-            match b.get(i)? {
-                b'"' => return Some(i + 1),
-                _ => i += 2,
-            }
-        }
-        None
-    }
-
-    /// One value of any kind.
-    fn value(&mut self) -> Option<std::ops::Range<usize>> {
-        let start = self.at;
-        match self.peek()? {
-            b'"' => {
-                self.string()?;
-            }
-            b'{' | b'[' => {
-                let b = self.b;
-                let mut depth = 0usize;
-                let mut i = self.at;
-                loop {
-                    while i < b.len() && !IN_CONTAINER[usize::from(b[i])] {
-                        i += 1;
-                    }
-                    match *b.get(i)? {
-                        b'"' => {
-                            i = self.string_end(i + 1)?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => depth = depth.checked_sub(1)?,
-                        _ => {}
-                    }
-                    i += 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                self.at = i;
-            }
-            _ => {
-                while !matches!(
-                    self.peek()?,
-                    b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'
-                ) {
-                    self.at += 1;
-                }
-            }
-        }
-        (self.at > start).then_some(start..self.at)
-    }
-
-    /// The items of an object or array, between `open` and `close`, separated by commas,
-    /// each handed to `item` (none kept).
-    fn each(
-        &mut self,
-        open: u8,
-        close: u8,
-        mut item: impl FnMut(&mut Self) -> Option<()>,
-    ) -> Option<()> {
-        self.eat(open)?;
-        self.ws();
-        if self.peek()? == close {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            self.ws();
-            item(self)?;
-            self.ws();
-            match self.next()? {
-                b',' => continue,
-                c if c == close => return Some(()),
-                _ => return None,
-            }
-        }
-    }
-}
-
 /// `value` pretty-printed as an element nested `depth` levels deep in a document that
 /// `store::to_pretty` writes (two spaces a level): the same bytes that document has there.
 pub fn pretty_at(value: &Value, depth: usize) -> Vec<u8> {
@@ -540,7 +484,7 @@ mod tests {
             [r#"{"s": "x\"]}"}"#, "[1, [2]]", r#""y""#, "-1.5e3", "null"]
         );
         // Only the entries asked for are held, with the count of all.
-        let some = member_entries(doc, "tasks", &[1, 4], &[]).unwrap();
+        let some = member_entries(&doc[..], "tasks", &[1, 4], &[]).unwrap();
         assert_eq!(some.count, 5);
         let held: Vec<&str> = some
             .entries
@@ -573,7 +517,7 @@ mod tests {
     #[test]
     fn kept_members_are_found_whole_or_refused() {
         let doc = br#"{"q": [ {"a": "]"} ], "tasks": {"A": 1}, "m": {"k": [1]}}"#;
-        let m = member_entries(doc, "tasks", &[], &["m", "q"]).unwrap();
+        let m = member_entries(&doc[..], "tasks", &[], &["m", "q"]).unwrap();
         let text = |r: &Span| std::str::from_utf8(&doc[r.clone()]).unwrap().to_string();
         assert_eq!(text(&m.span), r#"{"A": 1}"#);
         assert_eq!(

@@ -54,6 +54,19 @@ pub fn read_regular(path: &Path, cap: u64, follow: bool) -> Result<Option<Vec<u8
     read_up_to(f, path, cap, meta.len()).map(Some)
 }
 
+/// Opens a regular file of at most `cap` bytes to be read where needed (the base of a write
+/// spliced over it), with its length as opened; `None` when it does not exist. Opened like
+/// [`read_regular`], with the same refusals.
+pub fn open_capped(path: &Path, cap: u64, follow: bool) -> Result<Option<(File, u64)>> {
+    let Some((f, meta)) = open_regular(path, follow)? else {
+        return Ok(None);
+    };
+    if meta.len() > cap {
+        return Err(over_cap("read", path, meta.len(), cap));
+    }
+    Ok(Some((f, meta.len())))
+}
+
 /// Hands a regular file of at most `cap` bytes to `read` as a buffered stream, never holding it
 /// whole (an append-only log read line by line); `None` when it does not exist. Opened like
 /// [`read_regular`]; a file that grew past `cap` after its `fstat` is refused too, however much

@@ -2,8 +2,9 @@
 //! units): in the file's order, each found by key through an index (no scan per lookup), and
 //! written back in that order.
 
-use std::collections::HashMap;
+use std::collections::hash_map::RandomState;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::marker::PhantomData;
 use std::rc::Rc;
 
@@ -23,16 +24,79 @@ use crate::layouts::shared::Shared;
 #[derive(Clone)]
 pub struct Keyed<T> {
     entries: Rc<Vec<(Key, Shared<T>)>>,
-    index: Rc<HashMap<Key, usize>>,
+    index: Rc<Index>,
 }
 
-/// A key, one string for the entry and the index and every copy of the map.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// A key, one string for the entry and every copy of the map.
+#[derive(Clone, PartialEq, Eq)]
 struct Key(Rc<str>);
 
-impl std::borrow::Borrow<str> for Key {
-    fn borrow(&self) -> &str {
-        &self.0
+/// Where each key stands in the entries: a table of positions found by the key's hash (open
+/// addressing, probed in turn), four bytes a slot rather than a key and a position (issue 23:
+/// 10,000 tasks' index is 64 KiB, not 400). Keys are never removed. The hash is keyed per
+/// process, so a file's ids cannot be chosen to collide.
+#[derive(Clone)]
+struct Index {
+    slots: Vec<u32>,
+    len: usize,
+    hasher: RandomState,
+}
+
+/// A slot that holds no position.
+const EMPTY: u32 = u32::MAX;
+
+impl Default for Index {
+    fn default() -> Index {
+        Index::with_capacity(0)
+    }
+}
+
+impl Index {
+    /// An index with room for `n` keys before it grows.
+    fn with_capacity(n: usize) -> Index {
+        Index {
+            slots: vec![EMPTY; Index::slots_for(n)],
+            len: 0,
+            hasher: RandomState::new(),
+        }
+    }
+
+    /// Slots for `n` keys: a power of two, at most three quarters full.
+    fn slots_for(n: usize) -> usize {
+        (n.saturating_mul(4) / 3 + 1).next_power_of_two().max(8)
+    }
+
+    /// The slot of `key`: where it stands, or the empty slot it would take.
+    fn slot<E>(&self, entries: &[(Key, E)], key: &str) -> (usize, Option<usize>) {
+        let mask = self.slots.len() - 1;
+        let mut i = (self.hasher.hash_one(key) as usize) & mask;
+        loop {
+            match self.slots[i] {
+                EMPTY => return (i, None),
+                at if &*entries[at as usize].0 .0 == key => return (i, Some(at as usize)),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    fn get<E>(&self, entries: &[(Key, E)], key: &str) -> Option<usize> {
+        self.slot(entries, key).1
+    }
+
+    /// Records that `entries[at]` (its key new) stands at `at`; grows the table first when it
+    /// would be more than three quarters full.
+    fn put<E>(&mut self, entries: &[(Key, E)], at: usize) {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            let mut bigger = vec![EMPTY; Index::slots_for(self.len * 2 + 1)];
+            std::mem::swap(&mut self.slots, &mut bigger);
+            for p in bigger.into_iter().filter(|p| *p != EMPTY) {
+                let (i, _) = self.slot(entries, &entries[p as usize].0 .0);
+                self.slots[i] = p;
+            }
+        }
+        let (i, _) = self.slot(entries, &entries[at].0 .0);
+        self.slots[i] = u32::try_from(at).unwrap_or(EMPTY);
+        self.len += 1;
     }
 }
 
@@ -61,7 +125,9 @@ impl<T: PartialEq> PartialEq for Keyed<T> {
 
 impl<T> Keyed<T> {
     pub fn get(&self, key: &str) -> Option<&T> {
-        self.index.get(key).map(|i| &*self.entries[*i].1)
+        self.index
+            .get(&self.entries, key)
+            .map(|i| &*self.entries[i].1)
     }
 
     /// The value at `key`, to change (copied first when a copy of this map shares it).
@@ -69,25 +135,25 @@ impl<T> Keyed<T> {
     where
         T: Clone,
     {
-        let i = *self.index.get(key)?;
+        let i = self.index.get(&self.entries, key)?;
         Some(&mut *Rc::make_mut(&mut self.entries)[i].1)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.index.contains_key(key)
+        self.index.get(&self.entries, key).is_some()
     }
 
     /// Sets `key` (in its place, or last when new).
     pub fn insert(&mut self, key: String, value: T) {
-        match self.index.get(key.as_str()) {
-            Some(i) => Rc::make_mut(&mut self.entries)[*i].1 = Shared::new(value),
+        match self.index.get(&self.entries, &key) {
+            Some(i) => Rc::make_mut(&mut self.entries)[i].1 = Shared::new(value),
             None => self.push_new(key, value),
         }
     }
 
     /// Puts `key` last, unless the map has it already (answering `false`, the map unchanged).
     pub fn add(&mut self, key: String, value: T) -> bool {
-        if self.index.contains_key(key.as_str()) {
+        if self.contains_key(&key) {
             return false;
         }
         self.push_new(key, value);
@@ -96,15 +162,15 @@ impl<T> Keyed<T> {
 
     /// Puts `key`, which the map does not have, last.
     fn push_new(&mut self, key: String, value: T) {
-        let key = Key(Rc::from(key));
-        let at = self.entries.len();
-        Rc::make_mut(&mut self.index).insert(key.clone(), at);
-        Rc::make_mut(&mut self.entries).push((key, Shared::new(value)));
+        let entries = Rc::make_mut(&mut self.entries);
+        entries.push((Key(Rc::from(key)), Shared::new(value)));
+        Rc::make_mut(&mut self.index).put(entries, entries.len() - 1);
     }
 
     /// The key as the map holds it, shared (a copy costs a count, not a string).
     pub fn key_of(&self, key: &str) -> Option<Rc<str>> {
-        self.index.get_key_value(key).map(|(k, _)| Rc::clone(&k.0))
+        let at = self.index.get(&self.entries, key)?;
+        Some(Rc::clone(&self.entries[at].0 .0))
     }
 
     /// The entry at `i` in the file's order.
@@ -165,7 +231,7 @@ impl<T> Keyed<T> {
         if !self.contains_key(key) {
             self.insert(key.to_string(), T::default());
         }
-        let i = self.index[key];
+        let i = self.index.get(&self.entries, key).unwrap_or(0);
         &mut Rc::make_mut(&mut self.entries)[i].1
     }
 }
@@ -204,7 +270,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Keyed<T> {
                 let n = a.size_hint().unwrap_or(0);
                 let mut out = Keyed {
                     entries: Rc::new(Vec::with_capacity(n)),
-                    index: Rc::new(HashMap::with_capacity(n)),
+                    index: Rc::new(Index::with_capacity(n)),
                 };
                 while let Some((k, v)) = a.next_entry::<String, T>()? {
                     out.insert(k, v);
@@ -262,5 +328,61 @@ mod tests {
             serde_json::to_string(&b).unwrap(),
             r#"{"x":"1","y":"2!","z":"3?","w":"4"}"#
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The index finds what a list of the entries finds, through growth and copies: every
+        /// key at its place, the first value put under it replaced only by `insert`, none of
+        /// the keys never put.
+        #[test]
+        fn the_index_finds_what_the_entries_hold(
+            ops in proptest::collection::vec((0..3u8, 0..400u32), 0..600),
+            sized in 0usize..50,
+        ) {
+            let mut m: Keyed<u32> = Keyed::default();
+            if sized > 0 {
+                m.index = Rc::new(Index::with_capacity(sized));
+            }
+            let mut list: Vec<(String, u32)> = Vec::new();
+            let mut copies = Vec::new();
+            for (i, (op, k)) in ops.into_iter().enumerate() {
+                let key = format!("L{}-{k:03}", k % 7);
+                let at = list.iter().position(|(x, _)| *x == key);
+                match op {
+                    0 => {
+                        proptest::prop_assert_eq!(m.add(key.clone(), i as u32), at.is_none());
+                        if at.is_none() {
+                            list.push((key, i as u32));
+                        }
+                    }
+                    1 => {
+                        m.insert(key.clone(), i as u32);
+                        match at {
+                            Some(a) => list[a].1 = i as u32,
+                            None => list.push((key, i as u32)),
+                        }
+                    }
+                    _ => copies.push(m.clone()),
+                }
+            }
+            proptest::prop_assert_eq!(m.len(), list.len());
+            for (i, (k, v)) in list.iter().enumerate() {
+                proptest::prop_assert_eq!(m.get(k), Some(v));
+                proptest::prop_assert_eq!(m.at(i).map(|(k, _)| k.to_string()), Some(k.clone()));
+                let found = m.key_of(k);
+                proptest::prop_assert_eq!(found.as_deref(), Some(k.as_str()));
+            }
+            for k in ["L9-000", "", "L0-0000"] {
+                proptest::prop_assert!(!m.contains_key(k));
+            }
+            // A copy made along the way finds its own keys still.
+            for c in &copies {
+                for (k, _) in c.iter() {
+                    proptest::prop_assert!(c.contains_key(k));
+                }
+            }
+        }
     }
 }

@@ -795,15 +795,16 @@ mod tests {
                 })
                 .count()
         };
+        // The change saved over the bytes first read, under the lock (then `and`).
+        let save_then = |and: &dyn Fn() -> Result<()>| {
+            cx.store.with_lock(&lock, || {
+                let origin = Origin::Known(digest);
+                save(&cx, &store, origin, Some(&state), &mut after.clone())?;
+                and()
+            })
+        };
         // A failed operation: the old files back, nothing kept.
-        let failed: Result<()> = cx.store.with_lock(&lock, || {
-            save(
-                &cx,
-                &store,
-                Origin::Known(digest),
-                Some(&state),
-                &mut after.clone(),
-            )?;
+        let failed = save_then(&|| {
             assert_eq!(std::fs::read(&path).unwrap(), whole);
             assert_eq!(kept_left(), 2, "the state and its copy kept");
             Err(Error::BadInput("a later step failed".into()))
@@ -816,34 +817,13 @@ mod tests {
         let mut edited = text.clone();
         edited.push(b'\n');
         std::fs::write(&path, &edited).unwrap();
-        let refused = cx
-            .store
-            .with_lock(&lock, || {
-                save(
-                    &cx,
-                    &store,
-                    Origin::Known(digest),
-                    Some(&state),
-                    &mut after.clone(),
-                )
-            })
-            .unwrap_err();
+        let refused = save_then(&|| Ok(())).unwrap_err();
         assert!(matches!(refused, Error::Refused { .. }), "{refused}");
         assert_eq!(std::fs::read(&path).unwrap(), edited);
         assert_eq!(std::fs::read(last_good_path(&root)).unwrap(), text);
         // The file as read again: written in place, the copy with it, nothing kept.
         std::fs::write(&path, &text).unwrap();
-        cx.store
-            .with_lock(&lock, || {
-                save(
-                    &cx,
-                    &store,
-                    Origin::Known(digest),
-                    Some(&state),
-                    &mut after.clone(),
-                )
-            })
-            .unwrap();
+        save_then(&|| Ok(())).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), whole);
         assert_eq!(std::fs::read(last_good_path(&root)).unwrap(), whole);
         assert_eq!(kept_left(), 0);

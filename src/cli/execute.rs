@@ -158,8 +158,8 @@ struct RunView {
 }
 
 fn status_of(cx: &Ctx, s: &StoreRef) -> Result<RunView> {
-    let st = state::load(cx, s)?.state;
-    let mut d = st.clone();
+    let (_, st) = state::load_shared(cx, s)?;
+    let mut d = (*st).clone();
     derive::derive(&st, &mut d, &cx.store.clock().stamp());
     let p = crate::layouts::execute::plan_with_git(cx, s, &d);
     let mut tasks = Keyed::default();

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::model::{RunStatus, State};
 use super::plan::Plan;
 use super::state::MAX_ATTEMPTS;
-use super::state::{self, state_path, Read, FILE};
+use super::state::{self, state_path, Read, Unread, FILE};
 use super::{derive, plan, project_root, reconcile, NAME};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -114,10 +114,14 @@ pub fn summarize(
 /// against git).
 pub fn of_store(cx: &Ctx, store: &StoreRef) -> Result<Summary> {
     let path = state_path(&store.root);
-    let state = match state::read(cx, &path)? {
-        Read::Valid(d) => d.state,
-        Read::Missing => return Ok(Summary::problem(NAME, &store.id, path, "missing".into())),
-        Read::TooBig(n) => {
+    // Read as a stream (its bytes not held beside its tasks), shared with the invocation's
+    // other reads.
+    let state = match state::read_shared(cx, &path)? {
+        Ok((_, state)) => state,
+        Err(Unread::Missing) => {
+            return Ok(Summary::problem(NAME, &store.id, path, "missing".into()))
+        }
+        Err(Unread::TooBig(n)) => {
             return Ok(Summary::problem(
                 NAME,
                 &store.id,
@@ -125,7 +129,7 @@ pub fn of_store(cx: &Ctx, store: &StoreRef) -> Result<Summary> {
                 state::too_big(store, n).one_line(),
             ))
         }
-        Read::Invalid(why) => {
+        Err(Unread::Invalid(why)) => {
             let fix = match state::read(cx, &state::last_good_path(&store.root))? {
                 Read::Valid(copy) => format!(
                     "the next session start (or `taskhook execute resume`) rebuilds it from {} and git",
@@ -141,7 +145,7 @@ pub fn of_store(cx: &Ctx, store: &StoreRef) -> Result<Summary> {
             ));
         }
     };
-    let mut s = state.clone();
+    let mut s = (*state).clone();
     derive::derive(&state, &mut s, &cx.store.clock().stamp());
     // No git here: `taskhook status` and the status line stay cheap (SessionStart and
     // `taskhook execute status` check the merge queue against git's branches).

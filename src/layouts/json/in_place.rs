@@ -347,6 +347,20 @@ impl Splice {
         out
     }
 
+    /// Whether the runs of the base it keeps stand in the base's order, none before the end of
+    /// the one before: what [`Splice::write_from`], reading the base once, needs.
+    pub fn runs_in_order(&self) -> bool {
+        let mut at = 0;
+        self.pieces.iter().all(|p| match p {
+            Piece::Base(r) if r.start < at => false,
+            Piece::Base(r) => {
+                at = r.end;
+                true
+            }
+            Piece::New(_) => true,
+        })
+    }
+
     /// Whether the new document is the whole of a base `len` bytes long, unchanged.
     pub fn is_whole_base(&self, len: usize) -> bool {
         let mut at = 0;
@@ -576,6 +590,36 @@ mod tests {
         changed["merge_queue"] = json!([{"task_id": "A", "priority": 2, "status": "pending"}]);
         let out = write_in_place(doc.as_bytes(), "tasks", &changed, &was, &now, shape).unwrap();
         assert_eq!(out, None);
+    }
+
+    /// A splice written from a base read once: every byte of the base seen in order, the runs
+    /// it keeps copied; runs out of order are said so, and their write fails rather than
+    /// reading back.
+    #[test]
+    fn a_splice_is_written_from_a_base_read_once() {
+        let base: &[u8] = b"0123456789";
+        let mut sp = Splice::default();
+        sp.base(0..3);
+        sp.made(b"ab".to_vec());
+        sp.base(5..7);
+        assert!(sp.runs_in_order() && !sp.is_whole_base(base.len()));
+        let (mut out, mut seen) = (Vec::new(), Digester::default());
+        let mut b = base;
+        sp.write_from(&mut b, &mut seen, &mut |p| {
+            out.extend_from_slice(p);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, b"012ab56");
+        assert_eq!(seen.finish(), crate::store::parsed::Digest::of(base));
+        assert!(Splice::whole(10).is_whole_base(10));
+        let mut back = Splice::default();
+        back.base(5..7);
+        back.base(0..3);
+        assert!(!back.runs_in_order());
+        let mut b = base;
+        let err = back.write_from(&mut b, &mut Digester::default(), &mut |_| Ok(()));
+        assert!(err.is_err());
     }
 
     #[test]

@@ -134,7 +134,8 @@ pub fn read_shared(cx: &Ctx, path: &Path) -> Result<std::result::Result<Shared, 
         return Ok(Ok((digest, state)));
     }
     Ok(match read_doc(cx, path)? {
-        // Valid now (a writer replaced it in between): the state it holds now.
+        // Valid after all: a document only the whole reading takes (a task given twice: the
+        // last one holds), or one a writer replaced in between.
         Ok(_) => cx
             .store
             .still_written::<State>(SHARED, path)
@@ -832,14 +833,34 @@ mod tests {
         let (_, read) = read_shared(&cx, &path).unwrap().ok().unwrap();
         assert_eq!(read.task(&id).map(|t| t.status()), Some(TaskStatus::Failed));
         assert!(copy_is_known(&cx, &store, parsed::Digest::of(&whole)).unwrap());
+        // What only the whole reading takes (a task given twice: the last one holds) is read
+        // whole after the stream refuses it; what neither takes is worded by the whole reading.
+        std::fs::write(&path, TWICE).unwrap();
+        let (_, twice) = read_shared(&cx, &path).unwrap().ok().unwrap();
+        assert_eq!(
+            twice.task("A").map(|t| t.status()),
+            Some(TaskStatus::Failed)
+        );
+        std::fs::write(&path, b"{\"tasks\": 1}").unwrap();
+        assert!(matches!(
+            read_shared(&cx, &path).unwrap(),
+            Err(Unread::Invalid(_))
+        ));
     }
+
+    /// A state whose task A is given twice.
+    const TWICE: &[u8] = br#"{"schema_version": "2.0", "status": "pending", "tasks": {"A": {"status": "pending"}, "B": {"status": "pending"}, "A": {"status": "failed"}}}"#;
 
     /// A task given twice is read as the whole document reads it: the last value, in the
     /// first one's place.
     #[test]
     fn a_task_given_twice_is_read_as_the_whole_document() {
-        let text = br#"{"schema_version": "2.0", "status": "pending", "tasks": {"A": {"status": "pending"}, "B": {"status": "pending"}, "A": {"status": "failed"}}}"#;
-        let state = state_of(text).unwrap().unwrap();
+        assert_eq!(
+            streamed(TWICE),
+            None,
+            "the stream leaves it to the whole reading"
+        );
+        let state = state_of(TWICE).unwrap().unwrap();
         assert_eq!(state.tasks.keys().collect::<Vec<_>>(), ["A", "B"]);
         assert_eq!(
             state.task("A").map(|t| t.status()),

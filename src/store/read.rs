@@ -172,7 +172,13 @@ impl Store {
         path: &Path,
     ) -> Option<(super::parsed::Digest, std::rc::Rc<T>)> {
         let (digest, value) = super::parsed::latest_digest::<T>(kind)?;
-        matches!(self.digest_of(path), Ok(Some(d)) if d == digest).then_some((digest, value))
+        self.holds(path, digest).then_some((digest, value))
+    }
+
+    /// Whether `path` holds exactly the bytes known by `digest`, hashed as it is read (never
+    /// held); `false` when it cannot be read.
+    pub fn holds(&self, path: &Path, digest: super::parsed::Digest) -> bool {
+        matches!(self.digest_of(path), Ok(Some(d)) if d == digest)
     }
 
     /// The digest of what `path` holds ([`super::parsed::Digest`]), hashed as it is read,

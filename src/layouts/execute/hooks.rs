@@ -234,7 +234,7 @@ fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reaction
         let Ok((digest, _)) = state::read_shared(cx, &path)? else {
             return Ok(((), false));
         };
-        if state::copy_is_known(cx, store, digest)? {
+        if state::copy_is_known(cx, store, digest) {
             return Ok(((), false));
         }
         if pass.writes() {

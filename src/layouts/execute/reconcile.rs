@@ -268,7 +268,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         let copy_stale = match origin {
             Origin::Source(_) => false,
             Origin::Known(digest) => {
-                !state::copy_is_known(cx, store, digest)? && {
+                !state::copy_is_known(cx, store, digest) && {
                     if pass.writes() {
                         state::refresh_copy_known(cx, store, digest)?;
                     }

@@ -514,17 +514,13 @@ const QUEUE: &str = "merge_queue";
 /// Whether the state file still holds the bytes known by `digest` (hashed as it is read).
 pub fn still_known(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> bool {
     let path = state_path(&store.root);
-    unreadable(cx, &path).is_none()
-        && matches!(cx.store.digest_of(&path), Ok(Some(d)) if d == digest)
+    unreadable(cx, &path).is_none() && cx.store.holds(&path, digest)
 }
 
 /// Whether the copy of the latest state holds exactly the state file's bytes, known by their
 /// digest ([`read_shared`]): the copy hashed as it is read.
-pub fn copy_is_known(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> Result<bool> {
-    Ok(matches!(
-        cx.store.digest_of(&last_good_path(&store.root)),
-        Ok(Some(d)) if d == digest
-    ))
+pub fn copy_is_known(cx: &Ctx, store: &StoreRef, digest: parsed::Digest) -> bool {
+    cx.store.holds(&last_good_path(&store.root), digest)
 }
 
 /// The state file's bytes again, to write the whole document over them: they must still be
@@ -771,9 +767,9 @@ mod tests {
             again == digest && Rc::ptr_eq(&peek, &state),
             "not parsed again"
         );
-        assert!(copy_is_known(&cx, &store, digest).is_ok_and(|same| !same));
+        assert!(!copy_is_known(&cx, &store, digest));
         std::fs::write(last_good_path(&root), &text).unwrap();
-        assert!(copy_is_known(&cx, &store, digest).unwrap());
+        assert!(copy_is_known(&cx, &store, digest));
         assert_eq!(
             bytes_again(&cx, &store, digest).unwrap().as_slice(),
             &text[..]
@@ -832,7 +828,7 @@ mod tests {
         assert_eq!(kept_left(), 0);
         let (_, read) = read_shared(&cx, &path).unwrap().ok().unwrap();
         assert_eq!(read.task(&id).map(|t| t.status()), Some(TaskStatus::Failed));
-        assert!(copy_is_known(&cx, &store, parsed::Digest::of(&whole)).unwrap());
+        assert!(copy_is_known(&cx, &store, parsed::Digest::of(&whole)));
         // What only the whole reading takes (a task given twice: the last one holds) is read
         // whole after the stream refuses it; what neither takes is worded by the whole reading.
         std::fs::write(&path, TWICE).unwrap();

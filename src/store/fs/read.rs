@@ -45,13 +45,10 @@ fn open_regular(path: &Path, follow: bool) -> Result<Option<(File, Metadata)>> {
 /// Reads a whole regular file of at most `cap` bytes; `None` when it does not exist. A link
 /// (unless `follow`), a FIFO, a device or a file over `cap` is [`Error::Refused`].
 pub fn read_regular(path: &Path, cap: u64, follow: bool) -> Result<Option<Vec<u8>>> {
-    let Some((f, meta)) = open_regular(path, follow)? else {
+    let Some((f, len)) = open_capped(path, cap, follow)? else {
         return Ok(None);
     };
-    if meta.len() > cap {
-        return Err(over_cap("read", path, meta.len(), cap));
-    }
-    read_up_to(f, path, cap, meta.len()).map(Some)
+    read_up_to(f, path, cap, len).map(Some)
 }
 
 /// Opens a regular file of at most `cap` bytes to be read where needed (the base of a write
@@ -77,12 +74,9 @@ pub fn read_with<T>(
     follow: bool,
     read: impl FnOnce(&mut dyn BufRead) -> io::Result<T>,
 ) -> Result<Option<T>> {
-    let Some((f, meta)) = open_regular(path, follow)? else {
+    let Some((f, _)) = open_capped(path, cap, follow)? else {
         return Ok(None);
     };
-    if meta.len() > cap {
-        return Err(over_cap("read", path, meta.len(), cap));
-    }
     let mut r = BufReader::with_capacity(64 * 1024, f.take(cap + 1));
     let out = read(&mut r).map_err(|e| Error::io("read", path, e))?;
     if r.get_ref().limit() == 0 {

@@ -13,6 +13,7 @@ use super::model::{
     Keyed, Layer, LayerStatus, Loose, Metrics, ResetRecord, RunStatus, Slot, Stop as StopRecord,
     Task, TaskStatus,
 };
+use super::save;
 use super::state::{self, bak_path, lock_path, state_path, Doc};
 use super::{git, git_root, messages, Layout as _, LAYOUT};
 use crate::context::Ctx;
@@ -217,7 +218,7 @@ pub fn stop(cx: &Ctx, store: &StoreRef, reason: Option<&str>) -> Result<Stop> {
         s.stop = Slot::Is(Loose::Typed(record.clone()));
         s.status = Some(RunStatus::Stopped);
         derive(&before, &mut s, &now);
-        state::save(cx, store, source, Some(&before), &mut s)?;
+        save::save(cx, store, source, Some(&before), &mut s)?;
         Ok(Stop::Stopped(record))
     })
 }
@@ -269,7 +270,7 @@ pub fn reset_task(cx: &Ctx, store: &StoreRef, id: &str) -> Result<(PathBuf, Task
             q.retain(|e| e.task_id != id);
         }
         derive(&before, &mut s, &now);
-        state::save(cx, store, source, Some(&before), &mut s)?;
+        save::save(cx, store, source, Some(&before), &mut s)?;
         Ok((bak, s.task(id).cloned().unwrap_or_default()))
     })
 }
@@ -327,7 +328,7 @@ pub fn reset_all(cx: &Ctx, store: &StoreRef) -> Result<(PathBuf, Vec<String>)> {
         });
         let fresh = s.clone();
         derive(&fresh, &mut s, &now);
-        state::save(cx, store, source, Some(&current), &mut s)?;
+        save::save(cx, store, source, Some(&current), &mut s)?;
         Ok(bak)
     })?;
     let mut left = Vec::new();

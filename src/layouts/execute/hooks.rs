@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use super::lifecycle::{self, Event, Failure, Outcome, Who};
 use super::model::State;
+use super::save;
 use super::state::{self, state_path};
 use super::{derive, git, git_evidence, git_root, messages, project_root};
 use crate::agents;
@@ -73,8 +74,8 @@ pub fn transition<T>(
         |d| d.changed,
         |pass, d| {
             let after = if pass.writes() && d.changed {
-                let origin = state::Origin::Known(d.digest);
-                state::save_owned(cx, store, origin, Some(&d.before), d.after)?
+                let origin = save::Origin::Known(d.digest);
+                save::save_owned(cx, store, origin, Some(&d.before), d.after)?
             } else {
                 Rc::new(d.after)
             };
@@ -234,11 +235,11 @@ fn copy_after_edit(cx: &Ctx, store: &StoreRef, edited: &Path) -> Result<Reaction
         let Ok((digest, _)) = state::read_shared(cx, &path)? else {
             return Ok(((), false));
         };
-        if state::copy_is_known(cx, store, digest) {
+        if save::copy_is_known(cx, store, digest) {
             return Ok(((), false));
         }
         if pass.writes() {
-            state::refresh_copy_known(cx, store, digest)?;
+            save::refresh_copy_known(cx, store, digest)?;
         }
         Ok(((), true))
     })?;

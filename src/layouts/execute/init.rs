@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::derive::derive;
 use super::model::State;
+use super::save;
 use super::state::{self, layer_by_convention, lock_path, state_path, FILE};
 use super::NAME;
 use crate::context::Ctx;
@@ -185,7 +186,7 @@ pub fn init(cx: &Ctx, project: &Project, i: &Init) -> Result<(PathBuf, Value)> {
         if cx.store.exists(&file) {
             return Err(Error::Rule(format!("`{}` already exists", file.display())));
         }
-        state::save(cx, &store, state::Source::Value(s.clone()), None, &mut run).map(|_| ())
+        save::save(cx, &store, state::Source::Value(s.clone()), None, &mut run).map(|_| ())
     })?;
     if !under_docs {
         register(cx, project, &rel.join(FILE))?;

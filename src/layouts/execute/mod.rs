@@ -29,6 +29,7 @@ pub mod plan;
 pub mod policy;
 pub mod reading;
 pub mod reconcile;
+pub mod save;
 pub mod state;
 pub mod summary;
 pub mod work;

@@ -13,7 +13,8 @@ use super::derive::derive;
 use super::git;
 use super::git_evidence;
 use super::model::{RunStatus, Slot, State};
-use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Origin, Read, Unread, FILE};
+use super::save::{self, Origin};
+use super::state::{self, bak_path, corrupt, differs, state_path, Doc, Read, Unread, FILE};
 use super::{project_root, summary};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -268,9 +269,9 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         let copy_stale = match origin {
             Origin::Source(_) => false,
             Origin::Known(digest) => {
-                !state::copy_is_known(cx, store, digest) && {
+                !save::copy_is_known(cx, store, digest) && {
                     if pass.writes() {
-                        state::refresh_copy_known(cx, store, digest)?;
+                        save::refresh_copy_known(cx, store, digest)?;
                     }
                     true
                 }
@@ -306,7 +307,7 @@ pub fn resume(cx: &Ctx, store: &StoreRef, lift_stop: bool) -> Result<Option<Resu
         derive(&before, &mut s, &now);
         let dirty = rebuilt || copy_stale || !temps.is_empty() || differs(&before, &s);
         let s = if pass.writes() && (rebuilt || differs(&before, &s)) {
-            state::save_owned(cx, store, origin, Some(&before), s)?
+            save::save_owned(cx, store, origin, Some(&before), s)?
         } else {
             Rc::new(s)
         };

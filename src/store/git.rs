@@ -231,7 +231,10 @@ fn run_with<S: AsRef<OsStr>>(g: &Git<'_>, args: &[S], stdin: Option<&[u8]>) -> R
     for k in REDIRECTS {
         cmd.env_remove(k);
     }
+    // GIT_FLUSH=0: git's output is read whole at the end, so git need not write each
+    // commit of a log on its own (into a pipe it does unless told: `maybe_flush_or_die`).
     cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_FLUSH", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("LC_ALL", "C")
         .env("LANGUAGE", "C");
@@ -309,6 +312,8 @@ fn timed_out() -> Output {
     }
 }
 
+/// Reads a stream of the child into memory, up to `cap` bytes (the rest is read and dropped:
+/// `cut`), and sends it when the stream ends.
 fn spawn_reader(
     mut pipe: impl Read + Send + 'static,
     which: u8,
@@ -419,6 +424,47 @@ mod tests {
             .unwrap();
         assert_eq!(out.stdout.len(), 3);
         assert!(out.truncated);
+    }
+
+    /// A stream past the pipe's size is read whole and in order, whether git writes it faster
+    /// than the reader or a page at a time; past the cap, the rest is read and dropped, so git
+    /// never blocks. git is told not to write each commit of a log on its own.
+    #[test]
+    fn a_stream_is_read_whole_fast_or_slow() {
+        let dir = repo();
+        let g = Git::new(dir.path(), Duration::from_secs(20), &Env::default());
+        let fast = g
+            .run(&["-c", "alias.fast=!seq 1 200000", "fast"], None)
+            .unwrap();
+        let want: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
+        assert!(fast.ok(), "{fast:?}");
+        assert_eq!(String::from_utf8(fast.stdout).unwrap(), want);
+        let slow = g
+            .run(
+                &[
+                    "-c",
+                    "alias.slow=!for i in $(seq 1 40); do printf '%04999d\\n' $i; sleep 0.001; done",
+                    "slow",
+                ],
+                None,
+            )
+            .unwrap();
+        let want: String = (1..=40).map(|i| format!("{i:04999}\n")).collect();
+        assert!(slow.ok(), "{slow:?}");
+        assert_eq!(String::from_utf8(slow.stdout).unwrap(), want);
+        let flush = g
+            .run(&["-c", "alias.flush=!printenv GIT_FLUSH", "flush"], None)
+            .unwrap();
+        assert_eq!(flush.text(), "0");
+        let capped = g
+            .limits(Limits {
+                stdout: 10,
+                stderr: 10,
+            })
+            .run(&["-c", "alias.fast=!seq 1 200000", "fast"], None)
+            .unwrap();
+        assert!(capped.ok() && capped.truncated, "{capped:?}");
+        assert_eq!(capped.stdout, b"1\n2\n3\n4\n5\n");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! For each size and layout the bench writes three copies of one store in the layout's own
 //! format ([`gen`]: dependencies, parents, layers, stops, history proportional to the tasks,
 //! and for execute the git history of its done tasks),
-//! then runs, interleaved round-robin so drift on a shared machine hits them alike:
+//! then runs, interleaved round-robin so drift on a shared machine hits them alike (every size
+//! of a layout in the same rounds, so growth compares runs made side by side):
 //!
 //! - `SessionStart` (source `startup`) on the first copy, after one DONE there (a store taskhook
 //!   has worked on: the iterative layout's state then records how much of its log it reflects);
@@ -273,21 +274,27 @@ fn median(xs: &mut [f64]) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// Runs `cases` round-robin: one unmeasured round, then `runs` measured ones.
-fn interleave(cases: &mut [Case], runs: usize, limit: Duration) {
-    for round in 0..=runs {
-        for c in cases.iter_mut() {
-            if c.broken.is_some() {
-                continue;
-            }
-            let (cmd, stdin) = (c.make)(round);
-            match measure(cmd, &stdin, limit) {
-                Ran::Ok(s) if round > 0 => c.samples.push(s),
-                Ran::Ok(_) => {}
-                Ran::Timeout => c.broken = Some(format!("> {} s", limit.as_secs())),
-                Ran::Failed(why) => {
-                    eprintln!("  {} failed: {why}", c.name);
-                    c.broken = Some("failed".into());
+/// Runs every size's cases round-robin, smallest size first in each round: one unmeasured
+/// round, then each size's own number of measured ones. The sizes of a layout share their
+/// rounds, so the growth from one size to the next compares runs made side by side, not
+/// minutes apart (a shared machine drifts).
+fn interleave(sizes: &mut [Prepared], limit: Duration) {
+    let rounds = sizes.iter().map(|p| p.runs).max().unwrap_or(0);
+    for round in 0..=rounds {
+        for p in sizes.iter_mut().filter(|p| round <= p.runs) {
+            for c in p.cases.iter_mut() {
+                if c.broken.is_some() {
+                    continue;
+                }
+                let (cmd, stdin) = (c.make)(round);
+                match measure(cmd, &stdin, limit) {
+                    Ran::Ok(s) if round > 0 => c.samples.push(s),
+                    Ran::Ok(_) => {}
+                    Ran::Timeout => c.broken = Some(format!("> {} s", limit.as_secs())),
+                    Ran::Failed(why) => {
+                        eprintln!("  {} failed: {why}", c.name);
+                        c.broken = Some("failed".into());
+                    }
                 }
             }
         }
@@ -305,8 +312,22 @@ fn cell(c: &Case) -> Cell {
     }
 }
 
-/// Runs one layout at one size; returns its row.
-fn run_one(root: &Path, layout: &'static str, n: usize, limit: Duration) -> report::Row {
+/// One layout at one size, ready to run: its stores written, its cases made.
+struct Prepared {
+    layout: &'static str,
+    n: usize,
+    runs: usize,
+    dir: PathBuf,
+    cases: Vec<Case>,
+    ids: std::rc::Rc<Vec<String>>,
+    start: std::rc::Rc<Place>,
+    done_store: PathBuf,
+    peer_store: PathBuf,
+    bytes: u64,
+}
+
+/// Writes one layout's stores at one size and makes its cases.
+fn prepare(root: &Path, layout: &'static str, n: usize, limit: Duration) -> Prepared {
     let runs = runs_for(n);
     let dir = root.join(format!("{layout}-{n}"));
     let k = runs + 1;
@@ -380,7 +401,34 @@ fn run_one(root: &Path, layout: &'static str, n: usize, limit: Duration) -> repo
             )
         }),
     );
-    interleave(&mut cases, runs, limit);
+    Prepared {
+        layout,
+        n,
+        runs,
+        dir,
+        cases,
+        ids,
+        start,
+        done_store,
+        peer_store,
+        bytes,
+    }
+}
+
+/// Checks what one size's runs did and returns its row.
+fn finish(p: Prepared) -> report::Row {
+    let Prepared {
+        layout,
+        n,
+        runs,
+        dir,
+        cases,
+        ids,
+        start,
+        done_store,
+        peer_store,
+        bytes,
+    } = p;
     // Every DONE run must have moved its task on, taskhook's and the peer's.
     let peer_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/scale_peer.py");
     let mut verified = true;
@@ -464,11 +512,18 @@ fn main() {
     );
     let root = std::env::temp_dir().join(format!("taskhook-bench-scale-{}", std::process::id()));
     let mut table: Table = BTreeMap::new();
-    for &n in &sizes {
-        for &layout in &layouts {
-            eprintln!("{layout}, {n} tasks: {} runs per case…", runs_for(n));
-            let row = run_one(&root, layout, n, limit);
-            table.entry(layout).or_default().insert(n, row);
+    for &layout in &layouts {
+        let mut prepared: Vec<Prepared> = sizes
+            .iter()
+            .map(|&n| {
+                eprintln!("{layout}, {n} tasks: {} runs per case…", runs_for(n));
+                prepare(&root, layout, n, limit)
+            })
+            .collect();
+        interleave(&mut prepared, limit);
+        for p in prepared {
+            let n = p.n;
+            table.entry(layout).or_default().insert(n, finish(p));
         }
     }
     if std::env::var_os("TASKHOOK_SCALE_KEEP").is_some() {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 mod in_place;
-pub use in_place::{pretty_at, write_in_place, Shape, Splice};
+pub use in_place::{pretty_at, write_in_place, write_pretty_at, Shape, Splice};
 
 /// The typed model of a document already checked against its schema; the error names what did
 /// not fit, in one line.

@@ -9,11 +9,11 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::list::{List, RootVal};
 use super::model::{stamp_kind, View};
+use crate::layouts::json::write_pretty_at;
 
 /// Whether `raw` (one valid JSON value) is byte for byte what `serde_json::to_vec_pretty` writes
 /// for it when it sits at nesting `depth` of a pretty document (its closing bracket indented by
@@ -21,29 +21,6 @@ use super::model::{stamp_kind, View};
 pub fn is_canonical(raw: &[u8], depth: usize) -> bool {
     let mut c = Cur { b: raw, i: 0 };
     c.value(depth) && c.i == raw.len()
-}
-
-/// Appends `value` pretty-printed as it appears at nesting `depth` of a pretty document.
-pub fn write_pretty_at(out: &mut Vec<u8>, value: &impl Serialize, depth: usize) {
-    let start = out.len();
-    if serde_json::to_writer_pretty(&mut *out, value).is_err() {
-        out.truncate(start);
-        out.extend_from_slice(b"null");
-        return;
-    }
-    if depth == 0 || !out[start..].contains(&b'\n') {
-        return;
-    }
-    // Strings never hold a raw newline (serde_json escapes it), so every newline is layout.
-    let body = out.split_off(start);
-    let pad = 2 * depth;
-    out.reserve(body.len() + body.len() / 8);
-    for &b in &body {
-        out.push(b);
-        if b == b'\n' {
-            out.resize(out.len() + pad, b' ');
-        }
-    }
 }
 
 /// Writing a parsed list back.
@@ -324,14 +301,9 @@ fn distinct(keys: &mut [&[u8]]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layouts::json::pretty_at;
     use proptest::prelude::*;
     use serde_json::{json, Value};
-
-    fn pretty_at(v: &Value, depth: usize) -> Vec<u8> {
-        let mut out = Vec::new();
-        write_pretty_at(&mut out, v, depth);
-        out
-    }
 
     #[test]
     fn what_serde_json_writes_is_canonical() {

@@ -463,17 +463,33 @@ fn member_entries(bytes: impl Src, key: &str, wanted: &[usize], kept: &[&str]) -
 
 /// `value` pretty-printed as an element nested `depth` levels deep in a document that
 /// `store::to_pretty` writes (two spaces a level): the same bytes that document has there.
-pub fn pretty_at(value: &Value, depth: usize) -> Vec<u8> {
-    let flat = serde_json::to_vec_pretty(value).unwrap_or_default();
+pub fn pretty_at(value: &impl Serialize, depth: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_pretty_at(&mut out, value, depth);
+    out
+}
+
+/// Appends [`pretty_at`]'s bytes to `out` (`null` for a value that cannot be written).
+pub fn write_pretty_at(out: &mut Vec<u8>, value: &impl Serialize, depth: usize) {
+    let start = out.len();
+    if serde_json::to_writer_pretty(&mut *out, value).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"null");
+        return;
+    }
+    if depth == 0 || !out[start..].contains(&b'\n') {
+        return;
+    }
+    // Strings never hold a raw newline (serde_json escapes it), so every newline is layout.
+    let body = out.split_off(start);
     let pad = 2 * depth;
-    let mut out = Vec::with_capacity(flat.len() + flat.len() / 8 * pad);
-    for &c in &flat {
-        out.push(c);
-        if c == b'\n' {
-            out.extend(std::iter::repeat_n(b' ', pad));
+    out.reserve(body.len() + body.len() / 8 * pad);
+    for &b in &body {
+        out.push(b);
+        if b == b'\n' {
+            out.resize(out.len() + pad, b' ');
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -122,63 +122,74 @@ impl<'a> Index<'a> {
             .collect()
     }
 
-    /// Whether the task's own dependencies are all COMPLETE.
-    fn own_deps_met(&self, id: &str) -> bool {
-        self.find(id).is_none_or(|t| {
-            t.deps()
-                .all(|d| self.status_of(d) == Some(Status::Complete))
-        })
+    /// Whether the task at `at`'s own dependencies are all COMPLETE.
+    fn own_deps_met(&self, at: usize) -> bool {
+        self.tasks[at]
+            .deps()
+            .all(|d| self.status_of(d) == Some(Status::Complete))
     }
 
-    /// For every id asked about: whether it and all its ancestors have their dependencies
-    /// met (no [`Index::unmet_deps`]). `id`'s ancestors are everything its parent links reach,
-    /// so the answer is its own, and its parent's: each id is worked out once, a cycle of
-    /// parent links sharing one answer.
+    /// The position of the parent of the task at `at` ([`Index::parent_of`]).
+    fn parent_at(&self, at: usize) -> Option<usize> {
+        let p = self.parent_of(&self.tasks[at].id)?;
+        self.position(p)
+    }
+
+    /// For every task asked about (by the position of its id's first task): whether it and all
+    /// its ancestors have their dependencies met (no [`Index::unmet_deps`]). Its ancestors are
+    /// everything its parent links reach, so the answer is its own, and its parent's: each is
+    /// worked out once (`memo`, by position: 0 not yet, 1 met, 2 not), a cycle of parent links
+    /// sharing one answer. `on_path` holds each position's place on a walk's path (`u32::MAX`
+    /// before it is walked): a position leaves the path only with its answer, which is looked
+    /// at first.
     fn waits_for_nothing(
         &self,
-        id: &'a str,
-        memo: &mut HashMap<&'a str, bool>,
-        path: &mut Vec<&'a str>,
-        on_path: &mut HashMap<&'a str, usize>,
+        start: usize,
+        memo: &mut [u8],
+        path: &mut Vec<usize>,
+        on_path: &mut [u32],
     ) -> bool {
-        path.clear();
-        on_path.clear();
-        let mut cur = id;
+        let mark = |met: bool| if met { 1 } else { 2 };
+        let mut cur = start;
         let mut answer = loop {
-            if let Some(&known) = memo.get(cur) {
-                break known;
+            if memo[cur] != 0 {
+                break memo[cur] == 1;
             }
-            if let Some(&at) = on_path.get(cur) {
-                let cycle = path[at..].iter().all(|x| self.own_deps_met(x));
+            if on_path[cur] != u32::MAX {
+                let at = on_path[cur] as usize;
+                let cycle = path[at..].iter().all(|&x| self.own_deps_met(x));
                 for x in path.drain(at..) {
-                    memo.insert(x, cycle);
+                    memo[x] = mark(cycle);
                 }
                 break cycle;
             }
-            on_path.insert(cur, path.len());
+            on_path[cur] = u32::try_from(path.len()).unwrap_or(u32::MAX - 1);
             path.push(cur);
-            match self.parent_of(cur) {
+            match self.parent_at(cur) {
                 Some(p) => cur = p,
                 None => break true,
             }
         };
         for x in path.drain(..).rev() {
             answer = answer && self.own_deps_met(x);
-            memo.insert(x, answer);
+            memo[x] = mark(answer);
         }
-        memo.get(id).copied().unwrap_or(answer)
+        memo[start] == 1
     }
 
-    /// [`TaskList::ready`], in one pass over the list.
+    /// [`TaskList::ready`], in one pass over the list: the walk up the parent links is by
+    /// position, so a task costs the look-ups of its id, its parent and its dependencies.
     pub fn ready(&self) -> Vec<String> {
-        let mut memo = HashMap::with_capacity(self.tasks.len());
-        let (mut path, mut on_path) = (Vec::new(), HashMap::new());
+        let n = self.tasks.len();
+        let (mut memo, mut on_path, mut path) = (vec![0u8; n], vec![u32::MAX; n], Vec::new());
         let mut out: Vec<(f64, usize, &str)> = Vec::new();
         for (i, t) in self.tasks.iter().enumerate() {
             if !matches!(t.status, Status::Pending | Status::Researched) || t.is_parent() {
                 continue;
             }
-            if self.waits_for_nothing(&t.id, &mut memo, &mut path, &mut on_path) {
+            // A task given twice is answered as its id's first task.
+            let start = self.position(&t.id).unwrap_or(i);
+            if self.waits_for_nothing(start, &mut memo, &mut path, &mut on_path) {
                 out.push((t.priority_rank(), i, &t.id));
             }
         }

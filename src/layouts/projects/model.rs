@@ -384,16 +384,18 @@ impl TaskList {
             .iter()
             .map(|t| Node::new(&t.id, t.deps()))
             .collect();
+        // The ids indexed once for the three checks.
+        let ids = graph::Ids::of(&nodes);
         let mut out = Vec::new();
-        for d in graph::duplicate_ids(&nodes) {
+        for d in ids.duplicates() {
             out.push(format!("task id {d} is used more than once"));
         }
-        for (t, d) in graph::unknown_deps(&nodes) {
+        for (t, d) in ids.unknown_deps(&nodes) {
             out.push(format!(
                 "{t} depends on {d}, which is not a task of the list"
             ));
         }
-        if let Some(c) = graph::find_cycle(&nodes) {
+        if let Some(c) = ids.find_cycle(&nodes) {
             out.push(format!("dependency cycle {}", graph::describe_cycle(&c)));
         }
         out

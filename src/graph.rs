@@ -35,21 +35,32 @@ pub struct Ids<'a> {
 
 impl<'a> Ids<'a> {
     pub fn of(nodes: &[Node<'a>]) -> Ids<'a> {
-        let mut first = HashMap::with_capacity(nodes.len());
+        Ids::in_order(nodes.iter().map(|n| n.id), nodes.len())
+    }
+
+    /// The ids of nodes given in order (`len` of them, for the map's capacity): one index a
+    /// caller can keep for its own look-ups too ([`Ids::position`]).
+    pub fn in_order(ids: impl Iterator<Item = &'a str>, len: usize) -> Ids<'a> {
+        let mut first = HashMap::with_capacity(len);
         let (mut twice, mut reported) = (Vec::new(), HashSet::new());
-        for (i, n) in nodes.iter().enumerate() {
-            match first.entry(n.id) {
+        for (i, id) in ids.enumerate() {
+            match first.entry(id) {
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(i);
                 }
                 std::collections::hash_map::Entry::Occupied(_) => {
-                    if reported.insert(n.id) {
-                        twice.push(n.id);
+                    if reported.insert(id) {
+                        twice.push(id);
                     }
                 }
             }
         }
         Ids { first, twice }
+    }
+
+    /// The position of the first node with id `id`.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.first.get(id).copied()
     }
 
     /// The ids that occur more than once, in order of their second occurrence.

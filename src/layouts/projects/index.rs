@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::model::{Status, Task, TaskList};
+use crate::graph;
 use crate::layouts::shared::Shared;
 
 impl TaskList {
@@ -36,32 +37,32 @@ impl TaskList {
 /// [`TaskList::find`] and the parent links answer, without a scan of the list per question.
 pub struct Index<'a> {
     tasks: &'a [Shared<Task>],
-    /// Id → the first task with that id (the one [`TaskList::find`] returns).
-    first: HashMap<&'a str, usize>,
+    /// Id → the first task with that id (the one [`TaskList::find`] returns), and the ids
+    /// given twice: what the list's graph checks ask too ([`TaskList::problems_with`]).
+    ids: graph::Ids<'a>,
     /// Id → the id of the first task listing it in `subtasks`.
     listed_in: HashMap<&'a str, &'a str>,
 }
 
 impl<'a> Index<'a> {
     pub fn new(tasks: &'a [Shared<Task>]) -> Self {
-        let mut first = HashMap::with_capacity(tasks.len());
+        let ids = graph::Ids::in_order(tasks.iter().map(|t| t.id.as_str()), tasks.len());
         let mut listed_in = HashMap::new();
-        for (i, t) in tasks.iter().enumerate() {
-            first.entry(t.id.as_str()).or_insert(i);
+        for t in tasks {
             for sub in t.subtasks() {
                 listed_in.entry(sub).or_insert(t.id.as_str());
             }
         }
         Index {
             tasks,
-            first,
+            ids,
             listed_in,
         }
     }
 
     /// The task with id `id`, as [`TaskList::find`].
     pub fn find(&self, id: &str) -> Option<&'a Task> {
-        self.first.get(id).map(|&i| &*self.tasks[i])
+        self.ids.position(id).map(|i| &*self.tasks[i])
     }
 
     /// The status of task `id`.
@@ -71,7 +72,12 @@ impl<'a> Index<'a> {
 
     /// The position of the task with id `id`, as [`TaskList::position`].
     pub fn position(&self, id: &str) -> Option<usize> {
-        self.first.get(id).copied()
+        self.ids.position(id)
+    }
+
+    /// The ids indexed, for the list's graph checks.
+    pub fn ids(&self) -> &graph::Ids<'a> {
+        &self.ids
     }
 
     /// The parent of `id`: the task first listing it in `subtasks`, else its `parent_id` when
@@ -82,7 +88,7 @@ impl<'a> Index<'a> {
         }
         self.find(id)?
             .parent_id()
-            .filter(|p| !p.is_empty() && *p != id && self.first.contains_key(p))
+            .filter(|p| !p.is_empty() && *p != id && self.ids.position(p).is_some())
     }
 
     /// The ancestors of `id`, nearest first (a cycle in the hierarchy ends the walk).

@@ -379,13 +379,18 @@ impl TaskList {
 
     /// Problems of the list a person should fix: duplicate ids, unknown dependencies, cycles.
     pub fn problems(&self) -> Vec<String> {
+        self.problems_with(&self.index())
+    }
+
+    /// [`TaskList::problems`] over the list's index (its ids, indexed once for the three
+    /// checks and whatever else the caller asks of it).
+    pub fn problems_with(&self, index: &super::index::Index<'_>) -> Vec<String> {
         let nodes: Vec<Node<'_>> = self
             .tasks
             .iter()
             .map(|t| Node::new(&t.id, t.deps()))
             .collect();
-        // The ids indexed once for the three checks.
-        let ids = graph::Ids::of(&nodes);
+        let ids = index.ids();
         let mut out = Vec::new();
         for d in ids.duplicates() {
             out.push(format!("task id {d} is used more than once"));

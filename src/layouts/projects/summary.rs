@@ -148,7 +148,7 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
         }
     }
     {
-        // One index for the ready tasks and the research, let go before the graph checks.
+        // One index for the ready tasks, the research and the graph checks.
         let index = list.index();
         for id in index.ready() {
             if let Some(t) = index.find(&id) {
@@ -162,8 +162,8 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
         let research = reusable_research(cx, &p, &index)?;
         s.more
             .push(("Research to reuse (under 24 h)", research, false));
+        s.problems.extend(list.problems_with(&index));
     }
-    s.problems.extend(list.problems());
     if let Loaded::Valid(v) = super::files::load_small(cx, &p.velocity, SCHEMA_VELOCITY)? {
         let v = typed::<Velocity>(&v).unwrap_or_default();
         if let Some(line) = velocity::velocity_line(&v) {

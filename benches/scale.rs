@@ -418,22 +418,11 @@ fn prepare(root: &Path, layout: &'static str, n: usize, limit: Duration) -> Prep
 
 /// Checks what one size's runs did and returns its row.
 fn finish(p: Prepared) -> report::Row {
-    let Prepared {
-        layout,
-        n,
-        runs,
-        dir,
-        cases,
-        ids,
-        start,
-        done_store,
-        peer_store,
-        bytes,
-    } = p;
+    let (layout, n, cases, ids) = (p.layout, p.n, &p.cases, &p.ids);
     // Every DONE run must have moved its task on, taskhook's and the peer's.
     let peer_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/scale_peer.py");
     let mut verified = true;
-    for (who, dir, case) in [("taskhook", &done_store, 1), ("peer", &peer_store, 3)] {
+    for (who, dir, case) in [("taskhook", &p.done_store, 1), ("peer", &p.peer_store, 3)] {
         if cases[case].broken.is_some() {
             continue;
         }
@@ -443,7 +432,7 @@ fn finish(p: Prepared) -> report::Row {
             layout.into(),
             dir.to_str().unwrap().into(),
         ];
-        args.extend(ids[..=runs].iter().cloned());
+        args.extend(ids[..=p.runs].iter().cloned());
         let out = python(&args.iter().map(String::as_str).collect::<Vec<_>>())
             .output()
             .unwrap();
@@ -457,7 +446,7 @@ fn finish(p: Prepared) -> report::Row {
     }
     // SessionStart must have read the store: its context names the layout and refuses
     // nothing.
-    let mut c = start.taskhook();
+    let mut c = p.start.taskhook();
     let out = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -467,7 +456,7 @@ fn finish(p: Prepared) -> report::Row {
                 .stdin
                 .take()
                 .unwrap()
-                .write_all(&session_start(&start.proj()))?;
+                .write_all(&session_start(&p.start.proj()))?;
             child.wait_with_output()
         })
         .unwrap();
@@ -477,14 +466,14 @@ fn finish(p: Prepared) -> report::Row {
         verified = false;
     }
     if std::env::var_os("TASKHOOK_SCALE_KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&p.dir);
     }
     report::Row {
         start: cell(&cases[0]),
         done: cell(&cases[1]),
         noop: cell(&cases[2]),
         peer: cell(&cases[3]),
-        bytes,
+        bytes: p.bytes,
         verified,
     }
 }

@@ -38,7 +38,7 @@ impl TaskList {
 pub struct Index<'a> {
     tasks: &'a [Shared<Task>],
     /// Id → the first task with that id (the one [`TaskList::find`] returns), and the ids
-    /// given twice: what the list's graph checks ask too ([`TaskList::problems_with`]).
+    /// given twice: what the list's graph checks ask too ([`TaskList::problems`]).
     ids: graph::Ids<'a>,
     /// Id → the id of the first task listing it in `subtasks`.
     listed_in: HashMap<&'a str, &'a str>,

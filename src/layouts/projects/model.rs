@@ -377,14 +377,10 @@ impl TaskList {
             .map(str::to_string)
     }
 
-    /// Problems of the list a person should fix: duplicate ids, unknown dependencies, cycles.
-    pub fn problems(&self) -> Vec<String> {
-        self.problems_with(&self.index())
-    }
-
-    /// [`TaskList::problems`] over the list's index (its ids, indexed once for the three
-    /// checks and whatever else the caller asks of it).
-    pub fn problems_with(&self, index: &super::index::Index<'_>) -> Vec<String> {
+    /// Problems of the list a person should fix: duplicate ids, unknown dependencies, cycles,
+    /// asked of the list's index (its ids, indexed once for the three checks and whatever else
+    /// the caller asks of it).
+    pub fn problems(&self, index: &super::index::Index<'_>) -> Vec<String> {
         let nodes: Vec<Node<'_>> = self
             .tasks
             .iter()
@@ -594,7 +590,7 @@ pub(super) mod tests {
         assert!(d.phase_complete("p1"));
         assert!(!d.phase_complete("p2"));
         assert_eq!(d.next_phase().as_deref(), Some("p2"));
-        let p = d.problems();
+        let p = d.problems(&d.index());
         assert!(p.iter().any(|l| l.contains("C depends on Z")), "{p:?}");
         assert!(p.iter().any(|l| l.contains("cycle C → C")), "{p:?}");
     }

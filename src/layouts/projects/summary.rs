@@ -162,7 +162,7 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
         let research = reusable_research(cx, &p, &index)?;
         s.more
             .push(("Research to reuse (under 24 h)", research, false));
-        s.problems.extend(list.problems_with(&index));
+        s.problems.extend(list.problems(&index));
     }
     if let Loaded::Valid(v) = super::files::load_small(cx, &p.velocity, SCHEMA_VELOCITY)? {
         let v = typed::<Velocity>(&v).unwrap_or_default();

@@ -2,8 +2,6 @@
 //! ([`Index`]: id → task, the parent links both ways) and what is asked of it: a task's parent,
 //! its unmet dependencies (its own and its ancestors'), and which tasks are ready, by priority.
 
-use std::collections::{HashMap, HashSet};
-
 use super::model::{Status, Task, TaskList};
 use crate::graph;
 use crate::layouts::shared::Shared;
@@ -40,24 +38,100 @@ pub struct Index<'a> {
     /// Id → the first task with that id (the one [`TaskList::find`] returns), and the ids
     /// given twice: what the list's graph checks ask too ([`TaskList::problems`]).
     ids: graph::Ids<'a>,
-    /// Id → the id of the first task listing it in `subtasks`.
-    listed_in: HashMap<&'a str, &'a str>,
+    /// The same links by position, for the questions about every task.
+    links: Links,
+}
+
+/// No task: a position [`Links`] holds where an id names none.
+const NONE: u32 = u32::MAX;
+
+/// The list's links by position, owned: its parents, dependencies and subtasks, each the
+/// position of the first task with the id named (as [`Index::find`] answers). A change of
+/// statuses (all a transition makes, with its timestamps) leaves them as they are, so one
+/// `Links` answers before and after it ([`super::lifecycle::apply`]); questions of a list
+/// whose ids or links changed need new ones. Asked with the list they were made of.
+pub struct Links {
+    /// The position of the first task with each task's id.
+    first: Vec<u32>,
+    /// The position of each task's parent ([`Index::parent_of`] of its id), or [`NONE`].
+    parent: Vec<u32>,
+    /// Where each task's dependencies start in `deps` (one more entry: the end).
+    deps_at: Vec<u32>,
+    /// Every task's dependencies, in order: a position, or [`NONE`] for an unknown id.
+    deps: Vec<u32>,
+    /// Where each task's subtasks start in `subs` (one more entry: the end).
+    subs_at: Vec<u32>,
+    /// Every task's subtasks, in order: a position, or [`NONE`] for an unknown id.
+    subs: Vec<u32>,
+}
+
+/// A position as [`Links`] holds it (a list past `u32::MAX` tasks is far past what is read).
+fn at(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(NONE)
 }
 
 impl<'a> Index<'a> {
     pub fn new(tasks: &'a [Shared<Task>]) -> Self {
-        let ids = graph::Ids::in_order(tasks.iter().map(|t| t.id.as_str()), tasks.len());
-        let mut listed_in = HashMap::new();
-        for t in tasks {
-            for sub in t.subtasks() {
-                listed_in.entry(sub).or_insert(t.id.as_str());
+        let n = tasks.len();
+        let ids = graph::Ids::in_order(tasks.iter().map(|t| t.id.as_str()), n);
+        let pos = |id: &str| ids.position(id).map_or(NONE, at);
+        // Without ids given twice, every task is its id's first (no look-up needed).
+        let first: Vec<u32> = if ids.duplicates().is_empty() {
+            (0..n).map(at).collect()
+        } else {
+            tasks.iter().map(|t| pos(&t.id)).collect()
+        };
+        let (mut subs_at, mut subs) = (Vec::with_capacity(n + 1), Vec::new());
+        let (mut deps_at, mut deps) = (Vec::with_capacity(n + 1), Vec::new());
+        // Id (by its first position) → the first task listing it in `subtasks`.
+        let mut listed = vec![NONE; n];
+        for (i, t) in tasks.iter().enumerate() {
+            subs_at.push(at(subs.len()));
+            for s in t.subtasks() {
+                let p = pos(s);
+                if let Some(l) = listed.get_mut(p as usize) {
+                    if *l == NONE {
+                        *l = first[i];
+                    }
+                }
+                subs.push(p);
             }
+            deps_at.push(at(deps.len()));
+            deps.extend(t.deps().map(pos));
+        }
+        subs_at.push(at(subs.len()));
+        deps_at.push(at(deps.len()));
+        let mut parent = vec![NONE; n];
+        for i in 0..n {
+            let f = first[i] as usize;
+            parent[i] = if f != i {
+                parent[f]
+            } else if listed[i] != NONE {
+                listed[i]
+            } else {
+                let t = &tasks[i];
+                t.parent_id()
+                    .filter(|p| !p.is_empty() && *p != t.id)
+                    .map_or(NONE, pos)
+            };
         }
         Index {
             tasks,
             ids,
-            listed_in,
+            links: Links {
+                first,
+                parent,
+                deps_at,
+                deps,
+                subs_at,
+                subs,
+            },
         }
+    }
+
+    /// The links by position, kept past the list's borrow (see [`Links`]).
+    pub fn into_links(self) -> Links {
+        self.links
     }
 
     /// The task with id `id`, as [`TaskList::find`].
@@ -81,14 +155,17 @@ impl<'a> Index<'a> {
     }
 
     /// The parent of `id`: the task first listing it in `subtasks`, else its `parent_id` when
-    /// that names another task of the list.
+    /// that names another task of the list. An id no task has can still be listed: that is a
+    /// scan (nothing asks it of every task).
     pub fn parent_of(&self, id: &str) -> Option<&'a str> {
-        if let Some(p) = self.listed_in.get(id) {
-            return Some(p);
-        }
-        self.find(id)?
-            .parent_id()
-            .filter(|p| !p.is_empty() && *p != id && self.ids.position(p).is_some())
+        let Some(i) = self.position(id) else {
+            return self
+                .tasks
+                .iter()
+                .find(|t| t.subtasks().any(|s| s == id))
+                .map(|t| t.id.as_str());
+        };
+        self.links.parent_at(i).map(|p| self.tasks[p].id.as_str())
     }
 
     /// The ancestors of `id`, nearest first (a cycle in the hierarchy ends the walk).
@@ -128,17 +205,38 @@ impl<'a> Index<'a> {
             .collect()
     }
 
-    /// Whether the task at `at`'s own dependencies are all COMPLETE.
-    fn own_deps_met(&self, at: usize) -> bool {
-        self.tasks[at]
-            .deps()
-            .all(|d| self.status_of(d) == Some(Status::Complete))
+    /// [`TaskList::ready`] ([`Links::ready`]).
+    pub fn ready(&self) -> Vec<String> {
+        self.links
+            .ready(self.tasks)
+            .into_iter()
+            .map(|i| self.tasks[i].id.clone())
+            .collect()
+    }
+}
+
+impl Links {
+    /// The position of the parent of the task at `i`.
+    pub fn parent_at(&self, i: usize) -> Option<usize> {
+        Some(self.parent[i])
+            .filter(|p| *p != NONE)
+            .map(|p| p as usize)
     }
 
-    /// The position of the parent of the task at `at` ([`Index::parent_of`]).
-    fn parent_at(&self, at: usize) -> Option<usize> {
-        let p = self.parent_of(&self.tasks[at].id)?;
-        self.position(p)
+    /// The positions of the subtasks of the task at `i`, `None` for an id no task has.
+    pub fn subtasks_at(&self, i: usize) -> impl Iterator<Item = Option<usize>> + Clone + '_ {
+        let (from, to) = (self.subs_at[i] as usize, self.subs_at[i + 1] as usize);
+        self.subs[from..to]
+            .iter()
+            .map(|p| Some(*p).filter(|p| *p != NONE).map(|p| p as usize))
+    }
+
+    /// Whether the task at `at`'s own dependencies are all COMPLETE.
+    fn own_deps_met(&self, tasks: &[Shared<Task>], at: usize) -> bool {
+        let (from, to) = (self.deps_at[at] as usize, self.deps_at[at + 1] as usize);
+        self.deps[from..to]
+            .iter()
+            .all(|d| *d != NONE && tasks[*d as usize].status == Status::Complete)
     }
 
     /// For every task asked about (by the position of its id's first task): whether it and all
@@ -150,6 +248,7 @@ impl<'a> Index<'a> {
     /// at first.
     fn waits_for_nothing(
         &self,
+        tasks: &[Shared<Task>],
         start: usize,
         memo: &mut [u8],
         path: &mut Vec<usize>,
@@ -163,7 +262,7 @@ impl<'a> Index<'a> {
             }
             if on_path[cur] != u32::MAX {
                 let at = on_path[cur] as usize;
-                let cycle = path[at..].iter().all(|&x| self.own_deps_met(x));
+                let cycle = path[at..].iter().all(|&x| self.own_deps_met(tasks, x));
                 for x in path.drain(at..) {
                     memo[x] = mark(cycle);
                 }
@@ -177,33 +276,47 @@ impl<'a> Index<'a> {
             }
         };
         for x in path.drain(..).rev() {
-            answer = answer && self.own_deps_met(x);
+            answer = answer && self.own_deps_met(tasks, x);
             memo[x] = mark(answer);
         }
         memo[start] == 1
     }
 
-    /// [`TaskList::ready`], in one pass over the list: the walk up the parent links is by
-    /// position, so a task costs the look-ups of its id, its parent and its dependencies.
-    pub fn ready(&self) -> Vec<String> {
-        let n = self.tasks.len();
+    /// The positions of [`TaskList::ready`] of `tasks` (the list these links were made of,
+    /// statuses as they are now), in one pass: the walk up the parent links is by position,
+    /// with no look-up of an id. Each ready id once, at the position it ranks first.
+    pub fn ready(&self, tasks: &[Shared<Task>]) -> Vec<usize> {
+        let n = tasks.len();
         let (mut memo, mut on_path, mut path) = (vec![0u8; n], vec![u32::MAX; n], Vec::new());
-        let mut out: Vec<(f64, usize, &str)> = Vec::new();
-        for (i, t) in self.tasks.iter().enumerate() {
+        let mut out: Vec<(f64, usize)> = Vec::new();
+        for (i, t) in tasks.iter().enumerate() {
             if !matches!(t.status, Status::Pending | Status::Researched) || t.is_parent() {
                 continue;
             }
             // A task given twice is answered as its id's first task.
-            let start = self.position(&t.id).unwrap_or(i);
-            if self.waits_for_nothing(start, &mut memo, &mut path, &mut on_path) {
-                out.push((t.priority_rank(), i, &t.id));
+            let start = self.first[i] as usize;
+            if self.waits_for_nothing(tasks, start, &mut memo, &mut path, &mut on_path) {
+                out.push((t.priority_rank(), i));
             }
         }
         out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut seen = HashSet::with_capacity(out.len());
+        let mut seen = vec![false; n];
         out.into_iter()
-            .filter(|(_, _, id)| seen.insert(*id))
-            .map(|(_, _, id)| id.to_string())
+            .filter(|(_, i)| !std::mem::replace(&mut seen[self.first[*i] as usize], true))
+            .map(|(_, i)| i)
+            .collect()
+    }
+
+    /// Of the positions `after` ([`Links::ready`] now), those whose id was not among
+    /// `before` (the same, earlier).
+    pub fn newly_ready(&self, before: &[usize], after: Vec<usize>) -> Vec<usize> {
+        let mut was = vec![false; self.first.len()];
+        for &i in before {
+            was[self.first[i] as usize] = true;
+        }
+        after
+            .into_iter()
+            .filter(|i| !was[self.first[*i] as usize])
             .collect()
     }
 }
@@ -214,6 +327,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+    use std::collections::HashSet;
 
     /// The scans the index replaced (issue 23): the reference it must match.
     mod reference {
@@ -316,6 +430,50 @@ mod tests {
                 prop_assert_eq!(index.parent_of(&id).map(str::to_string), reference::parent_of(&l, &id));
                 prop_assert_eq!(index.unmet_deps(&id), reference::unmet_deps(&l, &id));
             }
+        }
+
+        /// Links made before a change of statuses (all a transition changes) answer after it
+        /// as the scans of the changed list do: `ready`, each parent and each task's
+        /// subtasks; and what became ready is the difference of the two ready sets.
+        #[test]
+        fn links_hold_across_a_change_of_statuses(
+            tasks in prop::collection::vec(some_task(), 1..24),
+            changes in prop::collection::vec(
+                (any::<prop::sample::Index>(), prop::sample::select(Status::ALL.to_vec())),
+                0..6,
+            ),
+        ) {
+            let mut l = list(json!({"tasks": tasks}));
+            let links = l.index().into_links();
+            let (before_ids, before) = (ready_reference(&l), l.ready_positions());
+            for (i, st) in changes {
+                let i = i.index(l.tasks.len());
+                l.tasks[i].status = st;
+            }
+            let after = links.ready(&l.tasks);
+            let ids = |p: &[usize]| p.iter().map(|&i| l.tasks[i].id.clone()).collect::<Vec<_>>();
+            let want = ready_reference(&l);
+            prop_assert_eq!(ids(&after), want.clone());
+            let newly = ids(&links.newly_ready(&before, after));
+            let fresh: Vec<String> = want.into_iter().filter(|id| !before_ids.contains(id)).collect();
+            prop_assert_eq!(newly, fresh);
+            for (i, t) in l.tasks.iter().enumerate() {
+                let first = l.position(&t.id).unwrap();
+                prop_assert_eq!(
+                    links.parent_at(first).map(|p| l.tasks[p].id.clone()),
+                    reference::parent_of(&l, &t.id)
+                );
+                let subs: Vec<Option<&Task>> = links.subtasks_at(i).map(|s| s.map(|s| &*l.tasks[s])).collect();
+                let want: Vec<Option<&Task>> = t.subtasks().map(|s| l.find(s)).collect();
+                prop_assert_eq!(subs, want);
+            }
+        }
+    }
+
+    impl TaskList {
+        /// The positions of the ready tasks, on links made now.
+        fn ready_positions(&self) -> Vec<usize> {
+            self.index().into_links().ready(&self.tasks)
         }
     }
 

@@ -4,9 +4,7 @@
 //! refused. Hooks (a launch, a subagent's signal, a research file written) and commands
 //! (`projects start`, `projects set`) drive the same step, so both always agree.
 
-use std::collections::HashSet;
-
-use super::index::Index;
+use super::index::{Index, Links};
 use super::log::{self, Entry};
 use super::model::{self, minutes_between, Status, TaskList};
 use crate::store::clock::parse_time;
@@ -74,7 +72,9 @@ pub fn apply(
         return refuse(None, format!("there is no task {id}"));
     };
     let from = list.tasks[i].status;
-    let ready_before: HashSet<String> = list.ready().into_iter().collect();
+    // One look at the links for the whole step: a transition changes statuses, not links.
+    let links = list.index().into_links();
+    let ready_before = links.ready(&list.tasks);
     let subs: Vec<String> = list.tasks[i].subtasks().map(str::to_string).collect();
     let mut out = Outcome {
         from: Some(from),
@@ -166,7 +166,7 @@ pub fn apply(
             out.entries.push(entry(log::TASK_STARTED));
         }
         Status::Complete => {
-            complete(list, i, now, &mut out, entry(log::TASK_COMPLETE));
+            complete(list, &links, i, now, &mut out, entry(log::TASK_COMPLETE));
         }
         Status::Blocked => {
             let r = reason.unwrap_or_else(|| "blocked (no reason given)".to_string());
@@ -196,10 +196,11 @@ pub fn apply(
             }
         },
     }
-    let after = list.ready();
-    out.ready_now = after
+    let after = links.ready(&list.tasks);
+    out.ready_now = links
+        .newly_ready(&ready_before, after)
         .into_iter()
-        .filter(|r| !ready_before.contains(r))
+        .map(|r| list.tasks[r].id.clone())
         .collect();
     out
 }
@@ -276,12 +277,19 @@ fn parent_refusal(index: &Index<'_>, id: &str, subs: &[String]) -> String {
 
 /// Marks task `i` COMPLETE, then every parent whose subtasks are now all COMPLETE, then logs
 /// the phases this completed.
-fn complete(list: &mut TaskList, i: usize, now: &str, out: &mut Outcome, entry: Entry) {
+fn complete(
+    list: &mut TaskList,
+    links: &Links,
+    i: usize,
+    now: &str,
+    out: &mut Outcome,
+    entry: Entry,
+) {
     let task = &list.tasks[i];
     let id = task.id.clone();
     let parent = task.is_parent();
     let actual = if parent {
-        children_minutes(list, i)
+        children_minutes(list, links, i)
     } else {
         task.started_at()
             .and_then(parse_time)
@@ -319,22 +327,16 @@ fn complete(list: &mut TaskList, i: usize, now: &str, out: &mut Outcome, entry: 
             out.phases.push(p);
         }
     }
-    // The parent, and whether this completion finishes it, on one index of the list.
-    let (parent, pi, pstatus) = {
-        let index = list.index();
-        let Some(parent) = index.parent_of(&id) else {
-            return;
-        };
-        let Some(pi) = index.position(parent) else {
-            return;
-        };
-        let subs = list.tasks[pi].subtasks();
-        let pstatus = list.tasks[pi].status;
-        if pstatus.is_finished() || !model::all_done(subs.map(|s| index.status_of(s))) {
-            return;
-        }
-        (parent.to_string(), pi, pstatus)
+    // The parent, and whether this completion finishes it.
+    let Some(pi) = links.parent_at(i) else {
+        return;
     };
+    let status = |s: Option<usize>| s.map(|s| list.tasks[s].status);
+    let pstatus = list.tasks[pi].status;
+    if pstatus.is_finished() || !model::all_done(links.subtasks_at(pi).map(status)) {
+        return;
+    }
+    let parent = list.tasks[pi].id.clone();
     if out.completed.contains(&parent) {
         return;
     }
@@ -346,15 +348,14 @@ fn complete(list: &mut TaskList, i: usize, now: &str, out: &mut Outcome, entry: 
         pstatus.as_str(),
         Status::Complete.as_str(),
     );
-    complete(list, pi, now, out, pe);
+    complete(list, links, pi, now, out, pe);
 }
 
 /// A parent's actual time: the sum of its subtasks' `actual_minutes`.
-fn children_minutes(list: &TaskList, i: usize) -> Option<i64> {
-    let index = list.index();
-    let mins: Vec<f64> = list.tasks[i]
-        .subtasks()
-        .filter_map(|s| index.find(s)?.actual())
+fn children_minutes(list: &TaskList, links: &Links, i: usize) -> Option<i64> {
+    let mins: Vec<f64> = links
+        .subtasks_at(i)
+        .filter_map(|s| list.tasks[s?].actual())
         .collect();
     (!mins.is_empty()).then(|| mins.iter().sum::<f64>().round() as i64)
 }

@@ -2,6 +2,8 @@
 //! ([`Index`]: id → task, the parent links both ways) and what is asked of it: a task's parent,
 //! its unmet dependencies (its own and its ancestors'), and which tasks are ready, by priority.
 
+use std::collections::HashSet;
+
 use super::model::{Status, Task, TaskList};
 use crate::graph;
 use crate::layouts::shared::Shared;
@@ -205,6 +207,34 @@ impl<'a> Index<'a> {
             .collect()
     }
 
+    /// The dependencies naming no task of the list, as `(task, dependency)`, each pair once,
+    /// in order: [`graph::Ids::unknown_deps`], read off the links.
+    pub fn unknown_deps(&self) -> Vec<(&'a str, &'a str)> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, t) in self.tasks.iter().enumerate() {
+            for (d, p) in t.deps().zip(self.links.deps_of(i)) {
+                if *p == NONE && seen.insert((t.id.as_str(), d)) {
+                    out.push((t.id.as_str(), d));
+                }
+            }
+        }
+        out
+    }
+
+    /// A dependency cycle, as the path of ids that closes it: [`graph::Ids::find_cycle`], read
+    /// off the links (no id looked up again).
+    pub fn dep_cycle(&self) -> Option<Vec<String>> {
+        let l = &self.links;
+        let starts = (0..self.tasks.len()).filter(|&i| l.first[i] as usize == i);
+        let edge = |node: usize, k: usize| {
+            let p = *l.deps_of(node).get(k)?;
+            Some((p != NONE).then_some(p as usize))
+        };
+        let cycle = graph::cycle_from(self.tasks.len(), starts, edge)?;
+        Some(cycle.iter().map(|&i| self.tasks[i].id.clone()).collect())
+    }
+
     /// [`TaskList::ready`] ([`Links::ready`]).
     pub fn ready(&self) -> Vec<String> {
         self.links
@@ -231,10 +261,14 @@ impl Links {
             .map(|p| Some(*p).filter(|p| *p != NONE).map(|p| p as usize))
     }
 
+    /// The dependencies of the task at `i`, as positions ([`NONE`]: no such task).
+    fn deps_of(&self, i: usize) -> &[u32] {
+        &self.deps[self.deps_at[i] as usize..self.deps_at[i + 1] as usize]
+    }
+
     /// Whether the task at `at`'s own dependencies are all COMPLETE.
     fn own_deps_met(&self, tasks: &[Shared<Task>], at: usize) -> bool {
-        let (from, to) = (self.deps_at[at] as usize, self.deps_at[at + 1] as usize);
-        self.deps[from..to]
+        self.deps_of(at)
             .iter()
             .all(|d| *d != NONE && tasks[*d as usize].status == Status::Complete)
     }
@@ -430,6 +464,10 @@ mod tests {
                 prop_assert_eq!(index.parent_of(&id).map(str::to_string), reference::parent_of(&l, &id));
                 prop_assert_eq!(index.unmet_deps(&id), reference::unmet_deps(&l, &id));
             }
+            let nodes: Vec<graph::Node<'_>> =
+                l.tasks.iter().map(|t| graph::Node::new(&t.id, t.deps())).collect();
+            prop_assert_eq!(index.unknown_deps(), graph::unknown_deps(&nodes));
+            prop_assert_eq!(index.dep_cycle(), graph::find_cycle(&nodes));
         }
 
         /// Links made before a change of statuses (all a transition changes) answer after it

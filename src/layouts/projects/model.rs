@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
-use crate::graph::{self, Node};
+use crate::graph;
 use crate::layouts::json::{lenient, present};
 use crate::layouts::shared::Shared;
 use crate::store::clock::parse_time;
@@ -381,22 +381,16 @@ impl TaskList {
     /// asked of the list's index (its ids, indexed once for the three checks and whatever else
     /// the caller asks of it).
     pub fn problems(&self, index: &super::index::Index<'_>) -> Vec<String> {
-        let nodes: Vec<Node<'_>> = self
-            .tasks
-            .iter()
-            .map(|t| Node::new(&t.id, t.deps()))
-            .collect();
-        let ids = index.ids();
         let mut out = Vec::new();
-        for d in ids.duplicates() {
+        for d in index.ids().duplicates() {
             out.push(format!("task id {d} is used more than once"));
         }
-        for (t, d) in ids.unknown_deps(&nodes) {
+        for (t, d) in index.unknown_deps() {
             out.push(format!(
                 "{t} depends on {d}, which is not a task of the list"
             ));
         }
-        if let Some(c) = ids.find_cycle(&nodes) {
+        if let Some(c) = index.dep_cycle() {
             out.push(format!("dependency cycle {}", graph::describe_cycle(&c)));
         }
         out

@@ -50,38 +50,57 @@ fn stale_temps(cx: &Ctx, p: &Paths, remove: bool) -> Result<usize> {
     Ok(n)
 }
 
-/// Step 1: stale detection; returns the tasks reset or blocked, as summary items.
-fn stale(
-    cx: &Ctx,
-    p: &Paths,
-    list: &mut Rc<TaskList>,
-    now: DateTime<Utc>,
-    entries: &mut Vec<Entry>,
-) -> Result<Vec<Item>> {
-    let candidates: Vec<(usize, i64, f64)> = list
-        .tasks
+/// The tasks stale detection (step 1) looks at: leaf IN_PROGRESS tasks running longer than
+/// 4 × their estimate, as (position, minutes running, estimate).
+fn overdue(list: &TaskList, now: DateTime<Utc>) -> Vec<(usize, i64, f64)> {
+    list.tasks
         .iter()
         .enumerate()
         .filter_map(|(i, t)| t.overdue(now).map(|(m, e)| (i, m, e)))
+        .collect()
+}
+
+/// What one pass over the log, read as a stream with no other entry kept, tells the session
+/// start: the last logged transition of each id tasks.json does not give as COMPLETE (only
+/// those can be due, step 0), and which of the `overdue` tasks have a TASK_COMPLETE logged
+/// since they started (step 1).
+fn read_log(
+    cx: &Ctx,
+    p: &Paths,
+    list: &TaskList,
+    overdue: &[(usize, i64, f64)],
+) -> Result<(HashMap<String, Entry>, Vec<bool>)> {
+    let open: HashSet<&str> = list
+        .tasks
+        .iter()
+        .filter(|t| t.status != Status::Complete)
+        .map(|t| t.id.as_str())
         .collect();
-    if candidates.is_empty() {
-        return Ok(Vec::new());
-    }
-    // The candidates with a TASK_COMPLETE logged since they started, in one pass over the log:
-    // by id, the candidates' places and when each started.
+    // By id, the overdue tasks' places and when each started.
     let mut by_id: HashMap<&str, Vec<(usize, DateTime<Utc>)>> = HashMap::new();
-    for (k, &(i, _, _)) in candidates.iter().enumerate() {
+    for (k, &(i, _, _)) in overdue.iter().enumerate() {
         let t = &list.tasks[i];
         if let Some(since) = t.started_at().and_then(parse_time) {
             by_id.entry(t.id.as_str()).or_default().push((k, since));
         }
     }
-    let mut completed = vec![false; candidates.len()];
+    let mut last = HashMap::new();
+    let mut completed = vec![false; overdue.len()];
+    // Read even when nothing can be due: a log that cannot be read is said at every session
+    // start, as before.
     files::scan_log(cx, p, |raw| {
+        let (Some(task), from, to) = raw.transition() else {
+            return;
+        };
+        if let Some(to) = to {
+            if open.contains(task) && Status::parse(to).is_some() && from != Some(to) {
+                last.insert(task.to_string(), raw.entry());
+            }
+        }
         if raw.event != log::TASK_COMPLETE {
             return;
         }
-        let Some(started) = raw.transition().0.and_then(|t| by_id.get(t)) else {
+        let Some(started) = by_id.get(task) else {
             return;
         };
         let Some(at) = parse_time(raw.at) else {
@@ -91,13 +110,33 @@ fn stale(
             completed[k] |= at >= since;
         }
     })?;
-    drop(by_id);
+    Ok((last, completed))
+}
+
+/// Step 1: stale detection of the `overdue` tasks still IN_PROGRESS ([`overdue`], taken before
+/// step 0, which only completes tasks), `completed` the ones with a TASK_COMPLETE logged since
+/// they started ([`read_log`]); returns the tasks reset or blocked, as summary items.
+fn stale(
+    list: &mut Rc<TaskList>,
+    overdue: Vec<(usize, i64, f64)>,
+    completed: Vec<bool>,
+    now: DateTime<Utc>,
+    entries: &mut Vec<Entry>,
+) -> Vec<Item> {
+    let candidates: Vec<((usize, i64, f64), bool)> = overdue
+        .into_iter()
+        .zip(completed)
+        .filter(|((i, _, _), _)| list.tasks[*i].status == Status::InProgress)
+        .collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
     let list = Rc::make_mut(list);
     let stamp = crate::store::clock::stamp(now);
     let (pending, blocked) = (Status::Pending.as_str(), Status::Blocked.as_str());
     let in_progress = Status::InProgress.as_str();
     let mut items = Vec::new();
-    for ((i, minutes, estimate), done) in candidates.into_iter().zip(completed) {
+    for ((i, minutes, estimate), done) in candidates {
         if done {
             continue;
         }
@@ -142,7 +181,7 @@ fn stale(
             ..Item::with(id, detail)
         });
     }
-    Ok(items)
+    items
 }
 
 /// What finishing completions from the log did.
@@ -152,23 +191,6 @@ struct Finished {
     tasks: usize,
     /// Phases those completions completed.
     phases: Vec<String>,
-}
-
-/// The last logged transition of each id in `open` (the ids tasks.json does not give as
-/// COMPLETE: only those can be due), the log read as a stream, no other entry kept.
-fn last_transitions(cx: &Ctx, p: &Paths, open: &HashSet<&str>) -> Result<HashMap<String, Entry>> {
-    // Read even when nothing can be due: a log that cannot be read is said at every session
-    // start, as before.
-    let mut last = HashMap::new();
-    files::scan_log(cx, p, |raw| {
-        let (Some(task), from, Some(to)) = raw.transition() else {
-            return;
-        };
-        if open.contains(task) && Status::parse(to).is_some() && from != Some(to) {
-            last.insert(task.to_string(), raw.entry());
-        }
-    })?;
-    Ok(last)
 }
 
 /// Step 0: completions the log records that tasks.json lacks. A task whose latest logged
@@ -327,20 +349,14 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         if let Some(r) = &t.restored {
             changes.push(r.describe(None));
         }
-        let open: HashSet<&str> = t
-            .list
-            .tasks
-            .iter()
-            .filter(|t| t.status != Status::Complete)
-            .map(|t| t.id.as_str())
-            .collect();
-        let last = last_transitions(cx, &p, &open)?;
-        drop(open);
+        // One read of the log for steps 0 and 1.
+        let overdue = overdue(&t.list, now);
+        let (last, completed) = read_log(cx, &p, &t.list, &overdue)?;
         // The list shared with the invocation's reads is copied only by a step that changes it.
         let list = &mut t.list;
         let finished = finish_logged(list, &last, &stamp, &mut entries, &mut changes);
         drop(last);
-        let stale_items = stale(cx, &p, list, now, &mut entries)?;
+        let stale_items = stale(list, overdue, completed, now, &mut entries);
         if resets {
             reconcile_transitional(&p, list, &stamp, &mut entries, &mut changes);
         }

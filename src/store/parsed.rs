@@ -103,6 +103,52 @@ impl Digester {
     }
 }
 
+/// A reader that folds into a [`Digester`] every byte its reader consumes: a stream parsed
+/// once, known afterwards by its digest (a later pass asks [`crate::store::Store::holds`]).
+pub struct Digesting<'r> {
+    inner: &'r mut dyn std::io::BufRead,
+    digest: Digester,
+}
+
+impl<'r> Digesting<'r> {
+    pub fn new(inner: &'r mut dyn std::io::BufRead) -> Self {
+        Digesting {
+            inner,
+            digest: Digester::default(),
+        }
+    }
+
+    /// The digest of everything consumed so far.
+    pub fn finish(&self) -> Digest {
+        self.digest.finish()
+    }
+}
+
+impl std::io::Read for Digesting<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.digest.add(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for Digesting<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        // The bytes consumed are the front of the buffer the last `fill_buf` gave, still there
+        // (a buffered reader fills again only when empty).
+        if n > 0 {
+            if let Ok(buf) = self.inner.fill_buf() {
+                self.digest.add(&buf[..n.min(buf.len())]);
+            }
+        }
+        self.inner.consume(n);
+    }
+}
+
 /// What an entry knows its bytes by.
 enum Held {
     Bytes(Bytes),
@@ -292,6 +338,33 @@ pub fn leave() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stream read line by line through [`Digesting`], its reader's buffer smaller than a
+    /// line or larger, is known by the digest of all its bytes; a stream read part way, by the
+    /// digest of the part read.
+    #[test]
+    fn a_stream_read_through_is_known_by_its_digest() {
+        use std::io::BufRead;
+        let text: Vec<u8> = (0..500)
+            .flat_map(|i| format!("line {i} {}\n", "x".repeat(i % 37)).into_bytes())
+            .collect();
+        for cap in [1, 7, 64, 8192] {
+            let mut r = std::io::BufReader::with_capacity(cap, text.as_slice());
+            let mut d = Digesting::new(&mut r);
+            let (mut line, mut lines) = (Vec::new(), 0);
+            while d.read_until(b'\n', &mut line).unwrap() > 0 {
+                lines += 1;
+                line.clear();
+            }
+            assert_eq!(lines, 500);
+            assert_eq!(d.finish(), Digest::of(&text), "buffer of {cap}");
+            let mut r = std::io::BufReader::with_capacity(cap, text.as_slice());
+            let mut d = Digesting::new(&mut r);
+            d.read_until(b'\n', &mut line).unwrap();
+            assert_eq!(d.finish(), Digest::of(&line));
+            assert_ne!(d.finish(), Digest::of(&text));
+        }
+    }
 
     /// Bytes known by their digest alone (read or written as a stream): a read of the same
     /// bytes takes up what they gave (and holds them), other bytes do not.

@@ -329,6 +329,27 @@ pub fn scan_log(cx: &Ctx, p: &Paths, each: impl FnMut(log::Raw<'_>)) -> Result<(
     Ok(())
 }
 
+/// [`scan_log`], returning the digest of the bytes read (`None`: no log), for a later pass to
+/// know the log unchanged without reading its entries again ([`log_holds`]).
+pub fn scan_log_known(
+    cx: &Ctx,
+    p: &Paths,
+    each: impl FnMut(log::Raw<'_>),
+) -> Result<Option<parsed::Digest>> {
+    refuse_special(&p.log)?;
+    cx.store.read_with(&p.log, usize::MAX, |r| {
+        let mut r = parsed::Digesting::new(r);
+        log::scan_stream(&mut r, each)?;
+        Ok(r.finish())
+    })
+}
+
+/// Whether the log still holds the bytes [`scan_log_known`] read (`None`: there was none).
+pub fn log_holds(cx: &Ctx, p: &Paths, digest: Option<parsed::Digest>) -> Result<bool> {
+    refuse_special(&p.log)?;
+    Ok(cx.store.digest_of(&p.log)? == digest)
+}
+
 /// The log's text (empty when there is none).
 pub fn read_log(cx: &Ctx, p: &Paths) -> Result<String> {
     // Valid UTF-8 (the usual case) becomes the text as it is, not a copy of it.
@@ -749,4 +770,63 @@ pub fn log_error(cx: &Ctx, p: &Paths, message: &str) -> Result<()> {
         pending::settle(cx, p)?;
         append(cx, p, &[Entry::error(&now, None, message)])
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log read once through [`scan_log_known`] is known unchanged by [`log_holds`], and
+    /// changed by an append, or by a rewrite of the same length; no log is known as none.
+    #[test]
+    #[allow(clippy::disallowed_methods)] // The test's own files, made and changed directly.
+    fn a_log_read_once_is_known_until_it_changes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let proj = tmp.path().join("proj");
+        let root = proj.join(".claude/projects/web");
+        std::fs::create_dir_all(root.join("progress")).unwrap();
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        let cx = Ctx::new(
+            crate::env::Env::default(),
+            None,
+            Some(tmp.path().join("home")),
+            proj.clone(),
+            false,
+        )
+        .unwrap();
+        cx.store.trust(&proj, false);
+        let p = Paths::of(&root);
+        let none = scan_log_known(&cx, &p, |_| panic!("no log, no entry")).unwrap();
+        assert_eq!(none, None);
+        assert!(log_holds(&cx, &p, none).unwrap());
+        let entry = |task: &str| {
+            Entry::task(
+                "2026-03-01T12:00:00Z",
+                log::TASK_COMPLETE,
+                task,
+                "IN_PROGRESS",
+                "COMPLETE",
+            )
+        };
+        let text = format!("# log\n\n{}", log::render_all(&[entry("T1"), entry("T2")]));
+        std::fs::write(&p.log, &text).unwrap();
+        let mut seen = Vec::new();
+        let digest = scan_log_known(&cx, &p, |raw| {
+            seen.push(raw.transition().0.unwrap_or_default().to_string())
+        })
+        .unwrap();
+        assert_eq!(seen, ["T1", "T2"]);
+        assert!(digest.is_some());
+        assert!(log_holds(&cx, &p, digest).unwrap());
+        assert!(!log_holds(&cx, &p, none).unwrap());
+        std::fs::write(&p.log, text.replace("T2", "T3")).unwrap();
+        assert!(
+            !log_holds(&cx, &p, digest).unwrap(),
+            "rewritten, same length"
+        );
+        std::fs::write(&p.log, format!("{text}{}", log::render_all(&[entry("T4")]))).unwrap();
+        assert!(!log_holds(&cx, &p, digest).unwrap(), "appended to");
+        std::fs::write(&p.log, &text).unwrap();
+        assert!(log_holds(&cx, &p, digest).unwrap(), "the same bytes again");
+    }
 }

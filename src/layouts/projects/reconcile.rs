@@ -69,7 +69,7 @@ fn read_log(
     p: &Paths,
     list: &TaskList,
     overdue: &[(usize, i64, f64)],
-) -> Result<(HashMap<String, Entry>, Vec<bool>)> {
+) -> Result<LogRead> {
     let open: HashSet<&str> = list
         .tasks
         .iter()
@@ -88,7 +88,7 @@ fn read_log(
     let mut completed = vec![false; overdue.len()];
     // Read even when nothing can be due: a log that cannot be read is said at every session
     // start, as before.
-    files::scan_log(cx, p, |raw| {
+    let digest = files::scan_log_known(cx, p, |raw| {
         let (Some(task), from, to) = raw.transition() else {
             return;
         };
@@ -110,7 +110,26 @@ fn read_log(
             completed[k] |= at >= since;
         }
     })?;
-    Ok((last, completed))
+    Ok(LogRead {
+        last,
+        completed,
+        digest,
+    })
+}
+
+/// What [`read_log`] found, and the log it read, known by its digest.
+struct LogRead {
+    last: HashMap<String, Entry>,
+    completed: Vec<bool>,
+    digest: Option<crate::store::parsed::Digest>,
+}
+
+/// A peek's reading of the log, for its session start's locked pass to take over: the list
+/// and overdue tasks it was read for, and what it found.
+struct Peeked {
+    list: Rc<TaskList>,
+    overdue: Vec<(usize, i64, f64)>,
+    read: LogRead,
 }
 
 /// Step 1: stale detection of the `overdue` tasks still IN_PROGRESS ([`overdue`], taken before
@@ -337,6 +356,7 @@ fn reconcile_transitional(
 pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Reconciled> {
     let p = Paths::of(&store.root);
     let resets = start.is_none_or(|s| !s.continues_work());
+    let mut peeked: Option<Peeked> = None;
     let (doc, changes, stale_items) = cx.store.transact(&p.lock(), |pass| {
         let temps = stale_temps(cx, &p, pass.writes())?;
         let interrupted = pending::waiting(cx, &p);
@@ -349,14 +369,33 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         if let Some(r) = &t.restored {
             changes.push(r.describe(None));
         }
-        // One read of the log for steps 0 and 1.
+        // One read of the log for steps 0 and 1, and one for both passes: the locked pass takes
+        // over the peek's when the list is the one the peek read (the same bytes) and so are
+        // the overdue tasks and the log.
         let overdue = overdue(&t.list, now);
-        let (last, completed) = read_log(cx, &p, &t.list, &overdue)?;
+        let read = match peeked.take() {
+            Some(k)
+                if Rc::ptr_eq(&k.list, &t.list)
+                    && k.overdue == overdue
+                    && files::log_holds(cx, &p, k.read.digest)? =>
+            {
+                k.read
+            }
+            _ => read_log(cx, &p, &t.list, &overdue)?,
+        };
+        let read_from = (!pass.writes()).then(|| t.list.clone());
         // The list shared with the invocation's reads is copied only by a step that changes it.
         let list = &mut t.list;
-        let finished = finish_logged(list, &last, &stamp, &mut entries, &mut changes);
-        drop(last);
-        let stale_items = stale(list, overdue, completed, now, &mut entries);
+        let finished = finish_logged(list, &read.last, &stamp, &mut entries, &mut changes);
+        let completed = read.completed.clone();
+        let stale_items = stale(list, overdue.clone(), completed, now, &mut entries);
+        if let Some(list) = read_from {
+            peeked = Some(Peeked {
+                list,
+                overdue,
+                read,
+            });
+        }
         if resets {
             reconcile_transitional(&p, list, &stamp, &mut entries, &mut changes);
         }

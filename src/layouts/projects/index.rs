@@ -235,10 +235,14 @@ impl<'a> Index<'a> {
         Some(cycle.iter().map(|&i| self.tasks[i].id.clone()).collect())
     }
 
+    /// The positions of [`TaskList::ready`] ([`Links::ready`]).
+    pub fn ready_at(&self) -> Vec<usize> {
+        self.links.ready(self.tasks)
+    }
+
     /// [`TaskList::ready`] ([`Links::ready`]).
     pub fn ready(&self) -> Vec<String> {
-        self.links
-            .ready(self.tasks)
+        self.ready_at()
             .into_iter()
             .map(|i| self.tasks[i].id.clone())
             .collect()

@@ -84,8 +84,14 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
         current_label: "In progress",
         ..Default::default()
     };
+    let mut counts = [0usize; Status::ALL.len()];
     for t in tasks {
-        *s.counts.entry(t.status.to_string()).or_default() += 1;
+        counts[t.status as usize] += 1;
+    }
+    for (st, n) in Status::ALL.iter().zip(counts) {
+        if n > 0 {
+            s.counts.insert(st.to_string(), n);
+        }
     }
     let project = match super::files::load_small(cx, &p.project, SCHEMA_PROJECT)? {
         Loaded::Valid(v) => typed::<ProjectRecord>(&v).ok(),
@@ -150,14 +156,13 @@ pub fn summarize(cx: &Ctx, store: &StoreRef, list: &TaskList) -> Result<Summary>
     {
         // One index for the ready tasks, the research and the graph checks.
         let index = list.index();
-        for id in index.ready() {
-            if let Some(t) = index.find(&id) {
-                s.ready.push(Item {
-                    title: t.title(),
-                    detail: joined(vec![priority(t), estimate(t)]),
-                    ..Item::id(id)
-                });
-            }
+        for i in index.ready_at() {
+            let t = &tasks[i];
+            s.ready.push(Item {
+                title: t.title(),
+                detail: joined(vec![priority(t), estimate(t)]),
+                ..Item::id(t.id.as_str())
+            });
         }
         let research = reusable_research(cx, &p, &index)?;
         s.more

@@ -82,13 +82,37 @@ impl<'a> Ids<'a> {
         out
     }
 
-    /// A dependency cycle, as the path that closes it ([`find_cycle`]).
-    pub fn find_cycle(&self, nodes: &[Node<'_>]) -> Option<Vec<String>> {
-        let index = &self.first;
-        let starts = (0..nodes.len()).filter(|&i| index.get(nodes[i].id) == Some(&i));
-        let edge = |node: usize, k: usize| nodes[node].deps.get(k).map(|d| index.get(d).copied());
-        let cycle = cycle_from(nodes.len(), starts, edge)?;
-        Some(cycle.iter().map(|&i| nodes[i].id.to_string()).collect())
+    /// A dependency cycle, as the path that closes it ([`find_cycle`]), of the nodes these
+    /// ids were made of.
+    pub fn find_cycle(&self, nodes: &[Node<'a>]) -> Option<Vec<String>> {
+        self.checks(nodes).1
+    }
+
+    /// [`Ids::unknown_deps`] and [`Ids::find_cycle`] of the nodes these ids were made of, at
+    /// once: each dependency looked up once, and no node's own id again when none is given
+    /// twice (every node is then its id's first).
+    #[allow(clippy::type_complexity)]
+    pub fn checks(&self, nodes: &[Node<'a>]) -> (Vec<(&'a str, &'a str)>, Option<Vec<String>>) {
+        let (mut at, mut to) = (Vec::with_capacity(nodes.len() + 1), Vec::new());
+        let (mut seen, mut unknown) = (HashSet::new(), Vec::new());
+        for n in nodes {
+            at.push(to.len());
+            for &d in &n.deps {
+                let p = self.first.get(d).copied();
+                if p.is_none() && seen.insert((n.id, d)) {
+                    unknown.push((n.id, d));
+                }
+                to.push(p);
+            }
+        }
+        at.push(to.len());
+        let all_first = self.twice.is_empty();
+        let starts =
+            (0..nodes.len()).filter(|&i| all_first || self.first.get(nodes[i].id) == Some(&i));
+        let edge = |node: usize, k: usize| to[at[node]..at[node + 1]].get(k).copied();
+        let cycle = cycle_from(nodes.len(), starts, edge)
+            .map(|c| c.iter().map(|&i| nodes[i].id.to_string()).collect());
+        (unknown, cycle)
     }
 }
 
@@ -296,6 +320,38 @@ mod tests {
             }
         }
         seen == n
+    }
+
+    proptest! {
+        // The order of the walk's starts matters only with ids given twice: many cases.
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// [`Ids::checks`] answers as looking up every id one at a time does (the cycle walk
+        /// from each id's first node), ids given twice included.
+        #[test]
+        fn checks_match_lookups_one_at_a_time(
+            names in proptest::collection::vec(0usize..6, 1..9),
+            raw in proptest::collection::vec(proptest::collection::vec(0usize..8, 0..3), 9),
+        ) {
+            let ids: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
+            let nodes: Vec<Node<'_>> = names
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| Node::new(&ids[k], raw[i].iter().map(|&d| ids[d].as_str())))
+                .collect();
+            let mut first: HashMap<&str, usize> = HashMap::new();
+            for (i, n) in nodes.iter().enumerate() {
+                first.entry(n.id).or_insert(i);
+            }
+            let starts = (0..nodes.len()).filter(|&i| first.get(nodes[i].id) == Some(&i));
+            let edge = |node: usize, k: usize| nodes[node].deps.get(k).map(|d| first.get(d).copied());
+            let want: Option<Vec<String>> = cycle_from(nodes.len(), starts, edge)
+                .map(|c| c.iter().map(|&i| nodes[i].id.to_string()).collect());
+            let index = Ids::of(&nodes);
+            let (unknown, cycle) = index.checks(&nodes);
+            prop_assert_eq!(cycle, want);
+            prop_assert_eq!(unknown, index.unknown_deps(&nodes));
+        }
     }
 
     proptest! {

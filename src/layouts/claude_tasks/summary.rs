@@ -164,11 +164,12 @@ fn of_list(cx: &Ctx, store: &StoreRef, list: &List<'_>, s: &mut Summary) {
         s.problems
             .push(format!("several tasks have the id {:?}", name(d)));
     }
-    for (t, d) in ids.unknown_deps(&ns) {
+    let (unknown, cycle) = ids.checks(&ns);
+    for (t, d) in unknown {
         s.problems
             .push(format!("task {:?} depends on unknown task {d:?}", name(t)));
     }
-    if let Some(c) = ids.find_cycle(&ns) {
+    if let Some(c) = cycle {
         let c: Vec<String> = c.iter().map(|id| name(id)).collect();
         s.problems
             .push(format!("dependency cycle {}", graph::describe_cycle(&c)));

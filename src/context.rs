@@ -186,6 +186,22 @@ fn absolute(base: &Path, p: &Path) -> PathBuf {
     }
 }
 
+/// For unit tests: a context for the project `proj` (its files trusted), with `tmp/home` as
+/// home.
+#[cfg(test)]
+pub fn testing(tmp: &Path, proj: &Path) -> Ctx {
+    let cx = Ctx::new(
+        Env::default(),
+        None,
+        Some(tmp.join("home")),
+        proj.to_path_buf(),
+        false,
+    )
+    .unwrap();
+    cx.store.trust(proj, false);
+    cx
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -475,16 +475,8 @@ pub(super) mod testing {
         std::fs::create_dir_all(proj.join(".git")).unwrap();
         let path = state_path(&root);
         std::fs::write(&path, text).unwrap();
-        let cx = Ctx::new(
-            crate::env::Env::default(),
-            None,
-            Some(tmp.path().join("home")),
-            proj.clone(),
-            false,
-        )
-        .unwrap();
+        let cx = crate::context::testing(tmp.path(), &proj);
         let store = StoreRef::new("execute", "shop", root, &proj);
-        cx.store.trust(&proj, false);
         Project {
             cx,
             store,

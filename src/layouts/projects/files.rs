@@ -786,15 +786,7 @@ mod tests {
         let root = proj.join(".claude/projects/web");
         std::fs::create_dir_all(root.join("progress")).unwrap();
         std::fs::create_dir_all(proj.join(".git")).unwrap();
-        let cx = Ctx::new(
-            crate::env::Env::default(),
-            None,
-            Some(tmp.path().join("home")),
-            proj.clone(),
-            false,
-        )
-        .unwrap();
-        cx.store.trust(&proj, false);
+        let cx = crate::context::testing(tmp.path(), &proj);
         let p = Paths::of(&root);
         let none = scan_log_known(&cx, &p, |_| panic!("no log, no entry")).unwrap();
         assert_eq!(none, None);

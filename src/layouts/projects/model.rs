@@ -361,6 +361,26 @@ impl TaskList {
         self.find(id).map(|t| t.status)
     }
 
+    /// Each phase of the list once, in the order of its first task, with whether it is
+    /// complete ([`TaskList::phase_complete`]): one pass, however many phases there are.
+    pub fn phases_complete(&self) -> Vec<(&str, bool)> {
+        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        // A phase, whether all its tasks are finished, whether one is COMPLETE.
+        let mut out: Vec<(&str, bool, bool)> = Vec::new();
+        for t in &self.tasks {
+            let Some(ph) = t.phase() else { continue };
+            let i = *at.entry(ph).or_insert_with(|| {
+                out.push((ph, true, false));
+                out.len() - 1
+            });
+            out[i].1 &= t.status.is_finished();
+            out[i].2 |= t.status == Status::Complete;
+        }
+        out.into_iter()
+            .map(|(ph, finished, complete)| (ph, finished && complete))
+            .collect()
+    }
+
     /// Whether every task of `phase` is finished with at least one COMPLETE (a CANCELLED task
     /// does not hold a phase, or a parent, back).
     pub fn phase_complete(&self, phase: &str) -> bool {
@@ -587,6 +607,34 @@ pub(super) mod tests {
         let p = d.problems(&d.index());
         assert!(p.iter().any(|l| l.contains("C depends on Z")), "{p:?}");
         assert!(p.iter().any(|l| l.contains("cycle C → C")), "{p:?}");
+    }
+
+    proptest! {
+        /// Each phase once, in order of its first task, complete exactly when
+        /// `phase_complete` says so.
+        #[test]
+        fn phases_complete_is_phase_complete_of_each(
+            tasks in prop::collection::vec(
+                (0..5usize, prop::sample::select(Status::ALL.to_vec())), 0..16),
+        ) {
+            let l = list(json!({"tasks": tasks.iter().enumerate().map(|(i, (ph, st))| {
+                let mut t = json!({"id": format!("T{i}"), "status": st});
+                if *ph > 0 {
+                    t["phase"] = json!(format!("p{ph}"));
+                }
+                t
+            }).collect::<Vec<_>>()}));
+            let mut seen = Vec::new();
+            for t in &l.tasks {
+                if let Some(ph) = t.phase() {
+                    if !seen.contains(&ph) {
+                        seen.push(ph);
+                    }
+                }
+            }
+            let want: Vec<(&str, bool)> = seen.iter().map(|ph| (*ph, l.phase_complete(ph))).collect();
+            prop_assert_eq!(l.phases_complete(), want);
+        }
     }
 
     #[test]

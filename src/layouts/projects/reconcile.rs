@@ -244,14 +244,12 @@ fn finish_logged(
         return out;
     }
     let list = Rc::make_mut(list);
-    // Each phase once (a scan of the list per task would be quadratic).
-    let mut seen = HashSet::new();
+    // Each phase once, in one pass (a scan of the list per phase would be quadratic).
     let open_phases: Vec<String> = list
-        .tasks
-        .iter()
-        .filter_map(|t| t.phase())
-        .filter(|ph| seen.insert(*ph) && !list.phase_complete(ph))
-        .map(str::to_string)
+        .phases_complete()
+        .into_iter()
+        .filter(|(_, complete)| !complete)
+        .map(|(ph, _)| ph.to_string())
         .collect();
     let complete = Status::Complete.as_str();
     for (i, from, e) in due {
@@ -277,11 +275,16 @@ fn finish_logged(
         changes.push(format!("{why}: now COMPLETE, from the log"));
         out.tasks += 1;
     }
-    for ph in open_phases {
-        if list.phase_complete(&ph) && !out.phases.contains(&ph) {
-            out.phases.push(ph);
-        }
-    }
+    let complete_now: HashSet<&str> = list
+        .phases_complete()
+        .into_iter()
+        .filter_map(|(ph, complete)| complete.then_some(ph))
+        .collect();
+    // Each open phase is named once, in order.
+    out.phases = open_phases
+        .into_iter()
+        .filter(|ph| complete_now.contains(ph.as_str()))
+        .collect();
     out
 }
 

@@ -72,6 +72,11 @@ fn at(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(NONE)
 }
 
+/// A position [`Links`] holds, `None` for [`NONE`].
+fn known(p: u32) -> Option<usize> {
+    (p != NONE).then_some(p as usize)
+}
+
 impl<'a> Index<'a> {
     pub fn new(tasks: &'a [Shared<Task>]) -> Self {
         let n = tasks.len();
@@ -227,10 +232,7 @@ impl<'a> Index<'a> {
     pub fn dep_cycle(&self) -> Option<Vec<String>> {
         let l = &self.links;
         let starts = (0..self.tasks.len()).filter(|&i| l.first[i] as usize == i);
-        let edge = |node: usize, k: usize| {
-            let p = *l.deps_of(node).get(k)?;
-            Some((p != NONE).then_some(p as usize))
-        };
+        let edge = |node: usize, k: usize| Some(known(*l.deps_of(node).get(k)?));
         let cycle = graph::cycle_from(self.tasks.len(), starts, edge)?;
         Some(cycle.iter().map(|&i| self.tasks[i].id.clone()).collect())
     }
@@ -252,17 +254,13 @@ impl<'a> Index<'a> {
 impl Links {
     /// The position of the parent of the task at `i`.
     pub fn parent_at(&self, i: usize) -> Option<usize> {
-        Some(self.parent[i])
-            .filter(|p| *p != NONE)
-            .map(|p| p as usize)
+        known(self.parent[i])
     }
 
     /// The positions of the subtasks of the task at `i`, `None` for an id no task has.
     pub fn subtasks_at(&self, i: usize) -> impl Iterator<Item = Option<usize>> + Clone + '_ {
         let (from, to) = (self.subs_at[i] as usize, self.subs_at[i + 1] as usize);
-        self.subs[from..to]
-            .iter()
-            .map(|p| Some(*p).filter(|p| *p != NONE).map(|p| p as usize))
+        self.subs[from..to].iter().map(|p| known(*p))
     }
 
     /// The dependencies of the task at `i`, as positions ([`NONE`]: no such task).

@@ -137,14 +137,15 @@ struct Peeked {
 /// they started ([`read_log`]); returns the tasks reset or blocked, as summary items.
 fn stale(
     list: &mut Rc<TaskList>,
-    overdue: Vec<(usize, i64, f64)>,
-    completed: Vec<bool>,
+    overdue: &[(usize, i64, f64)],
+    completed: &[bool],
     now: DateTime<Utc>,
     entries: &mut Vec<Entry>,
 ) -> Vec<Item> {
     let candidates: Vec<((usize, i64, f64), bool)> = overdue
-        .into_iter()
-        .zip(completed)
+        .iter()
+        .copied()
+        .zip(completed.iter().copied())
         .filter(|((i, _, _), _)| list.tasks[*i].status == Status::InProgress)
         .collect();
     if candidates.is_empty() {
@@ -390,8 +391,7 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
         // The list shared with the invocation's reads is copied only by a step that changes it.
         let list = &mut t.list;
         let finished = finish_logged(list, &read.last, &stamp, &mut entries, &mut changes);
-        let completed = read.completed.clone();
-        let stale_items = stale(list, overdue.clone(), completed, now, &mut entries);
+        let stale_items = stale(list, &overdue, &read.completed, now, &mut entries);
         if let Some(list) = read_from {
             peeked = Some(Peeked {
                 list,

@@ -13,6 +13,7 @@ use super::hooks;
 use super::lifecycle::Action;
 use super::log::{self, Entry};
 use super::model::{self, Priority, ProjectRecord, Status, Task, TaskList, Velocity};
+use super::save;
 use super::steps::{self, Acted};
 use super::velocity;
 use super::{base, store_ref, SCHEMA_TASKS};
@@ -197,7 +198,7 @@ pub fn add(cx: &Ctx, project: &Project, store_id: &str, n: &NewTask) -> Result<T
             task: Some((n.id.clone(), "(new)".into(), Status::Pending.to_string())),
             ..Default::default()
         };
-        files::commit(cx, &p, &mut t, &change)?;
+        save::commit(cx, &p, &mut t, &change)?;
         Ok(task)
     })
 }
@@ -340,7 +341,7 @@ pub fn append_entry(
             tasks_changed: changed,
             ..Default::default()
         };
-        files::commit(cx, &p, &mut t, &change)?;
+        save::commit(cx, &p, &mut t, &change)?;
         Ok(entry)
     })
 }

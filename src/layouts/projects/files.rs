@@ -23,7 +23,7 @@ use super::velocity;
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::layouts::json::{typed, write_back, write_in_place, Shape, Splice};
+use crate::layouts::json::{typed, write_back, Splice};
 use crate::store::checkpoint::Ring;
 use crate::store::{fs, parse_json, parsed, schema, to_pretty, Loaded};
 
@@ -86,13 +86,13 @@ impl Paths {
 /// The master list as loaded: valid, or restored in memory from a checkpoint.
 #[derive(Debug, Clone)]
 pub struct Tasks {
-    /// The document as read (or restored): [`commit`] writes [`Tasks::list`] back over it, so
+    /// The document as read (or restored): [`super::save::commit`] writes [`Tasks::list`] back over it, so
     /// its key order and unknown fields survive. Parsed only when a write needs it.
     pub doc: Doc,
     /// The list, typed: what decisions read and change ([`Tasks::list_mut`]). Shared with
     /// the invocation's other reads of the same bytes until it is first changed.
     pub list: Rc<TaskList>,
-    /// Set when tasks.json was unusable and `doc` was restored; written by [`commit`].
+    /// Set when tasks.json was unusable and `doc` was restored; written by [`super::save::commit`].
     pub restored: Option<Restored>,
 }
 
@@ -123,7 +123,7 @@ pub enum Doc {
 
 impl Doc {
     /// The document as JSON, to write the list back over.
-    fn to_value(&self) -> Result<Value> {
+    pub(super) fn to_value(&self) -> Result<Value> {
         match self {
             Doc::Made(v) => Ok(v.clone()),
             // Bytes whose parse and schema check this invocation already passed.
@@ -136,7 +136,7 @@ impl Doc {
 
     /// The bytes as tasks.json holds them and the list they hold, when read or written (a
     /// spliced document made whole).
-    fn read(&self) -> Option<(Bytes, &Rc<TaskList>)> {
+    pub(super) fn read(&self) -> Option<(Bytes, &Rc<TaskList>)> {
         match self {
             Doc::Read { bytes, list } => Some((bytes.clone(), list)),
             Doc::Spliced { base, splice, list } => Some((Bytes::new(splice.to_vec(base)), list)),
@@ -145,7 +145,7 @@ impl Doc {
     }
 
     /// Writes the document's bytes as tasks.json holds them, each piece also handed to `seen`.
-    fn write_to(
+    pub(super) fn write_to(
         &self,
         w: &mut dyn std::io::Write,
         seen: &mut dyn FnMut(&[u8]),
@@ -165,7 +165,7 @@ impl Doc {
 /// Reads tasks.json. A missing file is an empty list, unless checkpoints exist (a write
 /// interrupted between moving the damaged file aside and writing the new one): then it is
 /// restored like a corrupt one. A corrupt or schema-invalid file is restored from the newest
-/// valid checkpoint and the log (in memory; [`commit`] writes it); with nothing to restore
+/// valid checkpoint and the log (in memory; [`super::save::commit`] writes it); with nothing to restore
 /// from, it is refused ([`Error::Corrupt`]).
 pub fn load(cx: &Ctx, p: &Paths) -> Result<Tasks> {
     try_load(cx, p)?.map_err(|why| unusable(p, why))
@@ -215,7 +215,7 @@ enum Found {
 }
 
 /// What [`typed_of`] remembers: the typed list of the last valid bytes of tasks.json.
-const TYPED: &str = "projects tasks.json, typed";
+pub(super) const TYPED: &str = "projects tasks.json, typed";
 
 /// Lets go of the bytes of tasks.json remembered for a later read to compare (and of its
 /// list, which lives on where it was handed out): a later read reads and parses again.
@@ -402,7 +402,7 @@ pub fn write_json(
 
 /// The store's folders taskhook writes into (`temp/`, `progress/`, `checkpoints/`) must be its
 /// own: a link (or a file) in their place is refused, so no write lands outside the store.
-fn check_dirs(cx: &Ctx, p: &Paths) -> Result<()> {
+pub(super) fn check_dirs(cx: &Ctx, p: &Paths) -> Result<()> {
     for e in cx.store.list_dir(&p.root)? {
         if matches!(e.name.as_str(), "temp" | "progress" | "checkpoints") && !e.is_dir {
             return Err(Error::Rule(format!(
@@ -447,203 +447,6 @@ pub struct Change {
     pub phases: Vec<String>,
     /// The task now being executed (project.json `current_task`), when it changes.
     pub started: Option<String>,
-}
-
-/// What [`commit`] did besides the change itself.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Committed {
-    /// The restoration of an unusable tasks.json, described.
-    pub restored: Option<String>,
-    /// The checkpoint written, described.
-    pub checkpoint: Option<String>,
-    /// A change an earlier kill interrupted, settled first ([`pending::settle`]), described.
-    pub settled: Option<String>,
-}
-
-/// Writes a change as one transaction: settles a change an earlier kill interrupted, validates
-/// the new list (an invalid one writes nothing but the ERROR entry), keeps the bad bytes of a
-/// restored list aside, records the entries to append ([`pending`]), writes tasks.json and
-/// project.json, appends the entries (the restoration's ERROR entry first), and after
-/// completions recomputes velocity.json and writes a checkpoint when one is due. Call under the
-/// project's lock.
-pub fn commit(cx: &Ctx, p: &Paths, t: &mut Tasks, c: &Change) -> Result<Committed> {
-    let mut notes = Committed {
-        settled: pending::settle(cx, p)?,
-        ..Default::default()
-    };
-    let now = cx.store.clock().stamp();
-    let write_tasks = c.tasks_changed || t.restored.is_some();
-    let task = c
-        .task
-        .as_ref()
-        .map(|(a, b, d)| (a.as_str(), b.as_str(), d.as_str()));
-    // The new document: spliced over the bytes as read when the change kept the tasks in
-    // their places, else written back whole.
-    let mut written = None;
-    if write_tasks {
-        let in_place = match t.doc.read() {
-            Some((bytes, list)) => splice(&bytes, list, &t.list)?.map(|s| (bytes, s)),
-            None => None,
-        };
-        written = Some(match in_place {
-            Some((base, splice)) => Doc::Spliced {
-                base,
-                splice: Rc::new(splice),
-                list: t.list.clone(),
-            },
-            None => {
-                let mut doc = t.doc.to_value()?;
-                write_back(&mut doc, &*t.list).map_err(Error::BadInput)?;
-                if let Err(issues) = schema::check(SCHEMA_TASKS, &doc)? {
-                    let e = Error::SchemaInvalid {
-                        path: p.tasks.clone(),
-                        schema: SCHEMA_TASKS,
-                        details: schema::summarize(&issues),
-                    };
-                    // The ERROR entry stays even though the operation it records is undone.
-                    cx.store.keep_through_failure(|| {
-                        append(cx, p, &[Entry::refused(&now, task, &e.one_line())])
-                    })?;
-                    return Err(e);
-                }
-                Doc::Read {
-                    bytes: Bytes::new(to_pretty(&doc)),
-                    list: t.list.clone(),
-                }
-            }
-        });
-    }
-    let mut entries = Vec::new();
-    if let Some(r) = &t.restored {
-        let (msg, entry) = restore::keep_aside(cx, p, r, &now)?;
-        notes.restored = Some(msg);
-        entries.push(entry);
-    }
-    entries.extend(c.entries.iter().cloned());
-    let block = log::render_all(&entries);
-    let mut recorded = false;
-    if let Some(new) = written {
-        check_dirs(cx, p)?;
-        // A change that leaves the bytes as they are writes nothing.
-        let unchanged = match (&new, &t.doc) {
-            (Doc::Spliced { base, splice, .. }, _) => splice.is_base(base).then(|| base.clone()),
-            (Doc::Read { bytes, .. }, Doc::Read { bytes: old, .. }) => {
-                (bytes == old).then(|| bytes.clone())
-            }
-            _ => None,
-        };
-        if let Some(bytes) = unchanged {
-            if !block.is_empty() {
-                let fnv = crate::fnv::hash(&bytes);
-                recorded = pending::begin(cx, p, bytes.len() as u64, fnv, &block, c)?;
-            }
-            parsed::remember_shared(TYPED, bytes.clone(), t.list.clone());
-            update_project(cx, p, &t.list, c, &now)?;
-            t.doc = Doc::Read {
-                bytes,
-                list: t.list.clone(),
-            };
-        } else {
-            write_tasks_json(cx, p, t, new, &block, c, &mut recorded)?;
-            update_project(cx, p, &t.list, c, &now)?;
-        }
-    }
-    append_block(cx, p, &block)?;
-    if c.completions > 0 {
-        let doc = &t.doc;
-        notes.checkpoint = after_completions(
-            cx,
-            p,
-            &t.list,
-            &mut |w| doc.write_to(w, &mut |_| {}),
-            &c.phases,
-            &now,
-        )?;
-    }
-    if recorded {
-        pending::end(cx, p)?;
-    }
-    Ok(notes)
-}
-
-/// Replaces tasks.json with `new` as a stream, hashed on the way: FNV-1a for the pending
-/// record of `block` (which a later process checks; written once the temp file is whole, before
-/// the rename), a keyed digest for this invocation's later reads. The document is then the
-/// file as written (what a checkpoint copies, and what a later write is spliced over); the
-/// bytes as read are left to the undo.
-fn write_tasks_json(
-    cx: &Ctx,
-    p: &Paths,
-    t: &mut Tasks,
-    new: Doc,
-    block: &str,
-    c: &Change,
-    recorded: &mut bool,
-) -> Result<()> {
-    // The undo keeps the bytes as read (still the file's: compared, not read again).
-    let was = match &t.doc {
-        Doc::Read { bytes, .. } => Some(bytes.clone()),
-        Doc::Spliced { .. } | Doc::Made(_) => None,
-    };
-    let fnv = std::cell::Cell::new(crate::fnv::OFFSET);
-    let digest = std::cell::RefCell::new(parsed::Digester::default());
-    cx.store.replace_filled(
-        &p.tasks,
-        &p.temp,
-        TEMP_PREFIX,
-        was.as_ref(),
-        &mut |w| {
-            fnv.set(crate::fnv::OFFSET);
-            *digest.borrow_mut() = parsed::Digester::default();
-            new.write_to(w, &mut |piece| {
-                fnv.set(crate::fnv::add(fnv.get(), piece));
-                digest.borrow_mut().add(piece);
-            })
-        },
-        &mut || {
-            if !block.is_empty() {
-                let len = digest.borrow().len();
-                *recorded = pending::begin(cx, p, len, fnv.get(), block, c)?;
-            }
-            Ok(())
-        },
-    )?;
-    // What the file now holds is the list (a typed parse of the bytes gives it back): a later
-    // look in this event (the status a notice records) is not a parse.
-    match &new {
-        Doc::Read { bytes, .. } => parsed::remember_shared(TYPED, bytes.clone(), t.list.clone()),
-        _ => parsed::remember_digest(TYPED, digest.borrow().finish(), t.list.clone()),
-    }
-    t.doc = new;
-    Ok(())
-}
-
-/// The new bytes of tasks.json written in place ([`write_in_place`]): the bytes of the tasks
-/// the change left alone kept as read, each task it changed written over its own old bytes.
-/// `None` when the list changed shape (tasks added or removed, the document's other keys) or
-/// cannot be written so: the whole document is then written back.
-pub(super) fn splice(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Option<Splice>> {
-    if was.rest != now.rest {
-        return Ok(None);
-    }
-    let head = TaskList {
-        tasks: Vec::new(),
-        rest: now.rest.clone(),
-    };
-    write_in_place(
-        bytes,
-        "tasks",
-        &head,
-        &was.tasks,
-        &now.tasks,
-        Shape::schema(SCHEMA_TASKS),
-    )
-}
-
-/// [`splice`], made whole.
-#[cfg(test)]
-pub(super) fn spliced(bytes: &[u8], was: &TaskList, now: &TaskList) -> Result<Option<Vec<u8>>> {
-    Ok(splice(bytes, was, now)?.map(|s| s.to_vec(bytes)))
 }
 
 /// Appends rendered entries to the log in one write (the log's title first when it is new).

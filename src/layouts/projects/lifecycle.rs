@@ -570,7 +570,7 @@ mod tests {
             let mut whole = doc.clone();
             crate::layouts::json::write_back(&mut whole, &after).unwrap();
             let pretty = crate::store::to_pretty(&doc);
-            let in_place = super::super::files::spliced(&pretty, &list, &after).unwrap();
+            let in_place = super::super::save::spliced(&pretty, &list, &after).unwrap();
             // Every change of this step keeps the tasks in their places.
             proptest::prop_assert!(in_place.is_some());
             proptest::prop_assert_eq!(
@@ -578,11 +578,11 @@ mod tests {
                 String::from_utf8(crate::store::to_pretty(&whole)).unwrap()
             );
             // A splice knows when it is its base unchanged (the write is then skipped).
-            let splice = super::super::files::splice(&pretty, &list, &after).unwrap().unwrap();
+            let splice = super::super::save::splice(&pretty, &list, &after).unwrap().unwrap();
             proptest::prop_assert_eq!(splice.is_base(&pretty), whole == doc);
             proptest::prop_assert_eq!(splice.len(), crate::store::to_pretty(&whole).len());
             let compact = serde_json::to_vec(&doc).unwrap();
-            let in_place = super::super::files::spliced(&compact, &list, &after).unwrap().unwrap();
+            let in_place = super::super::save::spliced(&compact, &list, &after).unwrap().unwrap();
             let read: serde_json::Value = serde_json::from_slice(&in_place).unwrap();
             proptest::prop_assert_eq!(read, whole);
         }

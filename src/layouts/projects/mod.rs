@@ -27,6 +27,7 @@ pub mod pending;
 pub mod reading;
 pub mod reconcile;
 pub mod restore;
+pub mod save;
 pub mod steps;
 pub mod summary;
 pub mod validate;

@@ -27,6 +27,7 @@ use super::lifecycle::fmt_num;
 use super::log::{self, Entry};
 use super::model::{self, Status, Task, TaskList, STALE_TWICE};
 use super::pending;
+use super::save;
 use super::summary;
 use super::SCHEMA_TASKS;
 use crate::context::Ctx;
@@ -428,7 +429,7 @@ pub fn reconcile(cx: &Ctx, store: &StoreRef, start: Option<Start>) -> Result<Rec
                 phases: finished.phases,
                 ..Default::default()
             };
-            let done = files::commit(cx, &p, &mut t, &change)?;
+            let done = save::commit(cx, &p, &mut t, &change)?;
             if let (Some(r), Some(first)) = (done.restored, changes.first_mut()) {
                 *first = r;
             }
@@ -481,7 +482,7 @@ pub fn recover(cx: &Ctx, store: &StoreRef) -> Result<String> {
                 p.checkpoints.display()
             ));
         }
-        let done = files::commit(cx, &p, &mut t, &files::Change::default())?;
+        let done = save::commit(cx, &p, &mut t, &files::Change::default())?;
         let msg = done.restored.unwrap_or_default();
         Ok(format!("{}: {msg}.", p.tasks.display()))
     })

@@ -1,12 +1,13 @@
 //! One action on one task as a transaction, for hooks and commands alike: decided on an
 //! unlocked read by the pure step ([`super::lifecycle::apply`]); only a change takes the lock,
-//! is decided again on a fresh read, and is written with its log entries ([`files::commit`]).
+//! is decided again on a fresh read, and is written with its log entries ([`save::commit`]).
 
 use std::rc::Rc;
 
-use super::files::{self, Change, Committed, Paths};
+use super::files::{self, Change, Paths};
 use super::lifecycle::{self, Action, Outcome};
 use super::model::{self, Status, Task, TaskList};
+use super::save::{self, Committed};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::StoreRef;
@@ -64,7 +65,7 @@ pub fn act(cx: &Ctx, store: &StoreRef, id: &str, action: Action<'_>) -> Result<A
                         started: started.then(|| id.to_string()),
                     }
                 };
-                committed = files::commit(cx, &p, &mut t, &change)?;
+                committed = save::commit(cx, &p, &mut t, &change)?;
             }
             let task = t.list.find(id).cloned();
             Ok(Acted {

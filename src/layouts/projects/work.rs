@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::files::{self, Paths};
 use super::log::{self, Entry};
 use super::model::{self, Status, Task, TaskList};
+use super::save;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::layouts::work::text_of;
@@ -226,7 +227,7 @@ pub fn release(cx: &Ctx, store: &StoreRef, unit: &str) -> Result<Reaction> {
                 task: Some((unit.to_string(), from.to_string(), pending.to_string())),
                 ..Default::default()
             };
-            files::commit(cx, &p, &mut t, &change)?;
+            save::commit(cx, &p, &mut t, &change)?;
         }
         Ok((
             Reaction {
